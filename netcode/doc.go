@@ -1,0 +1,18 @@
+// Package netcode is the root of nearzero's pure core: everything that decides
+// where a remote entity is drawn, with no cgo, no engine and no sockets, so the
+// game client, the room server, the bench and the headless tests all run the
+// same code.
+//
+// Subpackages:
+//
+//	geom     vectors and quaternions
+//	wire     the binary wire format and version constants
+//	clock    clock sync to the server and the shared re-stamp estimator
+//	predict  the remote-entity predictor
+//	simnet   virtual time and simulated links for tests and the bench
+//
+// Invariants: nothing under netcode/ imports "C", bindings/, extension/ or
+// server/ (boundary_test.go enforces it); time is always an argument
+// (time.Duration since an arbitrary origin), never read from the wall clock;
+// randomness is seeded.
+package netcode

@@ -1,0 +1,53 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ProtocolVersion is the version of the wire format and the room protocol.
+// Bump it on every change to either; peers of another version are refused
+// with an *UpdateRequiredError.
+const ProtocolVersion uint16 = 1
+
+// RulesVersion is the version of the simulation rules (physics, prediction
+// and movement limits). Players of different rules versions are kept out of
+// one room, because their entities would move differently. Bump it on every
+// change to the predictor or the checks.
+const RulesVersion uint16 = 1
+
+// ErrUpdateRequired indicates that the peer speaks another protocol or rules
+// version; one side must update. Match it with errors.Is.
+var ErrUpdateRequired = errors.New("update required")
+
+// UpdateRequiredError says which version differs. It matches ErrUpdateRequired.
+type UpdateRequiredError struct {
+	// What is "protocol" or "rules".
+	What string
+	// Peer is the version the other side sent; Local is ours.
+	Peer, Local uint16
+}
+
+// Error implements error.
+func (e *UpdateRequiredError) Error() string {
+	newer := "this build is older"
+	if e.Peer < e.Local {
+		newer = "the peer is older"
+	}
+	return fmt.Sprintf("update required: %s version %d, this build speaks %d (%s)", e.What, e.Peer, e.Local, newer)
+}
+
+// Is reports whether target is ErrUpdateRequired.
+func (e *UpdateRequiredError) Is(target error) bool { return target == ErrUpdateRequired }
+
+// CheckVersions returns an *UpdateRequiredError when either version differs
+// from this build's, and nil when both match.
+func CheckVersions(protocol, rules uint16) error {
+	if protocol != ProtocolVersion {
+		return &UpdateRequiredError{What: "protocol", Peer: protocol, Local: ProtocolVersion}
+	}
+	if rules != RulesVersion {
+		return &UpdateRequiredError{What: "rules", Peer: rules, Local: RulesVersion}
+	}
+	return nil
+}
