@@ -36,19 +36,21 @@ func DecodeQuat(u uint32) geom.Quat { return decodeQuat(u) }
 
 func encodeQuat(q geom.Quat) (uint32, bool) {
 	n := q.Len()
-	if n == 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+	if !(n > 0 && n <= math.MaxFloat64) {
 		return 0, false
 	}
-	c := [4]float64{q.X / n, q.Y / n, q.Z / n, q.W / n}
+	inv := 1 / n
+	c := [4]float64{q.X * inv, q.Y * inv, q.Z * inv, q.W * inv}
 	big := 0
 	for i := 1; i < 4; i++ {
 		if math.Abs(c[i]) > math.Abs(c[big]) {
 			big = i
 		}
 	}
-	sign := 1.0
+	// Scale and sign folded into one factor: the largest component becomes positive.
+	k := quatScale
 	if c[big] < 0 {
-		sign = -1
+		k = -quatScale
 	}
 	u := uint32(big) << 30
 	shift := 20
@@ -56,8 +58,12 @@ func encodeQuat(q geom.Quat) (uint32, bool) {
 		if i == big {
 			continue
 		}
-		v := math.Round((c[i]*sign + invSqrt2) * quatScale)
-		v = math.Max(0, math.Min(quatMax, v))
+		v := int32(c[i]*k + invSqrt2*quatScale + 0.5) // >= 0 here, so truncation rounds
+		if v > quatMax {
+			v = quatMax
+		} else if v < 0 {
+			v = 0
+		}
 		u |= uint32(v) << shift
 		shift -= quatBits
 	}
@@ -67,7 +73,7 @@ func encodeQuat(q geom.Quat) (uint32, bool) {
 func decodeQuat(u uint32) geom.Quat {
 	big := int(u >> 30)
 	var c [4]float64
-	shift := 20
+	shift := 20 // the first field sits in bits 29-20
 	sum := 0.0
 	for i := 0; i < 4; i++ {
 		if i == big {
@@ -78,6 +84,20 @@ func decodeQuat(u uint32) geom.Quat {
 		sum += v * v
 		shift -= quatBits
 	}
-	c[big] = math.Sqrt(math.Max(0, 1-sum))
-	return geom.Quat{X: c[0], Y: c[1], Z: c[2], W: c[3]}.Normalized()
+	q := geom.Quat{X: c[0], Y: c[1], Z: c[2], W: c[3]}
+	if sum >= 1 {
+		// Only bit patterns no encoder writes get here; keep the result a unit quaternion.
+		return q.Normalized()
+	}
+	switch big {
+	case 0:
+		q.X = math.Sqrt(1 - sum)
+	case 1:
+		q.Y = math.Sqrt(1 - sum)
+	case 2:
+		q.Z = math.Sqrt(1 - sum)
+	default:
+		q.W = math.Sqrt(1 - sum)
+	}
+	return q
 }

@@ -133,12 +133,14 @@ func (s *State) Size() int {
 // ErrZeroRotation for a zero quaternion (3D); dst is returned unchanged then.
 // Non-unit quaternions are normalised. It does not allocate when dst has room.
 func AppendState(dst []byte, s *State) ([]byte, error) {
-	if !s.Pos.Finite() || !s.Vel.Finite() || !s.Acc.Finite() || !s.Rot.Finite() || !finite(s.Turn) {
-		return dst, ErrNotFinite
-	}
-	if !fitsF32(s.Pos.X) || !fitsF32(s.Pos.Y) || !fitsF32(s.Pos.Z) ||
-		!fitsF16(s.Vel.X) || !fitsF16(s.Vel.Y) || !fitsF16(s.Vel.Z) ||
-		!fitsF16(s.Acc.X) || !fitsF16(s.Acc.Y) || !fitsF16(s.Acc.Z) || !fitsF16(s.Turn) {
+	// One comparison per value catches NaN, ±Inf and out-of-range alike
+	// (every comparison with NaN is false); sort out which on failure only.
+	if !(inF32(s.Pos.X) && inF32(s.Pos.Y) && inF32(s.Pos.Z) &&
+		inF16(s.Vel.X) && inF16(s.Vel.Y) && inF16(s.Vel.Z) &&
+		inF16(s.Acc.X) && inF16(s.Acc.Y) && inF16(s.Acc.Z) && inF16(s.Turn) && s.Rot.Finite()) {
+		if !s.Pos.Finite() || !s.Vel.Finite() || !s.Acc.Finite() || !s.Rot.Finite() || !finite(s.Turn) {
+			return dst, ErrNotFinite
+		}
 		return dst, ErrRange
 	}
 	f := s.Fields & allFields
@@ -281,14 +283,18 @@ func grow(dst []byte, n int) []byte {
 	return out
 }
 
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+// finite reports whether f is neither NaN nor ±Inf: x-x is 0 for every
+// finite x and NaN otherwise.
+func finite(f float64) bool { return f-f == 0 }
 
-func fitsF32(f float64) bool { return math.Abs(f) <= math.MaxFloat32 }
+// inF32 reports whether f is finite and fits a float32.
+func inF32(f float64) bool { return math.Abs(f) <= math.MaxFloat32 }
 
 // maxF16 is the largest finite half float.
 const maxF16 = 65504
 
-func fitsF16(f float64) bool { return math.Abs(f) <= maxF16 }
+// inF16 reports whether f is finite and fits a half float.
+func inF16(f float64) bool { return math.Abs(f) <= maxF16 }
 
 func putF32(b []byte, f float64) { binary.LittleEndian.PutUint32(b, math.Float32bits(float32(f))) }
 
