@@ -1,0 +1,44 @@
+// Package predict is the remote-entity predictor: given the states a remote
+// player's entity sent, it says where to draw that entity now.
+//
+// A Predictor keeps a short buffer of samples per path (the server relay and
+// the direct link) and, each rendered frame, PoseAt(now) returns the pose to
+// draw. Time is always an argument: a time.Duration on the receiver's clock.
+// Callers map sender stamps onto that clock (netcode/clock) before Add.
+//
+// # Model
+//
+//   - Extrapolate to the present: the newest sample is carried forward by its
+//     age. Velocity turns about the up axis at the turn rate (a coordinated
+//     turn, in closed form); the centripetal part of the sender's
+//     acceleration (turn × velocity) is removed, and the rest turns with the
+//     heading. Straight motion is p0 + v t + a t²/2.
+//   - Inside the buffer (now before the newest sample): cubic Hermite on
+//     position, slerp on rotation. There is no interpolation delay.
+//   - Past Config.PredictionCap the acceleration is dropped and the entity
+//     coasts at constant speed and turn rate; past Config.CoastUntil it stops.
+//   - Ghost after Config.GhostAfter and Hidden after Config.HideAfter without
+//     an arrival, measured by arrival time.
+//   - Error-decay smoothing: a change of prediction becomes an offset that
+//     fades with time constant Config.SmoothingTau; an offset beyond
+//     Config.TeleportDistance, or a sample flagged wire.FlagTeleport, snaps.
+//   - Contact trust: not collidable for Config.ContactTrust after appearing
+//     or after a correction larger than Config.Width.
+//   - Path choice: draw from the path with the newest data, with the
+//     Config.PathMargin hysteresis and the Config.DirectOutage rule.
+//
+// 3D entities turn about +Y (geom.Up3D), 2D entities about +Z (geom.Up2D);
+// both dimensions share one implementation.
+//
+// # Invariants
+//
+//   - No goroutines and no wall clock; a Predictor is not safe for
+//     concurrent use (one owner: the render loop that calls PoseAt).
+//   - Add and PoseAt never allocate: the buffers are allocated in New.
+//   - Each path's buffer is sorted by sample time, holds no two samples with
+//     the same Seq or the same time, and holds at most Config.BufferLen.
+//   - Without a new sample or a path switch, the smoothing offset only
+//     shrinks.
+//   - Every sample in a buffer is finite; Add refuses NaN and infinities, so
+//     PoseAt never returns them.
+package predict

@@ -1,0 +1,343 @@
+package predict
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Pose is where and how to draw a remote entity at one moment.
+type Pose struct {
+	// Valid is false until the first sample; every other field is then zero
+	// (Rot is geom.Identity, Visibility is Hidden).
+	Valid bool
+	// Pos is the position to draw: Raw plus the smoothing offset.
+	Pos geom.Vec3
+	// Rot is the orientation to draw, smoothed like Pos.
+	Rot geom.Quat
+	// Vel is the predicted velocity (unsmoothed); zero once stopped past
+	// Config.CoastUntil.
+	Vel geom.Vec3
+	// Raw is the prediction before smoothing; the bench splits the error by
+	// source with it.
+	Raw geom.Vec3
+	// Visibility is Visible, Ghost or Hidden, by time since the last arrival.
+	Visibility Visibility
+	// Collidable is false while Ghost or Hidden and inside the
+	// contact-trust window.
+	Collidable bool
+	// Snapped reports that this call cleared the smoothing offset: a
+	// teleport flag, or an offset beyond Config.TeleportDistance.
+	Snapped bool
+	// PastCap reports an age beyond Config.PredictionCap: coasting, or
+	// stopped past Config.CoastUntil.
+	PastCap bool
+	// Age is now minus the newest sample time on the drawn path; negative
+	// when that sample is stamped ahead of now.
+	Age time.Duration
+	// SinceArrival is now minus the last arrival on any path.
+	SinceArrival time.Duration
+	// Correction is the length of the smoothing offset still being faded out.
+	Correction float64
+	// Path is the path drawn from.
+	Path Path
+	// Jitter is the standard deviation of arrival - sample time over the
+	// drawn path's buffer: a debug figure.
+	Jitter time.Duration
+	// Anim and Input are the extras of the newest sample on the drawn path.
+	Anim, Input uint8
+	// Flags are the flags of the newest sample on the drawn path.
+	Flags wire.Flags
+}
+
+// Predictor predicts one remote entity. It is not safe for concurrent use;
+// Add and PoseAt never allocate.
+type Predictor struct {
+	cfg Config    // read-only after New, defaults filled in
+	up  geom.Vec3 // the turn axis: geom.Up3D or geom.Up2D
+
+	paths       [numPaths]ring
+	jitter      [numPaths]time.Duration // per path, computed by PoseAt
+	jitterStale [numPaths]bool          // a sample was added since
+
+	hasArrival    bool
+	lastArrival   time.Duration // on any path
+	lastArrivalOn [numPaths]time.Duration
+	// untrustedUntil is the end of the contact-trust window.
+	untrustedUntil time.Duration
+
+	// Changes since the last PoseAt, which decide whether it corrects.
+	epoch      uint64 // incremented by every PoseAt; see entry.gen
+	dirty      [numPaths]bool
+	teleport   [numPaths]bool // a new newest sample carried FlagTeleport
+	reappeared bool           // first arrival after Hidden: start afresh
+
+	hasPath bool
+	path    Path // the path drawn by the last PoseAt
+	// anchor is a copy of the drawn path's newest sample as of the last
+	// PoseAt: it stands for the previous prediction when a burst of
+	// arrivals (after a main-thread hitch) has pushed every older sample
+	// out of the buffer. Set whenever hasPath is.
+	anchor entry
+
+	hasNow  bool
+	lastNow time.Duration
+	offPos  geom.Vec3 // drawn minus raw position
+	offRot  geom.Quat // drawn = offRot * raw rotation
+}
+
+// New returns a predictor for cfg (zero fields take their defaults). It
+// allocates both paths' buffers.
+func New(cfg Config) (*Predictor, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("predict.New: %w", err)
+	}
+	p := &Predictor{cfg: cfg, up: geom.Up3D, offRot: geom.Identity}
+	if cfg.Dim2D {
+		p.up = geom.Up2D
+	}
+	for i := range p.paths {
+		p.paths[i] = newRing(cfg.BufferLen)
+	}
+	return p, nil
+}
+
+// Config returns the predictor's configuration with defaults filled in.
+func (p *Predictor) Config() Config { return p.cfg }
+
+// Reset forgets every sample and all state, as if just made by New.
+func (p *Predictor) Reset() {
+	paths := p.paths
+	for i := range paths {
+		paths[i].reset()
+	}
+	*p = Predictor{cfg: p.cfg, up: p.up, paths: paths, offRot: geom.Identity}
+}
+
+// Add stores a sample that arrived on path at arrival (receiver clock). It
+// returns false, and changes nothing, for an unknown path, a sample with NaN
+// or infinite numbers, a duplicate (same Seq or same Time on that path) and
+// a sample older than a full buffer. An out-of-order sample inside the
+// buffer is inserted in time order. Only accepted samples count as arrivals.
+func (p *Predictor) Add(path Path, s Sample, arrival time.Duration) bool {
+	if path >= numPaths || !s.finite() {
+		return false
+	}
+	s.Rot = s.Rot.Normalized()
+	r := &p.paths[path]
+	newest := r.newest()
+	isNewest := newest == nil || s.Time > newest.Time
+	e := entry{Sample: s, arrival: arrival, gen: p.epoch, accRest: restAcc(s.Acc, s.Vel, p.up, s.Turn)}
+	if !r.insert(&e) {
+		return false
+	}
+	p.dirty[path] = true
+	if isNewest && s.Flags&wire.FlagTeleport != 0 {
+		p.teleport[path] = true
+	}
+	p.jitterStale[path] = true
+
+	switch {
+	case !p.hasArrival:
+		p.untrustedUntil = arrival + p.cfg.ContactTrust
+	case arrival-p.lastArrival >= p.cfg.HideAfter:
+		// Back from Hidden: it appears again, and nothing on screen needs
+		// a smooth join.
+		p.untrustedUntil = max(p.untrustedUntil, arrival+p.cfg.ContactTrust)
+		p.reappeared = true
+	}
+	if !p.hasArrival || arrival > p.lastArrival {
+		p.lastArrival = arrival
+	}
+	p.hasArrival = true
+	p.lastArrivalOn[path] = max(p.lastArrivalOn[path], arrival)
+	return true
+}
+
+// PoseAt returns the pose to draw at now (receiver clock). Call it once per
+// rendered frame with non-decreasing now: the smoothing offset decays by the
+// time since the previous call (an earlier now decays nothing). It never
+// allocates.
+func (p *Predictor) PoseAt(now time.Duration) Pose {
+	if p.paths[PathServer].n == 0 && p.paths[PathDirect].n == 0 {
+		return Pose{Rot: geom.Identity, Visibility: Hidden, Path: p.path}
+	}
+	if p.hasNow && now > p.lastNow {
+		k := math.Exp(-float64(now-p.lastNow) / float64(p.cfg.SmoothingTau))
+		p.offPos = p.offPos.Scale(k)
+		if p.offRot != geom.Identity {
+			p.offRot = geom.Identity.Slerp(p.offRot, k)
+		}
+	}
+	if !p.hasNow || now > p.lastNow {
+		p.lastNow, p.hasNow = now, true
+	}
+
+	prevPath, hadPath := p.path, p.hasPath
+	path := p.choosePath(now)
+	est, _ := p.estimate(path, now, math.MaxUint64, nil)
+
+	snapped := false
+	switch {
+	case !hadPath || p.reappeared:
+		p.offPos, p.offRot = geom.Vec3{}, geom.Identity
+	case p.dirty[path] || path != prevPath:
+		// The prediction changed: keep drawing where the previous one
+		// would have drawn, and fade the difference out.
+		old, ok := p.estimate(prevPath, now, p.epoch, &p.anchor)
+		if !ok {
+			break
+		}
+		corr := old.pos.Sub(est.pos)
+		if corr.Len() > p.cfg.Width {
+			p.untrustedUntil = max(p.untrustedUntil, now+p.cfg.ContactTrust)
+		}
+		off := p.offPos.Add(corr)
+		if p.teleport[path] || off.Len() > p.cfg.TeleportDistance {
+			p.offPos, p.offRot = geom.Vec3{}, geom.Identity
+			snapped = true
+			break
+		}
+		p.offPos = off
+		p.offRot = p.offRot.Mul(old.rot).Mul(conj(est.rot)).Normalized()
+	}
+	p.dirty, p.teleport, p.reappeared = [numPaths]bool{}, [numPaths]bool{}, false
+	if p.jitterStale[path] {
+		p.jitter[path], p.jitterStale[path] = p.paths[path].jitter(), false
+	}
+	p.path, p.hasPath = path, true
+	p.anchor = *est.newest
+	p.epoch++
+
+	since := now - p.lastArrival
+	vis := Visible
+	switch {
+	case since >= p.cfg.HideAfter:
+		vis = Hidden
+	case since >= p.cfg.GhostAfter:
+		vis = Ghost
+	}
+	return Pose{
+		Valid:        true,
+		Pos:          est.pos.Add(p.offPos),
+		Rot:          p.offRot.Mul(est.rot).Normalized(),
+		Vel:          est.vel,
+		Raw:          est.pos,
+		Visibility:   vis,
+		Collidable:   vis == Visible && now >= p.untrustedUntil,
+		Snapped:      snapped,
+		PastCap:      est.pastCap,
+		Age:          est.age,
+		SinceArrival: since,
+		Correction:   p.offPos.Len(),
+		Path:         path,
+		Jitter:       p.jitter[path],
+		Anim:         est.newest.Anim,
+		Input:        est.newest.Input,
+		Flags:        est.newest.Flags,
+	}
+}
+
+// choosePath returns the path to draw from at now: the one with the newest
+// data, switching only when the other is ahead by more than PathMargin, or
+// ahead at all once the drawn path has been silent for DirectOutage.
+func (p *Predictor) choosePath(now time.Duration) Path {
+	if !p.hasPath {
+		s, d := p.paths[PathServer].newest(), p.paths[PathDirect].newest()
+		if d == nil || (s != nil && s.Time > d.Time) {
+			return PathServer
+		}
+		return PathDirect
+	}
+	cur := p.path
+	other := 1 - cur
+	c, o := p.paths[cur].newest(), p.paths[other].newest()
+	switch {
+	case o == nil:
+		return cur
+	case c == nil:
+		return other
+	}
+	lead := o.Time - c.Time
+	if lead > p.cfg.PathMargin || (lead > 0 && now-p.lastArrivalOn[cur] >= p.cfg.DirectOutage) {
+		return other
+	}
+	return cur
+}
+
+// estimate is the raw prediction of one path at one moment.
+type estimate struct {
+	kin
+	newest  *entry        // the newest sample it used
+	age     time.Duration // now - newest.Time
+	pastCap bool
+}
+
+// estimate predicts path at now from the samples with gen < below (every
+// sample for math.MaxUint64). When there are none it uses fallback, if not
+// nil; ok is false when it has nothing to go on.
+func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallback *entry) (est estimate, ok bool) {
+	r := &p.paths[path]
+	var lo, hi *entry // the samples around now: lo.Time <= now < hi.Time
+	for i := r.n - 1; i >= 0; i-- {
+		e := r.at(i)
+		if e.gen >= below {
+			continue
+		}
+		if est.newest == nil {
+			est.newest = e
+		}
+		if e.Time <= now {
+			lo = e
+			break
+		}
+		hi = e
+	}
+	if est.newest == nil {
+		if fallback == nil {
+			return est, false
+		}
+		est.newest = fallback
+		if fallback.Time <= now {
+			lo = fallback
+		} else {
+			hi = fallback
+		}
+	}
+	est.age = now - est.newest.Time
+	switch {
+	case hi == nil:
+		est.kin, est.pastCap = p.extrapolate(lo, now-lo.Time)
+	case lo == nil:
+		// now is before every sample (stamped ahead by a clock error):
+		// hold the oldest rather than run the model backwards.
+		est.kin = kin{pos: hi.Pos, vel: hi.Vel, rot: hi.Rot}
+	default:
+		h := hi.Time - lo.Time
+		est.kin = hermite(lo, hi, h.Seconds(), float64(now-lo.Time)/float64(h))
+	}
+	return est, true
+}
+
+// extrapolate carries e forward by age (>= 0): the full model up to the
+// cap, then constant speed and turn rate up to CoastUntil, then still.
+func (p *Predictor) extrapolate(e *entry, age time.Duration) (kin, bool) {
+	capAge := p.cfg.PredictionCap
+	if age <= capAge {
+		return advance(e.Pos, e.Vel, e.accRest, e.Rot, e.Turn, p.up, age.Seconds()), false
+	}
+	k := advance(e.Pos, e.Vel, e.accRest, e.Rot, e.Turn, p.up, capAge.Seconds())
+	coast := min(age, p.cfg.CoastUntil) - capAge
+	k = advance(k.pos, k.vel, geom.Vec3{}, k.rot, e.Turn, p.up, coast.Seconds())
+	if age > p.cfg.CoastUntil {
+		k.vel = geom.Vec3{}
+	}
+	return k, true
+}
+
+// conj returns the inverse of the unit quaternion q.
+func conj(q geom.Quat) geom.Quat { return geom.Quat{X: -q.X, Y: -q.Y, Z: -q.Z, W: q.W} }
