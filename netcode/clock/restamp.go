@@ -1,0 +1,184 @@
+package clock
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Defaults of RestampConfig.
+const (
+	DefaultGapWindow        = 15 * time.Second
+	DefaultRTTWindow        = 60 * time.Second
+	DefaultRestampSlewRate  = 0.004
+	DefaultRestampJumpAbove = 50 * time.Millisecond
+	DefaultStepAfter        = time.Second
+)
+
+// RestampConfig tunes a Restamper. The zero value of every field means its
+// default.
+type RestampConfig struct {
+	// GapWindow is the window, by arrival time, over which the fastest
+	// stamp-to-arrival gap is taken. Default 15 s.
+	GapWindow time.Duration
+	// RTTWindow is the window, by receiver time, over which the fastest round
+	// trip is taken. Default 60 s. The newest round trip is kept even when it
+	// is older.
+	RTTWindow time.Duration
+	// SlewRate is the largest rate of change of the applied offset, in seconds
+	// per second of receiver time. Default 0.004 (4 ms/s); must be below 1.
+	SlewRate float64
+	// JumpAbove is the change of the target above which it is applied at
+	// once instead of slid. Default 50 ms. The first state always jumps.
+	JumpAbove time.Duration
+	// StepAfter is how long, by arrival time, every gap must stay more than
+	// JumpAbove above the windowed minimum before the sender's clock is taken
+	// to have stepped back and the older gaps are forgotten. A step forward
+	// (gaps shrink) is taken at the first state; a step back looks like a
+	// stall until it lasts. Default 1 s; must be shorter than GapWindow.
+	StepAfter time.Duration
+}
+
+// withDefaults returns a copy with zero fields set to their defaults.
+func (c *RestampConfig) withDefaults() RestampConfig {
+	var d RestampConfig
+	if c != nil {
+		d = *c
+	}
+	if d.GapWindow == 0 {
+		d.GapWindow = DefaultGapWindow
+	}
+	if d.RTTWindow == 0 {
+		d.RTTWindow = DefaultRTTWindow
+	}
+	if d.SlewRate == 0 {
+		d.SlewRate = DefaultRestampSlewRate
+	}
+	if d.JumpAbove == 0 {
+		d.JumpAbove = DefaultRestampJumpAbove
+	}
+	if d.StepAfter == 0 {
+		d.StepAfter = DefaultStepAfter
+	}
+	return d
+}
+
+// Validate reports the first invalid field, after defaults are applied.
+func (c *RestampConfig) Validate() error {
+	d := c.withDefaults()
+	switch {
+	case d.GapWindow < 0:
+		return fmt.Errorf("clock: GapWindow %v is negative", d.GapWindow)
+	case d.RTTWindow < 0:
+		return fmt.Errorf("clock: RTTWindow %v is negative", d.RTTWindow)
+	case !(d.SlewRate > 0 && d.SlewRate < 1): // also rejects NaN
+		return fmt.Errorf("clock: SlewRate %v is outside (0, 1)", d.SlewRate)
+	case d.JumpAbove < 0:
+		return fmt.Errorf("clock: JumpAbove %v is negative", d.JumpAbove)
+	case d.StepAfter < 0:
+		return fmt.Errorf("clock: StepAfter %v is negative", d.StepAfter)
+	case d.StepAfter >= d.GapWindow:
+		return fmt.Errorf("clock: StepAfter %v is not shorter than GapWindow %v; a step back would never be seen",
+			d.StepAfter, d.GapWindow)
+	}
+	return nil
+}
+
+// Restamper maps a sender's timestamps onto the receiver's clock. It is the
+// one estimator used by the server for relayed states (the receiver is the
+// server) and by clients for direct links, so both paths agree. See the
+// package documentation for the method. A Restamper is not safe for
+// concurrent use.
+type Restamper struct {
+	cfg RestampConfig // read-only after NewRestamper
+
+	gaps minQueue // arrival - sender time, by arrival
+	rtts minQueue // round trips, by receiver time
+	off  slew     // applied receiver-minus-sender offset
+
+	last    time.Duration // latest arrival seen (window clock)
+	runFrom time.Duration // arrival of the first state of the current run of high gaps
+	inRun   bool
+}
+
+// NewRestamper returns a Restamper; a nil cfg means every default.
+func NewRestamper(cfg *RestampConfig) (*Restamper, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new restamper: %w: %w", ErrInvalidConfig, err)
+	}
+	d := cfg.withDefaults()
+	return &Restamper{cfg: d, off: slew{rate: d.SlewRate}}, nil
+}
+
+// ObserveRTT records a round trip to the sender measured at receiver time
+// now. It takes effect at the next Restamp. Round trips that are not
+// positive are ignored.
+func (r *Restamper) ObserveRTT(rtt, now time.Duration) {
+	if rtt <= 0 {
+		return
+	}
+	r.rtts.expire(now-r.cfg.RTTWindow, 0)
+	r.rtts.push(now, rtt)
+}
+
+// Restamp records a state stamped stamp by the sender that arrived at
+// receiver time arrival, and returns the sender's sample time on the
+// receiver's clock: the unwrapped stamp plus the applied offset. The server
+// writes wire.StampOf(result) into the relayed frame; a client feeding a
+// predictor uses the result directly.
+func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Duration {
+	var sender time.Duration
+	if r.off.set {
+		// Unwrap against where the sender's clock should be now, which stays
+		// right across silences longer than half the stamp period.
+		sender = stamp.Near(arrival - r.off.value(arrival))
+	} else {
+		sender = time.Duration(stamp) * wire.StampUnit
+	}
+	gap := arrival - sender
+	now := arrival // the windows need a clock that never goes back
+	if r.off.set {
+		now = max(now, r.last)
+	}
+	r.last = now
+
+	r.gaps.expire(now-r.cfg.GapWindow, 0)
+	if low, ok := r.gaps.min(); ok && gap-low > r.cfg.JumpAbove {
+		if !r.inRun {
+			r.runFrom, r.inRun = now, true
+		} else if now-r.runFrom >= r.cfg.StepAfter {
+			// Every gap has been high for StepAfter: the sender's clock went
+			// back. Forget the gaps from before the run.
+			r.gaps.expire(r.runFrom, 0)
+			r.inRun = false
+		}
+	} else {
+		r.inRun = false
+	}
+	r.gaps.push(now, gap)
+
+	low, _ := r.gaps.min()
+	r.rtts.expire(now-r.cfg.RTTWindow, 1)
+	rtt, _ := r.rtts.min()
+	r.off.update(arrival, low-rtt/2, r.cfg.JumpAbove)
+	return sender + r.off.value(arrival)
+}
+
+// Offset returns the applied receiver-minus-sender offset at receiver time
+// now (what Restamp adds to an unwrapped stamp); 0 before the first state.
+// It does not change the Restamper.
+func (r *Restamper) Offset(now time.Duration) time.Duration { return r.off.value(now) }
+
+// Target returns the current estimate of the offset, which the applied
+// offset slides toward; 0 before the first state.
+func (r *Restamper) Target() time.Duration { return r.off.to }
+
+// Reset forgets every state, round trip and the applied offset, as for a
+// new sender. The configuration and the buffers are kept.
+func (r *Restamper) Reset() {
+	r.gaps.clear()
+	r.rtts.clear()
+	r.off.reset()
+	r.last, r.runFrom, r.inRun = 0, 0, false
+}
