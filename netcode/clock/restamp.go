@@ -30,7 +30,8 @@ type RestampConfig struct {
 	// per second of receiver time. Default 0.004 (4 ms/s); must be below 1.
 	SlewRate float64
 	// JumpAbove is the change of the target above which it is applied at
-	// once instead of slid. Default 50 ms. The first state always jumps.
+	// once instead of slid. Default 50 ms. The first state always jumps,
+	// and so does the first state mapped with a round trip.
 	JumpAbove time.Duration
 	// StepAfter is how long, by arrival time, every gap must stay more than
 	// JumpAbove above the windowed minimum before the sender's clock is taken
@@ -100,6 +101,8 @@ type Restamper struct {
 	last    time.Duration // latest arrival seen (window clock)
 	runFrom time.Duration // arrival of the first state of the current run of high gaps
 	inRun   bool
+	// rttKnown is set once a Restamp has used a round trip.
+	rttKnown bool
 }
 
 // NewRestamper returns a Restamper; a nil cfg means every default.
@@ -160,8 +163,16 @@ func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Durati
 
 	low, _ := r.gaps.min()
 	r.rtts.expire(now-r.cfg.RTTWindow, 1)
-	rtt, _ := r.rtts.min()
-	r.off.update(arrival, low-rtt/2, r.cfg.JumpAbove)
+	rtt, hasRTT := r.rtts.min()
+	jumpAbove := r.cfg.JumpAbove
+	if hasRTT && !r.rttKnown {
+		// The first round trip: the estimate so far lacked half of it, a
+		// whole one-way latency (tens of ms, which would take seconds to
+		// slide). Take the corrected offset at once, as a first state.
+		r.rttKnown = true
+		jumpAbove = 0
+	}
+	r.off.update(arrival, low-rtt/2, jumpAbove)
 	return sender + r.off.value(arrival)
 }
 
@@ -180,5 +191,5 @@ func (r *Restamper) Reset() {
 	r.gaps.clear()
 	r.rtts.clear()
 	r.off.reset()
-	r.last, r.runFrom, r.inRun = 0, 0, false
+	r.last, r.runFrom, r.inRun, r.rttKnown = 0, 0, false, false
 }

@@ -201,6 +201,38 @@ func TestRestampWindows(t *testing.T) {
 	}
 }
 
+func TestRestampFirstRoundTripJumps(t *testing.T) {
+	// States arrive before any round trip is known (a client's first
+	// states reach the server before its first ping reports one): the
+	// estimate is a whole one-way latency off. The first round trip must
+	// correct it at once, not slide it at SlewRate for seconds.
+	const latency = 40 * time.Millisecond
+	r := newRestamper(t, nil)
+	state := func(at time.Duration) time.Duration {
+		return r.Restamp(wire.StampOf(time.Hour+at-latency), at)
+	}
+	at := time.Minute
+	for range 60 {
+		state(at)
+		at += time.Second / 60
+	}
+	const unit = float64(wire.StampUnit)
+	require.InDelta(t, 0, float64(state(at)-at), unit, "no round trip yet: sampled = arrival")
+	r.ObserveRTT(2*latency, at)
+	at += time.Second / 60
+	assert.InDelta(t, float64(at-latency), float64(state(at)), unit, "the first round trip is taken at once")
+	assert.Equal(t, r.Target(), r.Offset(at))
+
+	// Later round trips slide as usual.
+	r.ObserveRTT(2*latency-20*time.Millisecond, at)
+	at += time.Second / 60
+	before := r.Offset(at - time.Second/60)
+	state(at)
+	assert.InDelta(t, float64(before), float64(r.Offset(at)), DefaultRestampSlewRate*float64(time.Second/60)+1,
+		"a faster round trip later slides")
+	assert.NotEqual(t, r.Target(), r.Offset(at))
+}
+
 func TestRestampReset(t *testing.T) {
 	r := newRestamper(t, nil)
 	r.ObserveRTT(80*time.Millisecond, 0)

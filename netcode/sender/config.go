@@ -29,6 +29,13 @@ const (
 	DefaultMinTurnSpeed = 0.5
 	// DefaultMinTurnSpeed2D is the same for a 2D entity, in px/s.
 	DefaultMinTurnSpeed2D = 20.0
+	// DefaultImpulseAcc is the rate of velocity change (m/s²) above which a
+	// 3D entity's change is an impulse: 5 g, beyond hard braking, sharp
+	// turns and gravity, below any collision or instant turn at a frame.
+	DefaultImpulseAcc = 50.0
+	// DefaultImpulseAcc2D is the same for a 2D entity, in px/s²: twice
+	// Godot's default 2D gravity of 980 px/s².
+	DefaultImpulseAcc2D = 2000.0
 )
 
 // FieldsNone is the Config.Fields value that sends no optional part: only
@@ -69,6 +76,14 @@ type Config struct {
 	// is undefined and the turn rate is sent as zero (m/s in 3D, px/s in
 	// 2D). Default 0.5 m/s in 3D, 20 px/s in 2D.
 	MinTurnSpeed float64
+	// ImpulseAcc is the rate of velocity change between two samples above
+	// which the change is an impulse (a collision, an instant turn or
+	// stop): the new velocity is sent, but the change does not feed the
+	// derived acceleration and turn rate, which keep their values (a
+	// spike low-passed into them would bend every receiver's prediction
+	// for a filter time). In m/s² (px/s² in 2D). Default 50 m/s² in 3D,
+	// 2000 px/s² in 2D.
+	ImpulseAcc float64
 }
 
 // DefaultConfig returns the defaults for a 3D or a 2D entity, every field
@@ -93,6 +108,12 @@ func (c Config) withDefaults() Config {
 		c.MinTurnSpeed = DefaultMinTurnSpeed
 		if c.Dim2D {
 			c.MinTurnSpeed = DefaultMinTurnSpeed2D
+		}
+	}
+	if c.ImpulseAcc == 0 {
+		c.ImpulseAcc = DefaultImpulseAcc
+		if c.Dim2D {
+			c.ImpulseAcc = DefaultImpulseAcc2D
 		}
 	}
 	return c
@@ -122,6 +143,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.MinTurnSpeed > 0) || math.IsInf(c.MinTurnSpeed, 0) {
 		return fmt.Errorf("%w: MinTurnSpeed is %v, must be positive and finite", ErrConfig, c.MinTurnSpeed)
+	}
+	if !(c.ImpulseAcc > 0) {
+		return fmt.Errorf("%w: ImpulseAcc is %v, must be positive (+Inf turns impulses off)", ErrConfig, c.ImpulseAcc)
 	}
 	return nil
 }

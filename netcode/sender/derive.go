@@ -22,6 +22,7 @@ type deriver struct {
 	minTurnSpeed float64   // speed across up below which the heading is undefined
 	accTau       float64   // s
 	turnTau      float64   // s
+	impulseAcc   float64   // a velocity change faster than this is an impulse
 
 	hasPos bool
 	t      time.Duration // the previous sample's time
@@ -52,7 +53,7 @@ type deriver struct {
 // reset forgets the motion so far; the next sample starts afresh (after a
 // teleport). Filters restart from zero.
 func (d *deriver) reset() {
-	*d = deriver{up: d.up, minTurnSpeed: d.minTurnSpeed, accTau: d.accTau, turnTau: d.turnTau}
+	*d = deriver{up: d.up, minTurnSpeed: d.minTurnSpeed, accTau: d.accTau, turnTau: d.turnTau, impulseAcc: d.impulseAcc}
 }
 
 // add takes the sample at t (after every earlier one) and returns the
@@ -75,10 +76,18 @@ func (d *deriver) add(t time.Duration, pos, vel geom.Vec3, hasVel bool) (v, a ge
 
 	if d.hasMeas && mt > d.mt {
 		span := (mt - d.mt).Seconds()
+		// An impulse (a collision, an instant turn) makes the velocity
+		// jump. The jump is sent as it is, but it says nothing about the
+		// acceleration and turn rate that follow it: fed to the filters, a
+		// spike of hundreds of m/s² would bend every receiver's prediction
+		// for a filter time. They keep what they had.
+		impulse := m.Sub(d.mv).Len() > d.impulseAcc*span
 		d.vs = d.vs.Add(m.Sub(d.vs).Scale(smoothing(span, d.turnTau)))
 		switch {
 		case d.across(d.vs) < d.minTurnSpeed:
 			d.turn = 0
+		case impulse:
+			// Keep the turn rate (see above).
 		case d.across(m) >= d.minTurnSpeed && d.across(d.mv) >= d.minTurnSpeed:
 			// Successive headings give the turn exactly on a circle,
 			// whatever the frame times.
@@ -91,7 +100,9 @@ func (d *deriver) add(t time.Duration, pos, vel geom.Vec3, hasVel bool) (v, a ge
 		// the filter along by the whole change.
 		raw := m.Sub(d.mv).Scale(1/span).RotateAbout(d.up, dth/2)
 		d.acc = d.acc.RotateAbout(d.up, dth)
-		d.acc = d.acc.Add(raw.Sub(d.acc).Scale(smoothing(span, d.accTau)))
+		if !impulse {
+			d.acc = d.acc.Add(raw.Sub(d.acc).Scale(smoothing(span, d.accTau)))
+		}
 	}
 	d.hasMeas, d.mt, d.mv = true, mt, m
 

@@ -343,3 +343,73 @@ func TestLatestMatchesWire(t *testing.T) {
 		})
 	}
 }
+
+// TestImpulse checks that an instant change of velocity (a character's
+// instant turn or reversal, a collision) is sent at once but does not
+// feed the derived acceleration and turn rate: a receiver extrapolating
+// the states that follow it stays on the new straight line.
+func TestImpulse(t *testing.T) {
+	for _, d := range dims {
+		for _, in := range inputs {
+			for _, tc := range []struct {
+				name string
+				turn float64 // rad, instant
+			}{
+				{"quarter turn", math.Pi / 2},
+				{"reversal", math.Pi},
+				{"30 degrees", math.Pi / 6},
+			} {
+				t.Run(d.name+"/"+in.name+"/"+tc.name, func(t *testing.T) {
+					fwd, _, up := axes(d.dim2D)
+					u := unit(d.dim2D)
+					turnAt := origin + time.Second
+					v0 := fwd.Scale(6 * u)
+					v1 := v0.RotateAbout(up, tc.turn)
+					p1 := v0.Scale(sec(turnAt - origin))
+					m := func(ft time.Duration) (geom.Vec3, geom.Vec3, geom.Quat) {
+						if ft < turnAt {
+							return v0.Scale(sec(ft - origin)), v0, geom.Identity
+						}
+						return p1.Add(v1.Scale(sec(ft - turnAt))), v1, geom.AxisAngle(up, tc.turn)
+					}
+					times := frames(60, 2*time.Second, 0, nil)
+					check := func(cfg Config) (maxAcc, maxTurn, maxMiss float64) {
+						s := newSender(t, cfg)
+						for _, st := range drive(t, s, m, times, in.withVel, in.f32) {
+							at := stampTime(&st.st, st.now)
+							if at <= turnAt {
+								continue
+							}
+							maxAcc = max(maxAcc, st.st.Acc.Len())
+							maxTurn = max(maxTurn, math.Abs(st.st.Turn))
+							// Where a receiver would draw it 100 ms later.
+							p, err := predict.New(predict.Config{Dim2D: d.dim2D})
+							require.NoError(t, err)
+							require.True(t, p.Add(predict.PathDirect, predict.SampleOf(&st.st, at), at))
+							want, _, _ := m(at + 100*time.Millisecond)
+							maxMiss = max(maxMiss, p.PoseAt(at+100*time.Millisecond).Pos.Sub(want).Len())
+						}
+						return maxAcc, maxTurn, maxMiss
+					}
+					acc, turn, miss := check(Config{Dim2D: d.dim2D})
+					t.Logf("after the turn: |acc| <= %.3g, |turn| <= %.3g, miss at 100 ms <= %.3g", acc, turn, miss)
+					assert.LessOrEqual(t, acc, 0.5*u, "acceleration after an impulse")
+					assert.LessOrEqual(t, turn, 0.05, "turn rate after an impulse")
+					// Positions give the new velocity a frame late: the
+					// state of that frame still misses by its half-turned
+					// velocity times 100 ms.
+					tol := 0.05 * u
+					if !in.withVel {
+						tol = 6 * u * 0.1 * 2 * math.Sin(tc.turn/4)
+					}
+					assert.LessOrEqual(t, miss, tol+0.02*u, "extrapolated 100 ms")
+
+					// Without impulse detection the spike is low-passed
+					// into both: the test can tell the difference.
+					accOff, _, _ := check(Config{Dim2D: d.dim2D, ImpulseAcc: math.Inf(1)})
+					assert.Greater(t, accOff, 20*u)
+				})
+			}
+		}
+	}
+}

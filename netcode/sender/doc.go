@@ -43,6 +43,12 @@
 //   - The filters weigh a new value by 1-exp(-dt/τ), so they respond the
 //     same at any frame rate, and start from zero after New, Teleport and
 //     Reset.
+//   - A velocity change faster than Config.ImpulseAcc (50 m/s², 5 g, by
+//     default) is an impulse: an instant turn or stop, a collision. The new
+//     velocity is sent at once, but the change does not feed the two
+//     filters, which keep their values: low-passed, a spike of hundreds of
+//     m/s² would bend every receiver's prediction for a filter time (the
+//     bench saw big jumps on every turn of an erratic character).
 //
 // # Bad input
 //

@@ -99,6 +99,7 @@ func New(cfg Config) (*Sender, error) {
 			minTurnSpeed: cfg.MinTurnSpeed,
 			accTau:       cfg.AccSmoothing.Seconds(),
 			turnTau:      cfg.TurnSmoothing.Seconds(),
+			impulseAcc:   cfg.ImpulseAcc,
 		},
 		fields: cfg.sentFields(),
 	}, nil

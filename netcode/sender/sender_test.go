@@ -18,9 +18,11 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, Config{
 		Rate: 60, Fields: wire.HasAcc | wire.HasTurn,
 		AccSmoothing: 50 * time.Millisecond, TurnSmoothing: 50 * time.Millisecond, MinTurnSpeed: 0.5,
+		ImpulseAcc: 50,
 	}, c3)
 	assert.True(t, c2.Dim2D)
 	assert.Equal(t, 20.0, c2.MinTurnSpeed)
+	assert.Equal(t, 2000.0, c2.ImpulseAcc)
 	s := newSender(t, Config{})
 	assert.Equal(t, c3, s.Config())
 }
@@ -49,6 +51,9 @@ func TestConfigValidate(t *testing.T) {
 		{"negative min turn speed", Config{MinTurnSpeed: -1}, "MinTurnSpeed"},
 		{"NaN min turn speed", Config{MinTurnSpeed: math.NaN()}, "MinTurnSpeed"},
 		{"infinite min turn speed", Config{MinTurnSpeed: math.Inf(1)}, "MinTurnSpeed"},
+		{"impulses off", Config{ImpulseAcc: math.Inf(1)}, ""},
+		{"negative impulse acc", Config{ImpulseAcc: -1}, "ImpulseAcc"},
+		{"NaN impulse acc", Config{ImpulseAcc: math.NaN()}, "ImpulseAcc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -254,8 +259,10 @@ func TestClamp(t *testing.T) {
 		assert.Equal(t, geom.Vec3{X: 65504, Y: -32752}, st.st.Vel)
 		assert.Equal(t, uint64(1), s.Stats().Clamped)
 	})
+	// Impulse detection would keep such changes out of the acceleration
+	// and turn rate; these cases test the clamp behind it.
 	t.Run("derived velocity and acceleration", func(t *testing.T) {
-		s := newSender(t, Config{})
+		s := newSender(t, Config{ImpulseAcc: math.Inf(1)})
 		s.Sample(origin, geom.Vec3{}, geom.Identity)
 		s.Sample(origin+ms(1), geom.Vec3{Z: 1e3}, geom.Identity) // 1e6 m/s
 		s.Sample(origin+ms(2), geom.Vec3{Z: -1e3}, geom.Identity)
@@ -268,7 +275,7 @@ func TestClamp(t *testing.T) {
 		assert.Equal(t, uint64(2), s.Stats().Clamped)
 	})
 	t.Run("turn rate", func(t *testing.T) {
-		s := newSender(t, Config{TurnSmoothing: 1})
+		s := newSender(t, Config{TurnSmoothing: 1, ImpulseAcc: math.Inf(1)})
 		v := geom.Vec3{X: 10}
 		for i := range 4 {
 			s.SampleWithVelocity(origin+time.Duration(i)*20*time.Microsecond, geom.Vec3{}, geom.Identity, v)
