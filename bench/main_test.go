@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRunJSON(t *testing.T) {
+	var out, errs bytes.Buffer
+	require.NoError(t, run([]string{"-json", "-scenario", "direct-20,server-only", "-duration", "2s", "-seed", "7"}, &out, &errs))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2*2*3, "two scenarios, two entities, three methods")
+	var row map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &row))
+	assert.Equal(t, "direct-20", row["scenario"])
+	assert.Equal(t, float64(7), row["seed"])
+	assert.Empty(t, errs.String(), "no progress bar when stderr is not a terminal")
+}
+
+func TestRunTextTraceAndRecord(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "inputs.csv")
+	var out, errs bytes.Buffer
+	require.NoError(t, run([]string{"-scenario", "direct-50", "-duration", "2s", "-trace", dir, "-record", rec}, &out, &errs))
+	assert.Contains(t, out.String(), "along95")
+	assert.Contains(t, out.String(), "simulated seconds")
+	for _, f := range []string{"direct-50-vehicle.csv", "direct-50-vehicle.png", "direct-50-character-methods.png", "inputs.csv"} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		assert.NoError(t, err, f)
+	}
+
+	var again bytes.Buffer
+	require.NoError(t, run([]string{"-scenario", "direct-50", "-duration", "2s", "-inputs", rec, "-json"}, &again, &errs))
+	assert.Contains(t, again.String(), `"scenario":"direct-50"`)
+}
+
+func TestRunErrors(t *testing.T) {
+	var out, errs bytes.Buffer
+	assert.ErrorContains(t, run([]string{"-scenario", "nope"}, &out, &errs), "no scenario")
+	assert.ErrorContains(t, run([]string{"-record", "x.csv"}, &out, &errs), "exactly one -scenario")
+	assert.Error(t, run([]string{"-inputs", filepath.Join(t.TempDir(), "missing.csv")}, &out, &errs))
+	require.NoError(t, run([]string{"-list"}, &out, &errs))
+	assert.Contains(t, out.String(), "round-start")
+}

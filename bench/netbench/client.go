@@ -1,0 +1,638 @@
+package netbench
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/sender"
+	"github.com/nearzero/nearzero/netcode/simnet"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// Direct-link keep-alive frames are bench-private: their first byte has
+// the top two bits clear (wire.KindInvalid), so they never parse as states.
+const (
+	directPing = 0x01 // then the sender's local clock, int64 ns
+	directPong = 0x02 // the ping's payload echoed
+)
+
+// directPingEvery is how often each player pings the other on the direct
+// link to measure the round trip for its re-stamp estimator.
+const directPingEvery = 500 * time.Millisecond
+
+// Contact physics: vehicles as discs in the ground plane.
+const (
+	contactDist        = 2.2 // m between centres
+	contactRestitution = 0.3
+)
+
+// steadyWindow and steadyAngle decide whether the true direction of travel
+// held (for the reversal count).
+const (
+	steadyWindow = 250 * time.Millisecond
+	steadyAngle  = 10 * math.Pi / 180
+)
+
+// client is one simulated player: a main thread with frames, a bot it
+// drives, a sender, clock sync, a direct re-stamp estimator, the
+// predictor and the baselines drawing the other player, and the metrics.
+type client struct {
+	w      *world
+	idx    int
+	name   string // "a" or "b"
+	spec   ClientSpec
+	clk    simnet.Clock
+	frames *simnet.Frames
+	bot    *bot
+	snd    *sender.Sender
+	sync   *clock.Sync
+	rs     *clock.Restamper
+	pred   *predict.Predictor
+	// ref are reference predictors, one per path, fed the truth at the
+	// path's nominal age each frame: the error split's predictor piece.
+	ref    [2]*predict.Predictor
+	refSeq wire.Seq
+	interp interpBuf
+	lerp   lerpState
+	rSend  *rand.Rand
+
+	up, down, direct *simnet.Link
+	peer             *peer
+	remote           *client
+
+	joined, closed bool
+	slot           int
+	remoteSlot     int
+	buf            []byte
+
+	lastSampleTrue time.Duration
+	// sentTrue maps a sent Seq to the true time of its sample (the
+	// oracle the split and the ablations read); 1<<16 entries.
+	sentTrue []time.Duration
+
+	// newest mirrors the predictor's newest sample per path.
+	newest [2]struct {
+		ok  bool
+		t   time.Duration
+		seq wire.Seq
+	}
+	// seen remembers recent mapped times per path and Seq for the path gap.
+	seen   [2][1024]seenEntry
+	gapSum float64
+	gapN   int
+	// baseSeen dedups samples for the baselines (they take the first copy).
+	baseSeen [1024]uint32
+
+	// pending holds states mapped by the network side for the main
+	// thread; flushFn (posted once per frame with work) hands them over.
+	pending []pendingState
+	flushFn func()
+
+	series   [3]series
+	speed    []float64 // true speed per recorded frame, for traces
+	lastPose predict.Pose
+
+	// round flow
+	phase                protocol.Phase
+	readySent, startSent bool
+	goRound              int
+	goAt                 time.Duration // server time of go for the round waiting to start
+	waitGo               bool
+	// direct-link reporting
+	directUp   bool
+	lastDirect time.Duration
+	nomDirect  time.Duration // base latency of the remote's direct link to us
+}
+
+type pendingState struct {
+	path    predict.Path
+	s       predict.Sample
+	arrival time.Duration
+}
+
+type seenEntry struct {
+	seq uint32 // Seq+1; 0 = empty
+	t   time.Duration
+}
+
+func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
+	name := string(rune('a' + idx))
+	c := &client{w: w, idx: idx, name: name, spec: spec, clk: spec.Clock, buf: make([]byte, 0, wire.MaxStateSize),
+		rSend: w.s.Rand(name + "/send-delay")}
+	c.peer = &peer{c: c}
+	c.flushFn = c.flush
+	var err error
+	if c.snd, err = sender.New(w.opt.Tuning.Sender); err != nil {
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	if c.sync, err = clock.NewSync(&w.opt.Tuning.Sync); err != nil {
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	if c.rs, err = clock.NewRestamper(&w.opt.Tuning.Restamp); err != nil {
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	// The predictor is configured for what the other player drives.
+	other := w.sc.B
+	if idx == 1 {
+		other = w.sc.A
+	}
+	pcfg := w.opt.Tuning.Vehicle
+	if other.Bot == Character {
+		pcfg = w.opt.Tuning.Character
+		if pcfg.PredictionCap == 0 {
+			pcfg.PredictionCap = characterCap
+		}
+		if pcfg.SmoothingTau == 0 {
+			pcfg.SmoothingTau = characterTau
+		}
+	}
+	if c.pred, err = predict.New(pcfg); err != nil {
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	rcfg := pcfg
+	rcfg.BufferLen = 2 // the reference only ever extrapolates its newest sample
+	for i := range c.ref {
+		if c.ref[i], err = predict.New(rcfg); err != nil {
+			return nil, fmt.Errorf("client %s: %w", name, err)
+		}
+	}
+	c.sentTrue = make([]time.Duration, 1<<16)
+	frames := int(w.end.Seconds()*float64(time.Second)/float64(cmp.Or(spec.Frames.Period, simnet.DefaultFramePeriod))) + 16
+	for i := range c.series {
+		c.series[i].grow(frames, i == 0)
+	}
+	if idx == 0 {
+		c.nomDirect = w.sc.BA.Latency
+	} else {
+		c.nomDirect = w.sc.AB.Latency
+	}
+
+	c.bot = c.newBot()
+	c.up = simnet.NewLink(w.s, spec.Up.link(name+"/up", true), func(p []byte) { w.serverRecv(c, p) })
+	c.down = simnet.NewLink(w.s, spec.Down.link(name+"/down", true), c.onServer)
+	return c, nil
+}
+
+// newBot places and drives this client's bot as the scenario says.
+func (c *client) newBot() *bot {
+	sc := c.w.sc
+	r := c.w.s.Rand(c.name + "/driver")
+	sign := 1.0 - 2*float64(c.idx) // a: +1, b: -1
+	var drv driver
+	pos, psi := geom.Vec3{X: 10 * float64(c.idx)}, 0.0
+	switch {
+	case sc.Contact:
+		drv = &contactDriver{r: r, lane: 1.5 * sign, radius: 60, period: 8, phase: math.Pi * float64(c.idx),
+			other: c.drawnOther}
+		pos, psi = geom.Vec3{X: 60 + 1.5*sign}, math.Pi
+	case c.spec.Bot == Character:
+		drv = &characterDriver{r: r, arena: 40}
+	default:
+		drv = &vehicleDriver{r: r, arena: 120}
+	}
+	if sc.Rounds {
+		pos, psi = spawnPoint(c.idx)
+	}
+	if c.w.opt.Inputs != nil {
+		drv = &replayDriver{events: c.w.opt.Inputs.forClient(c.name)}
+	}
+	b := newBot(c.spec.Bot, drv, pos, psi)
+	b.hold = sc.Rounds
+	if c.w.opt.Record != nil {
+		b.rec, b.who = &c.w.opt.Record.Events, c.name
+	}
+	return b
+}
+
+func spawnPoint(idx int) (geom.Vec3, float64) {
+	return geom.Vec3{X: -3 + 6*float64(idx)}, 0
+}
+
+// drawnOther returns where this client draws the other player now.
+func (c *client) drawnOther() (geom.Vec3, bool) {
+	p := c.lastPose
+	return p.Pos, p.Valid && p.Visibility != predict.Hidden
+}
+
+func (c *client) entityName() string {
+	if c.w.sc.A.Bot == c.w.sc.B.Bot {
+		return c.spec.Bot.String() + "-" + c.name
+	}
+	return c.spec.Bot.String()
+}
+
+// local returns this client's clock now.
+func (c *client) local() time.Duration { return c.clk.Read(c.w.s.Now()) }
+
+func (c *client) start() {
+	s := c.w.s
+	c.frames = simnet.NewFrames(s, c.spec.Frames, c.onFrame)
+	c.up.Send(protocol.MustMarshal(&protocol.Join{Code: "BENCH2"}))
+	if c.direct != nil {
+		s.At(20*time.Millisecond+time.Duration(c.idx)*7*time.Millisecond, func() {
+			c.directPing()
+			s.Every(directPingEvery, c.directPing)
+		})
+		if c.w.sc.ReportDirect {
+			s.Every(100*time.Millisecond, c.watchdog)
+		}
+	}
+}
+
+// ---- network: the client's network goroutine handles pings and pongs
+// at once and stamps arrivals; states reach the predictor at the next
+// frame (Frames.Post), as a busy main thread sees them.
+
+func (c *client) onServer(p []byte) {
+	defer c.w.free(p)
+	local := c.local()
+	if wire.KindOf(p) == wire.KindControl {
+		m, err := protocol.Decode(p)
+		if err != nil {
+			return
+		}
+		switch m := m.(type) {
+		case *protocol.Joined:
+			c.slot, c.joined = m.Slot, true
+			c.schedulePing()
+			if c.w.sc.Rounds {
+				c.onRoom(&m.Room)
+			}
+		case *protocol.Pong:
+			c.sync.Observe(protocol.DurationUS(m.TUS), protocol.DurationUS(m.ServerUS), local)
+		case *protocol.RoomState:
+			if c.w.sc.Rounds {
+				c.onRoom(m)
+			}
+		}
+		return
+	}
+	for rest := p; len(rest) > 0; {
+		frame, r, ok := protocol.NextState(rest)
+		if !ok {
+			return
+		}
+		rest = r
+		var st wire.State
+		if wire.DecodeState(frame, &st) != nil || int(st.Slot) == c.slot {
+			continue
+		}
+		c.recvServer(&st, local)
+	}
+}
+
+// recvServer maps a relayed state from the server clock onto ours.
+func (c *client) recvServer(st *wire.State, arrival time.Duration) {
+	if !c.sync.Synced() {
+		return // nothing can be mapped before the clock is synced
+	}
+	v := c.w.opt.Variant
+	srv := st.Stamp.Near(c.sync.ServerTime(arrival))
+	if v.TrueSenderClock {
+		srv = c.w.srvClk.Read(c.remote.sentTrue[st.Seq])
+	}
+	mapped := c.sync.LocalTime(srv)
+	if v.TrueReceiverClock {
+		mapped = c.clk.Read(c.w.srvClk.TrueTime(srv))
+	}
+	c.deliver(predict.PathServer, st, mapped, arrival)
+}
+
+func (c *client) onDirect(p []byte) {
+	defer c.w.free(p)
+	local := c.local()
+	if len(p) == 0 {
+		return
+	}
+	switch p[0] {
+	case directPing:
+		if len(p) == 9 {
+			q := append(c.w.buf(), p...)
+			q[0] = directPong
+			c.direct.Send(q)
+		}
+		return
+	case directPong:
+		if len(p) == 9 {
+			rtt := local - time.Duration(binary.LittleEndian.Uint64(p[1:]))
+			if c.w.opt.Variant.ExactRTT {
+				rtt = c.w.sc.AB.Latency + c.w.sc.BA.Latency
+			}
+			c.rs.ObserveRTT(rtt, local)
+		}
+		return
+	}
+	var st wire.State
+	if wire.DecodeState(p, &st) != nil {
+		return
+	}
+	c.lastDirect = local
+	c.remoteSlot = int(st.Slot)
+	if c.w.sc.ReportDirect && !c.directUp && c.joined {
+		c.directUp = true
+		c.up.Send(protocol.MustMarshal(&protocol.DirectLink{Slot: c.remoteSlot, Up: true}))
+	}
+	mapped := c.rs.Restamp(st.Stamp, local)
+	if c.w.opt.Variant.TrueSenderClock {
+		mapped = c.clk.Read(c.remote.sentTrue[st.Seq])
+	}
+	c.deliver(predict.PathDirect, &st, mapped, local)
+}
+
+func (c *client) directPing() {
+	var b [9]byte
+	b[0] = directPing
+	binary.LittleEndian.PutUint64(b[1:], uint64(c.local()))
+	c.direct.Send(b[:])
+}
+
+// watchdog reports the direct link down after directDownAfter of silence.
+func (c *client) watchdog() {
+	if c.directUp && c.local()-c.lastDirect > directDownAfter {
+		c.directUp = false
+		c.up.Send(protocol.MustMarshal(&protocol.DirectLink{Slot: c.remoteSlot, Up: false}))
+	}
+}
+
+func (c *client) schedulePing() {
+	next := c.clk.TrueTime(c.sync.NextPing())
+	c.w.s.At(next, c.ping)
+}
+
+func (c *client) ping() {
+	local := c.local()
+	if local < c.sync.NextPing() {
+		c.schedulePing() // a pong moved the schedule
+		return
+	}
+	rtt := c.sync.RTT()
+	if c.w.opt.Variant.ExactRTT {
+		rtt = c.spec.Up.Latency + c.spec.Down.Latency
+	}
+	c.up.Send(protocol.MustMarshal(&protocol.Ping{TUS: protocol.US(local), RTTUS: protocol.US(rtt)}))
+	c.sync.Sent(local)
+	c.schedulePing()
+}
+
+// deliver books a mapped state and hands it to the main thread.
+func (c *client) deliver(path predict.Path, st *wire.State, mapped, arrival time.Duration) {
+	seq := st.Seq
+	e := &c.seen[path][uint16(seq)%1024]
+	*e = seenEntry{seq: uint32(seq) + 1, t: mapped}
+	if o := &c.seen[1-path][uint16(seq)%1024]; o.seq == uint32(seq)+1 {
+		gap := e.t - o.t
+		if path == predict.PathDirect {
+			gap = -gap
+		}
+		c.gapSum += gap.Seconds() * 1000
+		c.gapN++
+	}
+	if len(c.pending) == 0 {
+		c.frames.Post(c.flushFn)
+	}
+	c.pending = append(c.pending, pendingState{path: path, s: predict.SampleOf(st, mapped), arrival: arrival})
+}
+
+// flush runs on the main thread at the start of a frame: the predictor and
+// the baselines take the states that arrived since the last one.
+func (c *client) flush() {
+	for i := range c.pending {
+		ps := &c.pending[i]
+		c.add(ps.path, ps.s, ps.arrival)
+	}
+	c.pending = c.pending[:0]
+}
+
+// add runs on the main thread: the predictor and the baselines take the
+// sample.
+func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration) {
+	if c.pred.Add(path, s, arrival) {
+		if n := &c.newest[path]; !n.ok || s.Time > n.t {
+			n.ok, n.t, n.seq = true, s.Time, s.Seq
+		}
+	}
+	if e := &c.baseSeen[uint16(s.Seq)%1024]; *e != uint32(s.Seq)+1 {
+		*e = uint32(s.Seq) + 1
+		c.interp.add(snap{t: s.Time, seq: uint16(s.Seq), pos: s.Pos})
+		c.lerp.add(uint16(s.Seq), s.Pos)
+	}
+}
+
+func (c *client) pathGapMS() float64 {
+	if c.gapN == 0 {
+		return 0
+	}
+	return c.gapSum / float64(c.gapN)
+}
+
+// ---- the main thread
+
+func (c *client) onFrame(f simnet.Frame) {
+	t := f.Start
+	local := c.clk.Read(t)
+	c.bot.advance(t)
+	if c.waitGo && c.sync.Synced() && c.sync.ServerTime(local) >= c.goAt {
+		// Go, at the first frame the synced clock passes it, as a game does.
+		c.waitGo, c.bot.hold = false, false
+	}
+	if c.sync.Synced() {
+		c.render(t, local)
+	}
+	if c.w.sc.Contact {
+		c.contact()
+	}
+	k := c.bot.at(t)
+	c.snd.SampleWithVelocity(local, k.Pos, k.Rot, k.Vel)
+	c.lastSampleTrue = t
+	if !c.joined || c.closed {
+		return
+	}
+	out, ok, err := c.snd.Poll(local, uint8(c.slot), c.buf[:0])
+	if err != nil || !ok {
+		return
+	}
+	c.sentTrue[binary.LittleEndian.Uint16(out[2:])] = c.lastSampleTrue // the Seq (wire layout)
+	c.w.stats.StatesSent++
+	up := append(c.w.buf(), out...)
+	var direct []byte
+	if c.direct != nil {
+		direct = append(c.w.buf(), out...)
+	}
+	send := func() {
+		c.up.Send(up)
+		if direct != nil {
+			c.direct.Send(direct)
+		}
+	}
+	if c.spec.SendDelay != nil {
+		c.w.s.After(max(0, c.spec.SendDelay.Sample(c.rSend)), send)
+	} else {
+		send()
+	}
+}
+
+// render draws the other player with every method and records the frame.
+func (c *client) render(t, local time.Duration) {
+	pose := c.pred.PoseAt(local)
+	c.lastPose = pose
+	if pose.Snapped {
+		c.w.stats.Snaps++
+	}
+	ipos, iok, dry := c.interp.draw(local)
+	lpos, lok := c.lerp.draw()
+	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !lok || t < c.w.measureFrom {
+		return
+	}
+	rb := c.remote.bot
+	truth := rb.at(t)
+	f := frameIn{t: t.Seconds(), truth: truth}
+	// The heading now comes from the interpolated truth, so a turn inside
+	// the last bot step already counts as one.
+	if math.Hypot(truth.Vel.X, truth.Vel.Z) > reversalMinSpeed {
+		if h1, ok := rb.headingAt(t-steadyWindow, reversalMinSpeed); ok {
+			f.steady = math.Abs(geom.WrapAngle(yawOf(truth.Vel)-h1)) < steadyAngle
+		}
+	}
+	if since, ok := rb.sinceTeleport(t); ok && since.Seconds() < teleportGraceS {
+		// Nobody can draw a teleport before its state arrives: the frames
+		// around it are not judged (a snap that never came would be).
+		return
+	}
+
+	// nearzero, with its error split.
+	nz := f
+	nz.drawn, nz.pastCap = pose.Pos, pose.PastCap
+	nz.hasSplit = true
+	nz.age, nz.path, nz.corr = pose.Age.Seconds(), uint8(pose.Path), pose.Correction
+	if n := c.newest[pose.Path]; n.ok {
+		trueAge := t - c.remote.sentTrue[n.seq]
+		nz.timingS = (pose.Age - trueAge).Seconds()
+	}
+	nom := c.nomDirect
+	if pose.Path == predict.PathServer {
+		nom = c.remote.spec.Up.Latency + c.spec.Down.Latency
+	}
+	// The reference's newest sample is always the one just added (times
+	// only grow on each path), so its Raw is the extrapolation of the
+	// truth at the nominal age, smoothing aside.
+	kn := rb.at(t - nom)
+	c.refSeq++
+	rp := c.ref[pose.Path]
+	rp.Add(pose.Path, predict.Sample{Time: c.clk.Read(t - nom), Seq: c.refSeq, Pos: kn.Pos, Vel: kn.Vel, Acc: kn.Acc,
+		Rot: kn.Rot, Turn: kn.Turn}, local)
+	ref := rp.PoseAt(local)
+	timing := pose.Vel.Scale(nz.timingS)
+	nz.pieces[pieceTiming] = timing
+	nz.pieces[piecePredictor] = ref.Raw.Sub(truth.Pos)
+	nz.pieces[pieceStale] = pose.Raw.Sub(timing).Sub(ref.Raw)
+	nz.pieces[pieceSmoothing] = pose.Pos.Sub(pose.Raw)
+	c.series[0].add(&nz)
+
+	ip := f
+	ip.drawn, ip.pastCap = ipos, dry
+	c.series[1].add(&ip)
+	lp := f
+	lp.drawn = lpos
+	c.series[2].add(&lp)
+	if c.w.opt.Trace {
+		c.speed = append(c.speed, truth.Vel.Len())
+	}
+}
+
+// contact bumps this client's vehicle off the other as drawn, when the
+// drawn one may be collided with.
+func (c *client) contact() {
+	p := c.lastPose
+	if !p.Valid || p.Visibility != predict.Visible || !p.Collidable {
+		return
+	}
+	own := c.bot.kin()
+	d := own.Pos.Sub(p.Pos)
+	d.Y = 0
+	dist := d.Len()
+	if dist >= contactDist || dist < 1e-6 {
+		return
+	}
+	n := d.Scale(1 / dist)
+	rel := own.Vel.Sub(p.Vel).Dot(n)
+	if rel >= 0 {
+		return // already separating
+	}
+	c.bot.impulse(n.Scale(-(1 + contactRestitution) / 2 * rel))
+	c.w.stats.Contacts++
+}
+
+// ---- the round flow (Scenario.Rounds)
+
+func (c *client) onRoom(m *protocol.RoomState) {
+	prev := c.phase
+	c.phase = m.Phase
+	send := func(msg protocol.Message) { c.up.Send(protocol.MustMarshal(msg)) }
+	switch m.Phase {
+	case protocol.PhaseLobby:
+		if prev != protocol.PhaseLobby || !c.readySent {
+			send(&protocol.Loading{Progress: 1})
+			send(&protocol.Ready{Ready: true})
+			c.readySent = true
+		}
+		if m.Host == c.slot && !c.startSent && len(m.Players) == 2 {
+			all := true
+			for _, p := range m.Players {
+				all = all && p.Connected && p.Loaded >= 1 && p.Ready
+			}
+			if all {
+				send(&protocol.Start{})
+				c.startSent = true
+			}
+		}
+	case protocol.PhaseHandshake:
+		c.readySent, c.startSent = false, false
+		if prev != protocol.PhaseHandshake {
+			c.frames.Post(func() {
+				c.bot.advance(c.w.s.Now())
+				pos, psi := spawnPoint(c.idx)
+				c.bot.spawn(pos, psi)
+				c.snd.Teleport()
+				send(&protocol.InPosition{})
+			})
+		}
+	case protocol.PhaseCountdown, protocol.PhasePlaying:
+		if m.GoUS != 0 && c.goRound != m.Round {
+			c.goRound = m.Round
+			c.goAt, c.waitGo = protocol.DurationUS(m.GoUS), true
+			if c.idx == 0 {
+				c.w.stats.Rounds++
+			}
+		}
+	case protocol.PhaseResults:
+		c.bot.hold, c.waitGo = true, false
+	}
+}
+
+// trace returns this client's per-frame record of the other player.
+func (c *client) trace(entity string) Trace {
+	tr := Trace{Scenario: c.w.sc.Name, Entity: entity, T: c.series[0].t,
+		TimingMS: scaled(c.series[0].timing, 1000), AgeMS: scaled(c.series[0].age, 1000),
+		Correction: c.series[0].corr, Path: c.series[0].path, Speed: c.speed}
+	for i := range Methods {
+		tr.Along = append(tr.Along, c.series[i].along)
+		tr.Side = append(tr.Side, c.series[i].side)
+	}
+	return tr
+}
+
+func scaled(xs []float64, k float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = x * k
+	}
+	return out
+}

@@ -1,0 +1,243 @@
+package netbench
+
+import (
+	"math"
+	"slices"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+)
+
+// Metric parameters (the README defines each column with them).
+const (
+	// JumpThreshold is how far a drawn frame-to-frame move may differ from
+	// the true one before it counts as a big jump (m).
+	JumpThreshold = 0.5
+	// teleportGraceS is how long after a true teleport (a respawn) frames
+	// are not judged: the drawn entity must jump too, after the latency.
+	teleportGraceS = 1.0
+	// WobbleCutoff is the frequency above which error counts as wobble (Hz).
+	WobbleCutoff = 2.0
+	// reversalMinSpeed is the true speed below which travel has no
+	// direction for the reversal count (m/s).
+	reversalMinSpeed = 1.0
+	// reversalDeadband is the smallest per-frame drawn move along the
+	// direction of travel that counts as forward or backward (m).
+	reversalDeadband = 0.001
+	// segmentGapS breaks the wobble filter where frames were not drawn.
+	segmentGapS = 0.25
+)
+
+// frameIn is what one client saw in one rendered frame, for one method.
+type frameIn struct {
+	t       float64   // true time, s
+	drawn   geom.Vec3 // where the method drew the other player
+	truth   Kin       // where the other player truly was
+	steady  bool      // the true direction of travel held for the last 250 ms
+	pastCap bool
+
+	// nearzero only
+	hasSplit bool
+	pieces   [numPieces]geom.Vec3
+	timingS  float64 // Age - true age, s
+	age      float64 // Pose.Age, s
+	path     uint8
+	corr     float64
+}
+
+// Error pieces: the drawn error is their sum, frame by frame.
+const (
+	pieceTiming = iota
+	piecePredictor
+	pieceStale
+	pieceSmoothing
+	numPieces
+)
+
+// series accumulates one method's frames as seen by one client.
+type series struct {
+	t, along, side []float64
+	err            []geom.Vec3
+
+	// nearzero only
+	timing, age, corr []float64
+	path              []uint8
+	pieceSq           [numPieces]float64
+	nPieces           int
+
+	pastCap, jumps, reversals int
+
+	has               bool
+	prevDrawn, prevTr geom.Vec3
+	prevT             float64
+	dirState          int // +1 drawn moving forward, -1 backward, 0 unknown
+}
+
+// grow preallocates room for n frames.
+func (s *series) grow(n int, split bool) {
+	s.t, s.along, s.side = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+	s.err = make([]geom.Vec3, 0, n)
+	if split {
+		s.timing, s.age, s.corr = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
+		s.path = make([]uint8, 0, n)
+	}
+}
+
+// alongDir returns the unit direction of travel: the true velocity's, or the
+// facing when slower than 0.5 m/s.
+func alongDir(k Kin) geom.Vec3 {
+	if s := k.Vel.Len(); s > 0.5 {
+		return k.Vel.Scale(1 / s)
+	}
+	return k.Rot.Rotate(geom.Vec3{Z: -1})
+}
+
+func (s *series) add(f *frameIn) {
+	e := f.drawn.Sub(f.truth.Pos)
+	d := alongDir(f.truth)
+	a := e.Dot(d)
+	side := e.Sub(d.Scale(a)).Len()
+	s.t = append(s.t, f.t)
+	s.along = append(s.along, a)
+	s.side = append(s.side, side)
+	s.err = append(s.err, e)
+	if f.pastCap {
+		s.pastCap++
+	}
+	if f.hasSplit {
+		s.timing = append(s.timing, f.timingS)
+		s.age = append(s.age, f.age)
+		s.corr = append(s.corr, f.corr)
+		s.path = append(s.path, f.path)
+		for i, p := range f.pieces {
+			s.pieceSq[i] += p.Dot(p)
+		}
+		s.nPieces++
+	}
+	if s.has && f.t-s.prevT < segmentGapS {
+		dd := f.drawn.Sub(s.prevDrawn)
+		dt := f.truth.Pos.Sub(s.prevTr)
+		if dd.Sub(dt).Len() > JumpThreshold {
+			s.jumps++
+		}
+		// Forward and back on the ground: a jump's rise and fall are not
+		// reversals.
+		hv := geom.Vec3{X: f.truth.Vel.X, Z: f.truth.Vel.Z}
+		if hs := hv.Len(); f.steady && hs > reversalMinSpeed {
+			u := geom.Vec3{X: dd.X, Z: dd.Z}.Dot(hv) / hs
+			switch {
+			case u > reversalDeadband:
+				s.dirState = 1
+			case u < -reversalDeadband:
+				if s.dirState == 1 {
+					s.reversals++
+				}
+				s.dirState = -1
+			}
+		} else {
+			s.dirState = 0
+		}
+	} else {
+		s.dirState = 0
+	}
+	s.has, s.prevDrawn, s.prevTr, s.prevT = true, f.drawn, f.truth.Pos, f.t
+}
+
+// stats fills the error columns of r from s; minutes is the measured time.
+func (s *series) stats(r *Row, minutes float64) {
+	n := len(s.along)
+	r.Frames = n
+	if n == 0 {
+		return
+	}
+	abs := make([]float64, n)
+	var sum float64
+	for i, a := range s.along {
+		abs[i] = math.Abs(a)
+		sum += a
+	}
+	slices.Sort(abs)
+	side := slices.Clone(s.side)
+	slices.Sort(side)
+	r.AlongP50, r.AlongP95, r.AlongMax = pct(abs, 0.5), pct(abs, 0.95), abs[n-1]
+	r.SideP50, r.SideP95, r.SideMax = pct(side, 0.5), pct(side, 0.95), side[n-1]
+	r.Bias = sum / float64(n)
+	r.Wobble = wobble(s.t, s.err)
+	if minutes > 0 {
+		r.ReversalsPerMin = float64(s.reversals) / minutes
+		r.JumpsPerMin = float64(s.jumps) / minutes
+	}
+	r.PastCapShare = float64(s.pastCap) / float64(n)
+	if s.nPieces > 0 {
+		rms := func(i int) *float64 { v := math.Sqrt(s.pieceSq[i] / float64(s.nPieces)); return &v }
+		r.SplitTiming, r.SplitPredictor = rms(pieceTiming), rms(piecePredictor)
+		r.SplitStale, r.SplitSmoothing = rms(pieceStale), rms(pieceSmoothing)
+	}
+}
+
+// slideRate returns the mean absolute rate of change of the timing error,
+// in ms per second, taken between the first frames after successive whole
+// seconds of true time (so that it measures the slide of the clock mapping,
+// not the frame-to-frame noise).
+func (s *series) slideRate() float64 {
+	var sum float64
+	var n int
+	lastSec, lastT, lastE := math.Inf(-1), 0.0, 0.0
+	for i := range s.timing {
+		t := s.t[i]
+		if sec := math.Floor(t); sec > lastSec {
+			if dt := t - lastT; sec == lastSec+1 && dt > 0 {
+				sum += math.Abs(s.timing[i]-lastE) / dt * 1000
+				n++
+			}
+			lastSec, lastT, lastE = sec, t, s.timing[i]
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// pct returns the q-quantile of sorted xs (nearest rank).
+func pct(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(xs)))) - 1
+	return xs[max(0, min(len(xs)-1, i))]
+}
+
+// wobble returns the RMS length of the error's part above WobbleCutoff: the
+// error minus a zero-phase low-pass (a first-order filter run forward then
+// backward), restarted wherever frames were not drawn for segmentGapS.
+func wobble(t []float64, e []geom.Vec3) float64 {
+	n := len(t)
+	if n < 2 {
+		return 0
+	}
+	lp := make([]geom.Vec3, n)
+	w := 2 * math.Pi * WobbleCutoff
+	var sq float64
+	start := 0
+	for i := 1; i <= n; i++ {
+		if i < n && t[i]-t[i-1] < segmentGapS {
+			continue
+		}
+		// Segment [start, i).
+		lp[start] = e[start]
+		for j := start + 1; j < i; j++ {
+			k := -math.Expm1(-(t[j] - t[j-1]) * w)
+			lp[j] = lp[j-1].Add(e[j].Sub(lp[j-1]).Scale(k))
+		}
+		for j := i - 2; j >= start; j-- {
+			k := -math.Expm1(-(t[j+1] - t[j]) * w)
+			lp[j] = lp[j+1].Add(lp[j].Sub(lp[j+1]).Scale(k))
+		}
+		for j := start; j < i; j++ {
+			h := e[j].Sub(lp[j])
+			sq += h.Dot(h)
+		}
+		start = i
+	}
+	return math.Sqrt(sq / float64(n))
+}

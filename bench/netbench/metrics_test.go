@@ -1,0 +1,164 @@
+package netbench
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+)
+
+// straight is the truth of an entity moving along +X at speed from x=0.
+func straight(t, speed float64) Kin {
+	return Kin{Pos: geom.Vec3{X: speed * t}, Vel: geom.Vec3{X: speed}, Rot: geom.Identity}
+}
+
+func TestSeriesErrorsAndPercentiles(t *testing.T) {
+	var s series
+	s.grow(0, true)
+	// Drawn 0.1 m ahead and 0.2 m to the side on every frame but one,
+	// which is 1 m behind.
+	for i := range 100 {
+		tt := float64(i) / 60
+		k := straight(tt, 10)
+		off := geom.Vec3{X: 0.1, Z: 0.2}
+		if i == 50 {
+			off = geom.Vec3{X: -1}
+		}
+		s.add(&frameIn{t: tt, truth: k, drawn: k.Pos.Add(off), hasSplit: true})
+	}
+	var r Row
+	s.stats(&r, 100.0/60/60)
+	assert.Equal(t, 100, r.Frames)
+	assert.InDelta(t, 0.1, r.AlongP50, 1e-9)
+	assert.InDelta(t, 0.1, r.AlongP95, 1e-9)
+	assert.InDelta(t, 1, r.AlongMax, 1e-9)
+	assert.InDelta(t, 0.2, r.SideP95, 1e-9)
+	assert.InDelta(t, (99*0.1-1)/100, r.Bias, 1e-9, "bias is signed: ahead positive")
+	// Going 1.1 m back and 1.1 m forward again in a frame each: two jumps.
+	assert.InDelta(t, 2/(100.0/60/60), r.JumpsPerMin, 1e-9)
+	require.NotNil(t, r.SplitTiming)
+}
+
+func TestSeriesReversals(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		steady bool
+		wobble float64 // m of back-and-forth added to the drawn position each frame
+		want   int
+	}{
+		{"smooth", true, 0, 0},
+		{"forward and back every frame", true, 0.3, 29},
+		{"not counted while the truth turns", false, 0.3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s series
+			s.grow(0, false)
+			for i := range 61 { // 1 s at 60 Hz, 1 m/s: 1.7 cm a frame
+				tt := float64(i) / 60
+				k := straight(tt, 1.01)
+				d := k.Pos
+				if i%2 == 1 {
+					d.X -= tc.wobble
+				}
+				s.add(&frameIn{t: tt, truth: k, drawn: d, steady: tc.steady})
+			}
+			assert.Equal(t, tc.want, s.reversals)
+		})
+	}
+}
+
+func TestWobble(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	sample := func(f func(t float64) float64) float64 {
+		var ts []float64
+		var es []geom.Vec3
+		tt := 0.0
+		for range 60 * 20 {
+			tt += 1.0/60 + rng.Float64()*0.002 // frame jitter
+			ts = append(ts, tt)
+			es = append(es, geom.Vec3{X: f(tt)})
+		}
+		return wobble(ts, es)
+	}
+	slow := sample(func(t float64) float64 { return 0.5 * math.Sin(2*math.Pi*0.2*t) })
+	fast := sample(func(t float64) float64 { return 0.1 * math.Sin(2*math.Pi*12*t) })
+	constant := sample(func(float64) float64 { return 3 })
+	t.Logf("wobble: 0.5 m at 0.2 Hz %.4f, 0.1 m at 12 Hz %.4f, constant %.4f", slow, fast, constant)
+	assert.Less(t, slow, 0.01, "a slow drift is not wobble")
+	assert.InDelta(t, 0.1/math.Sqrt2, fast, 0.01, "a 12 Hz shake is all wobble (RMS of a sine)")
+	assert.InDelta(t, 0, constant, 1e-9)
+}
+
+func TestSlideRate(t *testing.T) {
+	var s series
+	s.grow(0, true)
+	for i := range 600 { // 10 s; the timing error slides 2 ms/s, plus frame noise
+		tt := float64(i) / 60
+		e := 0.002*tt + 0.0001*float64(i%3)
+		s.add(&frameIn{t: tt, truth: straight(tt, 1), drawn: straight(tt, 1).Pos, hasSplit: true, timingS: e})
+	}
+	assert.InDelta(t, 2, s.slideRate(), 0.25)
+}
+
+func TestPct(t *testing.T) {
+	xs := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	assert.Equal(t, 5.0, pct(xs, 0.5))
+	assert.Equal(t, 10.0, pct(xs, 0.95))
+	assert.Equal(t, 1.0, pct(xs, 0))
+	assert.Equal(t, 0.0, pct(nil, 0.5))
+}
+
+func TestInterpBuf(t *testing.T) {
+	var b interpBuf
+	ms := time.Millisecond
+	_, ok, _ := b.draw(time.Second)
+	assert.False(t, ok)
+	// Snapshots every 50 ms at x = t (in ms), added out of order once.
+	for _, at := range []time.Duration{0, 50, 150, 100, 200, 200} {
+		b.add(snap{t: at * ms, pos: geom.Vec3{X: float64(at)}})
+	}
+	assert.Equal(t, 5, b.n, "duplicates dropped")
+	for _, tc := range []struct {
+		now       time.Duration
+		want      float64
+		wantDry   bool
+		wantFirst bool
+	}{
+		{225 * ms, 125, false, false},
+		{150 * ms, 50, false, false},
+		{300 * ms, 200, true, false},
+		{400 * ms, 200, true, false},
+		{50 * ms, 0, false, true},
+	} {
+		pos, ok, dry := b.draw(tc.now)
+		require.True(t, ok)
+		assert.InDelta(t, tc.want, pos.X, 1e-9, "at %v", tc.now)
+		assert.Equal(t, tc.wantDry, dry, "at %v", tc.now)
+	}
+	// A full ring keeps the newest.
+	for i := range 100 {
+		b.add(snap{t: time.Duration(300+i) * ms, pos: geom.Vec3{X: float64(300 + i)}})
+	}
+	assert.Equal(t, len(b.buf), b.n)
+	assert.Equal(t, 399*ms, b.at(b.n-1).t)
+}
+
+func TestLerp(t *testing.T) {
+	var l lerpState
+	_, ok := l.draw()
+	assert.False(t, ok)
+	l.add(1, geom.Vec3{X: 8})
+	p, _ := l.draw()
+	assert.Equal(t, 8.0, p.X, "the first draw is the sample")
+	l.add(3, geom.Vec3{X: 16})
+	l.add(2, geom.Vec3{X: 100}) // older: ignored
+	p, _ = l.draw()
+	assert.Equal(t, 12.0, p.X, "halfway")
+	p, _ = l.draw()
+	assert.Equal(t, 14.0, p.X)
+}

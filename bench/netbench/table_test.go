@@ -1,0 +1,261 @@
+package netbench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testSeed is the seed of the guard-rail table; a failure names it.
+const testSeed = 1
+
+var quick struct {
+	once  sync.Once
+	rows  []Row
+	stats map[string]RunStats
+	err   error
+}
+
+// quickTable runs the quick table once for every test that needs it.
+func quickTable(t *testing.T) []Row {
+	t.Helper()
+	quick.once.Do(func() {
+		quick.stats = map[string]RunStats{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		scs := Scenarios()
+		results := make([]*Result, len(scs))
+		errs := make([]error, len(scs))
+		for i, sc := range scs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], errs[i] = Run(sc, Options{Seed: testSeed, Quick: true})
+			}()
+		}
+		wg.Wait()
+		for i, r := range results {
+			if errs[i] != nil {
+				quick.err = errs[i]
+				return
+			}
+			mu.Lock()
+			quick.rows = append(quick.rows, r.Rows...)
+			quick.stats[scs[i].Name] = r.Stats
+			mu.Unlock()
+		}
+	})
+	require.NoError(t, quick.err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("seed %d; rerun with: go run ./bench -quick -seed %d", testSeed, testSeed)
+		}
+	})
+	return quick.rows
+}
+
+// find returns the row of scenario, entity and method.
+func find(t *testing.T, rows []Row, scenario, entity, method string) Row {
+	t.Helper()
+	for _, r := range rows {
+		if r.Scenario == scenario && r.Entity == entity && r.Method == method && r.Variant == "" {
+			return r
+		}
+	}
+	require.Failf(t, "row missing", "%s/%s/%s", scenario, entity, method)
+	return Row{}
+}
+
+// TestGoals checks the goals on the quick table. The full table
+// (go run ./bench) is the measurement; these are its guard rails.
+func TestGoals(t *testing.T) {
+	rows := quickTable(t)
+	v50 := find(t, rows, "direct-50", "vehicle", MethodNearzero)
+	i50 := find(t, rows, "direct-50", "vehicle", MethodInterp100)
+	assert.LessOrEqual(t, v50.AlongP95, 0.15, "direct-50 vehicle along-track p95")
+	assert.LessOrEqual(t, v50.SideP95, 0.05, "direct-50 vehicle sideways p95")
+	assert.Zero(t, v50.JumpsPerMin, "direct-50 vehicle big jumps")
+	assert.GreaterOrEqual(t, i50.AlongP95/v50.AlongP95, 20.0, "interp100 / nearzero along-track p95")
+
+	loss := find(t, rows, "loss-1pct", "vehicle", MethodNearzero)
+	assert.LessOrEqual(t, loss.AlongP95, 0.2, "1% loss along-track p95")
+	wifi := find(t, rows, "wifi-stalls", "vehicle", MethodNearzero)
+	assert.LessOrEqual(t, wifi.AlongMax, 0.5, "Wi-Fi stalls along-track max")
+}
+
+// TestGuardRails asserts loose bounds over the whole quick table, so a
+// regression anywhere fails CI.
+func TestGuardRails(t *testing.T) {
+	rows := quickTable(t)
+	clean := map[string]bool{"direct-20": true, "direct-50": true, "direct-100": true, "drift-50ppm": true,
+		"server-only": true, "loss-1pct": true}
+	for _, r := range rows {
+		name := fmt.Sprintf("%s/%s/%s", r.Scenario, r.Entity, r.Method)
+		assert.Greater(t, r.Frames, 500, "%s: frames judged", name)
+		if r.Method == MethodNearzero {
+			ip := find(t, rows, r.Scenario, r.Entity, MethodInterp100)
+			assert.Less(t, r.AlongP95, ip.AlongP95, "%s: nearzero beats interp100", name)
+			if r.Scenario != "asymmetric" && strings.HasPrefix(r.Entity, "vehicle") {
+				assert.Less(t, r.AlongP95, 0.5, "%s: vehicle along-track p95", name)
+			}
+			if clean[r.Scenario] {
+				assert.Zero(t, r.JumpsPerMin, "%s: no big jumps on a clean link", name)
+			}
+			if r.Scenario != "direct-outage" {
+				assert.Zero(t, r.ReversalsPerMin, "%s: no reversals outside outages", name)
+			}
+			require.NotNil(t, r.SplitTiming, name)
+			require.NotNil(t, r.SplitSmoothing, name)
+		} else {
+			assert.Nil(t, r.SplitTiming, "%s: the split is nearzero's", name)
+		}
+	}
+	for name, st := range quick.stats {
+		assert.Zero(t, st.RoomErrors, "%s: the room refused nothing", name)
+		assert.Greater(t, st.StatesSent, 1000, name)
+	}
+	assert.GreaterOrEqual(t, quick.stats["round-start"].Rounds, 1, "a round started")
+	assert.Positive(t, quick.stats["contact"].Contacts, "the vehicles touched")
+}
+
+// TestAsymmetryIsTiming shows with an ablation that the asymmetric row's
+// error is the sender-clock estimate, which no ping can correct.
+func TestAsymmetryIsTiming(t *testing.T) {
+	sc, err := Lookup("asymmetric")
+	require.NoError(t, err)
+	real, err := Run(sc, Options{Seed: testSeed, Duration: 10 * time.Second})
+	require.NoError(t, err)
+	oracle, err := Run(sc, Options{Seed: testSeed, Duration: 10 * time.Second, Variant: Ablations[1]})
+	require.NoError(t, err)
+	require.Equal(t, "true-sender-clock", oracle.Rows[0].Variant)
+	rv := find(t, real.Rows, "asymmetric", "vehicle", MethodNearzero)
+	var ov Row
+	for _, r := range oracle.Rows {
+		if r.Entity == "vehicle" && r.Method == MethodNearzero {
+			ov = r
+		}
+	}
+	t.Logf("vehicle along p95 %.3f m, with the true sender clock %.3f m", rv.AlongP95, ov.AlongP95)
+	assert.Greater(t, rv.AlongP95, 0.2, "20 ms of asymmetry is 0.4 m at 20 m/s")
+	assert.Less(t, ov.AlongP95, rv.AlongP95/5, "the true sender clock removes it")
+	assert.Greater(t, *rv.SplitTiming, 5**ov.SplitTiming)
+}
+
+func TestSameSeedSameNumbers(t *testing.T) {
+	sc, err := Lookup("wifi-stalls")
+	require.NoError(t, err)
+	run := func(seed uint64) []Row {
+		res, err := Run(sc, Options{Seed: seed, Duration: 10 * time.Second})
+		require.NoError(t, err)
+		for i := range res.Rows {
+			res.Rows[i].WallSeconds = 0
+		}
+		return res.Rows
+	}
+	a, b := run(3), run(3)
+	assert.Equal(t, a, b, "same seed, same numbers")
+	c := run(4)
+	assert.NotEqual(t, a[0].AlongP95, c[0].AlongP95, "another seed, other numbers")
+}
+
+func TestRunTableOrderAndParallelism(t *testing.T) {
+	scs := []Scenario{must(Lookup("direct-20")), must(Lookup("server-only"))}
+	o := TableOptions{Options: Options{Seed: 2, Duration: 5 * time.Second}, Scenarios: scs, Ablate: true}
+	var calls []int
+	one, _, err := RunTable(TableOptions{Options: o.Options, Scenarios: scs, Ablate: true, Workers: 1},
+		func(done, total int) { calls = append(calls, done*100+total) })
+	require.NoError(t, err)
+	many, _, err := RunTable(o, nil)
+	require.NoError(t, err)
+	require.Len(t, one, len(scs)*(1+len(Ablations))*2*len(Methods))
+	assert.Equal(t, []int{110, 210, 310, 410, 510, 610, 710, 810, 910, 1010}, calls)
+	for i := range one {
+		one[i].WallSeconds, many[i].WallSeconds = 0, 0
+	}
+	assert.Equal(t, one, many, "parallelism does not change the numbers")
+	assert.Equal(t, "direct-20", one[0].Scenario)
+	assert.Equal(t, "", one[0].Variant)
+	assert.Equal(t, Ablations[0].Name, one[6].Variant)
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestOutput(t *testing.T) {
+	sc := must(Lookup("direct-20"))
+	res, err := Run(sc, Options{Seed: 1, Duration: 3 * time.Second, Trace: true})
+	require.NoError(t, err)
+
+	var js bytes.Buffer
+	require.NoError(t, WriteJSON(&js, res.Rows))
+	lines := strings.Split(strings.TrimSpace(js.String()), "\n")
+	require.Len(t, lines, len(res.Rows))
+	for _, l := range lines {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m))
+		for _, k := range []string{"scenario", "method", "along_p50_m", "along_p95_m", "along_max_m", "side_p95_m",
+			"bias_m", "wobble_m", "reversals_per_min", "jumps_per_min", "past_cap_share", "sim_seconds", "wall_seconds"} {
+			assert.Contains(t, m, k)
+		}
+	}
+
+	var txt bytes.Buffer
+	require.NoError(t, WriteText(&txt, res.Rows))
+	assert.Contains(t, txt.String(), "along95")
+	assert.Equal(t, len(res.Rows)+2, strings.Count(txt.String(), "\n"))
+
+	dir := t.TempDir()
+	require.NoError(t, WriteTraces(dir, res.Traces))
+	for _, tr := range res.Traces {
+		for _, suffix := range []string{".csv", ".png", "-methods.png"} {
+			st, err := os.Stat(filepath.Join(dir, tr.Scenario+"-"+tr.Entity+suffix))
+			require.NoError(t, err)
+			assert.Greater(t, st.Size(), int64(1000))
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "direct-20-vehicle.csv"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(csv), "t_s,speed_mps,along_nearzero_m"))
+	assert.Equal(t, len(res.Traces[1].T)+1, strings.Count(string(csv), "\n"))
+}
+
+func TestRecordAndReplay(t *testing.T) {
+	sc := must(Lookup("direct-50"))
+	rec := &Recording{}
+	first, err := Run(sc, Options{Seed: 5, Duration: 5 * time.Second, Record: rec})
+	require.NoError(t, err)
+	require.NotEmpty(t, rec.Events)
+
+	var buf bytes.Buffer
+	require.NoError(t, WriteRecording(&buf, rec))
+	back, err := ReadRecording(&buf)
+	require.NoError(t, err)
+	require.Equal(t, rec.Events, back.Events, "the CSV round trip is exact")
+
+	// The replay drives the same bots; a different seed changes only the
+	// network and the frames, so the truth is the same but the errors differ.
+	again, err := Run(sc, Options{Seed: 5, Duration: 5 * time.Second, Inputs: back})
+	require.NoError(t, err)
+	for i := range first.Rows {
+		first.Rows[i].WallSeconds, again.Rows[i].WallSeconds = 0, 0
+	}
+	assert.Equal(t, first.Rows, again.Rows, "replaying the recorded inputs gives the same run")
+
+	_, err = ReadRecording(strings.NewReader("t_s,client,throttle,brake,steer,heading_rad,jump\n1,c,0,0,0,0,0\n"))
+	assert.ErrorIs(t, err, ErrRecording)
+	_, err = ReadRecording(strings.NewReader("1,a,NaN,0,0,0,0\n"))
+	assert.ErrorIs(t, err, ErrRecording)
+}

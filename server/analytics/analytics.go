@@ -1,0 +1,154 @@
+package analytics
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// Step is a funnel step.
+type Step string
+
+// Funnel steps, roughly in the order a player meets them. A room emits each
+// at most once per player per visit of the step (a ready flag toggled ten
+// times is one "ready").
+const (
+	StepRoomJoined       Step = "room_joined"
+	StepInviteShared     Step = "invite_shared"
+	StepLoaded           Step = "loaded"
+	StepReady            Step = "ready"
+	StepStartClicked     Step = "start_clicked"
+	StepHandshakeDone    Step = "handshake_done"
+	StepRoundStarted     Step = "round_started"
+	StepRoundFinished    Step = "round_finished"
+	StepRestartVote      Step = "restart_vote"
+	StepBackInRoom       Step = "back_in_room"
+	StepReconnected      Step = "reconnected"
+	StepLeft             Step = "left"
+	StepConnectionFailed Step = "connection_failed"
+)
+
+// Steps lists every step.
+var Steps = []Step{StepRoomJoined, StepInviteShared, StepLoaded, StepReady, StepStartClicked,
+	StepHandshakeDone, StepRoundStarted, StepRoundFinished, StepRestartVote, StepBackInRoom,
+	StepReconnected, StepLeft, StepConnectionFailed}
+
+// Event is one player's funnel step.
+type Event struct {
+	// Time is the wall-clock time, filled by the server (a room only knows At).
+	Time time.Time `json:"time"`
+	// At is the server clock (time since its origin) when it happened.
+	At      time.Duration  `json:"-"`
+	Step    Step           `json:"event"`
+	User    string         `json:"user,omitempty"`
+	Room    string         `json:"room,omitempty"`
+	Via     protocol.Via   `json:"via,omitempty"`    // how the player arrived in the room
+	Players int            `json:"players"`          // seats taken in the room at the time
+	Phase   protocol.Phase `json:"phase,omitempty"`  // room phase at the time
+	Round   int            `json:"round,omitempty"`  // rounds started in the room
+	Detail  string         `json:"detail,omitempty"` // step-specific: result status, close reason...
+}
+
+// DefaultQueue is the default SinkConfig.Queue.
+const DefaultQueue = 4096
+
+// SinkConfig tunes a Sink.
+type SinkConfig struct {
+	// Queue is how many events may wait to be written before Emit drops
+	// them. Default DefaultQueue (4096).
+	Queue int
+	// FlushEvery is how often buffered lines are flushed to the writer.
+	// Default 1 s; a quiet sink flushes as soon as its queue is empty.
+	FlushEvery time.Duration
+}
+
+// Sink writes events as JSON lines from its own goroutine.
+type Sink struct {
+	w       *bufio.Writer
+	q       chan Event
+	done    chan struct{}
+	once    sync.Once
+	dropped atomic.Uint64
+	err     error // guarded by done: written by the goroutine before it ends
+}
+
+// NewSink starts a sink writing to w. A nil cfg means defaults. Call Close
+// to flush and stop it; it does not close w.
+func NewSink(w io.Writer, cfg *SinkConfig) *Sink {
+	var c SinkConfig
+	if cfg != nil {
+		c = *cfg
+	}
+	if c.Queue <= 0 {
+		c.Queue = DefaultQueue
+	}
+	if c.FlushEvery <= 0 {
+		c.FlushEvery = time.Second
+	}
+	s := &Sink{w: bufio.NewWriter(w), q: make(chan Event, c.Queue), done: make(chan struct{})}
+	go s.run(c.FlushEvery)
+	return s
+}
+
+// Emit queues e for writing. It never blocks: when the queue is full the
+// event is dropped and counted (Dropped). Emit after Close drops too.
+func (s *Sink) Emit(e Event) {
+	select {
+	case <-s.done:
+		s.dropped.Add(1)
+		return
+	default:
+	}
+	select {
+	case s.q <- e:
+	default:
+		s.dropped.Add(1)
+	}
+}
+
+// Dropped returns how many events were dropped so far.
+func (s *Sink) Dropped() uint64 { return s.dropped.Load() }
+
+// Close writes what is queued, flushes, and stops the goroutine. It returns
+// the first write error, if any. Later calls return the same.
+func (s *Sink) Close() error {
+	s.once.Do(func() { close(s.q) })
+	<-s.done
+	return s.err
+}
+
+func (s *Sink) run(flushEvery time.Duration) {
+	defer close(s.done)
+	enc := json.NewEncoder(s.w)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case e, ok := <-s.q:
+			if !ok {
+				s.flush()
+				return
+			}
+			if err := enc.Encode(e); err != nil && s.err == nil {
+				s.err = fmt.Errorf("analytics: write: %w", err)
+			}
+			if len(s.q) == 0 {
+				s.flush()
+			}
+		case <-t.C:
+			s.flush()
+		}
+	}
+}
+
+func (s *Sink) flush() {
+	if err := s.w.Flush(); err != nil && s.err == nil {
+		s.err = fmt.Errorf("analytics: flush: %w", err)
+	}
+}

@@ -1,0 +1,913 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// maxMessage is the largest message the client reads.
+const maxMessage = wire.ControlHeaderSize + wire.MaxControlBody
+
+var (
+	// ErrClosed indicates a call on a closed client.
+	ErrClosed = errors.New("client: closed")
+	// ErrNotConnected indicates a request while the connection is down
+	// (reconnecting).
+	ErrNotConnected = errors.New("client: not connected")
+	// ErrNotInRoom indicates a call that needs a room.
+	ErrNotInRoom = errors.New("client: not in a room")
+	// ErrConnectionLost indicates the connection dropped while a request waited.
+	ErrConnectionLost = errors.New("client: connection lost")
+	// ErrBusy indicates a Create or Join while another is still waiting.
+	ErrBusy = errors.New("client: another request is in flight")
+)
+
+// monotonic is the default Clock.
+type monotonic struct{ start time.Time }
+
+func (m monotonic) Now() time.Duration { return time.Since(m.start) }
+
+// Client is a connection to a room server. All methods are safe for
+// concurrent use and none blocks except Dial, Create, Join, Leave and Close,
+// which take a context and time out. The engine's main thread calls
+// PollEvents and PollStates once per frame; nothing is ever called back.
+//
+// Goroutines: one supervisor for the client's life (reconnects), and per
+// connection a reader and a writer (which also sends the clock-sync pings);
+// two more with the lag simulator on. All end at Close.
+type Client struct {
+	url   string
+	opts  Options // read-only after Dial
+	clock Clock
+	log   *slog.Logger
+
+	closedCh  chan struct{}   // closed by Close
+	life      context.Context // cancelled by Close
+	endLife   context.CancelFunc
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+	reqMu     sync.Mutex // one Create/Join/Leave at a time
+	lagOut    *delayLine // nil when the simulator is off
+	lagIn     *delayLine
+
+	mu       sync.Mutex // guards everything below
+	sync     *clock.Sync
+	synced   bool
+	token    string
+	welcome  protocol.Welcome
+	name     string
+	code     string // the room, "" when in none
+	slot     int
+	room     protocol.RoomState
+	sess     *session // current connection; nil while reconnecting
+	pending  chan result
+	events   ring[Event]
+	states   ring[RemoteState]
+	outCtl   [][]byte
+	outState ring[[]byte]
+	stats    Stats
+	rng      *rand.Rand
+	notify   chan struct{}
+	lastErr  error
+}
+
+// Stats are counters for debugging and tests.
+type Stats struct {
+	StatesSent       int64 // states handed to the network
+	StatesReceived   int64 // remote states queued for PollStates
+	StatesUnsynced   int64 // remote states dropped before the clock synced
+	StatesDropped    int64 // states dropped from a full queue (either way)
+	EventsDropped    int64
+	LagDropped       int64 // states the lag simulator lost on purpose
+	Reconnects       int64
+	PingsSent        int64
+	MalformedFromSrv int64 // undecodable messages from the server
+}
+
+// session is one WebSocket connection.
+type session struct {
+	ws   *websocket.Conn
+	wake chan struct{} // writer wake-up
+	done chan struct{} // closed when reader and writer have ended
+	err  error         // why it ended; valid after done
+}
+
+type result struct {
+	msg protocol.Message
+	err error
+}
+
+// Dial connects to the server at url (ws:// or wss://, path /ws), says
+// hello and waits for the welcome, all within ctx and DialTimeout. A nil
+// opts means defaults. Once connected, the client keeps the connection up
+// on its own: see Options.NoReconnect.
+func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("dial %s: %w", url, err)
+	}
+	o := opts.withDefaults()
+	c := &Client{url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
+		token: o.Token, name: o.Name, slot: -1,
+		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
+		outState: newRing[[]byte](o.SendQueue), rng: rand.New(rand.NewPCG(o.Seed, 1)),
+		notify: make(chan struct{}, 1)}
+	if c.clock == nil {
+		c.clock = monotonic{start: time.Now()}
+	}
+	c.life, c.endLife = context.WithCancel(context.Background())
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	var err error
+	if c.sync, err = clock.NewSync(&o.Sync); err != nil {
+		return nil, fmt.Errorf("dial %s: %w", url, err)
+	}
+	if o.Lag.On() {
+		c.lagOut = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
+		c.lagIn = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
+	}
+	ws, err := c.connect(ctx)
+	if err != nil {
+		c.endLife()
+		c.stopLag()
+		return nil, fmt.Errorf("dial %s: %w", url, err)
+	}
+	sess := c.start(ws)
+	c.wg.Add(1)
+	go c.run(sess)
+	return c, nil
+}
+
+// connect dials, says hello and reads until the welcome. A token the server
+// refuses is dropped and the hello repeated once without it.
+func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
+	ws, err := c.hello(ctx)
+	if protocol.CodeOf(err) == protocol.CodeBadToken {
+		c.mu.Lock()
+		c.token = ""
+		c.mu.Unlock()
+		c.log.Warn("server refused our token; asking for a new identity")
+		ws, err = c.hello(ctx)
+	}
+	return ws, err
+}
+
+func (c *Client) hello(ctx context.Context) (_ *websocket.Conn, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = ws.CloseNow()
+		}
+	}()
+	ws.SetReadLimit(maxMessage)
+	c.mu.Lock()
+	h := &protocol.Hello{Rules: wire.RulesVersion, Token: c.token, Name: c.name, Client: c.opts.ClientName}
+	c.mu.Unlock()
+	b, err := protocol.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.Write(ctx, websocket.MessageBinary, b); err != nil {
+		return nil, closeErr(err)
+	}
+	for {
+		_, msg, err := ws.Read(ctx)
+		if err != nil {
+			return nil, closeErr(err)
+		}
+		m, err := protocol.Decode(msg)
+		if err != nil {
+			return nil, fmt.Errorf("hello: %w", err)
+		}
+		switch m := m.(type) {
+		case *protocol.Welcome:
+			c.mu.Lock()
+			c.welcome, c.token, c.name = *m, m.Token, m.Name
+			c.mu.Unlock()
+			return ws, nil
+		case *protocol.Error:
+			if m.Code == protocol.CodeBadName { // not fatal: the stored name is kept
+				c.push(Event{Kind: EventMessage, Msg: m, At: c.clock.Now()})
+				continue
+			}
+			return nil, m
+		}
+	}
+}
+
+// closeErr turns a WebSocket close into a *protocol.CloseError.
+func closeErr(err error) error {
+	var ce websocket.CloseError
+	if errors.As(err, &ce) {
+		return &protocol.CloseError{Code: protocol.Code(ce.Code), Reason: ce.Reason}
+	}
+	return err
+}
+
+// start runs a reader and a writer on ws.
+func (c *Client) start(ws *websocket.Conn) *session {
+	s := &session{ws: ws, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	c.mu.Lock()
+	c.sess = s
+	c.outState.clear()
+	c.mu.Unlock()
+	writerDone := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop(s, readerDone)
+	}()
+	go func() {
+		s.err = c.readLoop(s)
+		close(readerDone)
+		<-writerDone
+		_ = ws.CloseNow()
+		c.mu.Lock()
+		if c.sess == s {
+			c.sess = nil
+		}
+		if c.pending != nil {
+			c.pending <- result{err: ErrConnectionLost}
+			c.pending = nil
+		}
+		c.mu.Unlock()
+		close(s.done)
+	}()
+	return s
+}
+
+// run supervises the connection: when it drops, reconnect and rejoin.
+func (c *Client) run(s *session) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-s.done:
+		case <-c.closedCh:
+			<-s.done
+			c.push(Event{Kind: EventDisconnected, At: c.clock.Now()})
+			return
+		}
+		err := s.err
+		code := protocol.CloseCodeOf(err)
+		select {
+		case <-c.closedCh:
+			c.push(Event{Kind: EventDisconnected, At: c.clock.Now()})
+			return
+		default:
+		}
+		if c.opts.NoReconnect || code.Fatal() {
+			c.disconnected(err)
+			return
+		}
+		c.log.Info("connection lost; reconnecting", "err", err)
+		c.push(Event{Kind: EventReconnecting, Err: err, At: c.clock.Now()})
+		ns, err := c.reconnect()
+		if c.isClosed() {
+			if ns != nil {
+				<-ns.done
+			}
+			c.push(Event{Kind: EventDisconnected, At: c.clock.Now()})
+			return
+		}
+		if err != nil {
+			c.disconnected(err)
+			return
+		}
+		s = ns
+	}
+}
+
+func (c *Client) disconnected(err error) {
+	c.mu.Lock()
+	c.lastErr = err
+	c.code, c.slot = "", -1
+	c.mu.Unlock()
+	c.push(Event{Kind: EventDisconnected, Err: err, At: c.clock.Now()})
+}
+
+// reconnect retries with back-off for ReconnectFor, then rejoins the room.
+func (c *Client) reconnect() (*session, error) {
+	deadline := time.Now().Add(c.opts.ReconnectFor)
+	wait := c.opts.BackoffMin
+	var last error
+	for attempt := 1; ; attempt++ {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("reconnect: gave up after %d attempts over %v: %w", attempt-1, c.opts.ReconnectFor, last)
+		}
+		ctx, cancel := context.WithTimeout(c.life, left)
+		ws, err := c.connect(ctx)
+		if err == nil {
+			s := c.start(ws)
+			c.mu.Lock()
+			c.stats.Reconnects++
+			code := c.code
+			c.mu.Unlock()
+			if code != "" {
+				_, err := c.request(ctx, &protocol.Join{Code: code, Via: protocol.ViaReconnect})
+				switch {
+				case errors.Is(err, ErrConnectionLost):
+					cancel()
+					last = err
+					continue
+				case err != nil:
+					c.mu.Lock()
+					c.code, c.slot = "", -1
+					c.mu.Unlock()
+					c.push(Event{Kind: EventRoomLost, Err: err, At: c.clock.Now()})
+				}
+			}
+			cancel()
+			c.push(Event{Kind: EventReconnected, At: c.clock.Now()})
+			return s, nil
+		}
+		cancel()
+		last = err
+		if code := protocol.CodeOf(err); code.Fatal() {
+			return nil, err
+		}
+		select {
+		case <-c.closedCh:
+			return nil, ErrClosed
+		default:
+		}
+		jitter := 0.8 + 0.4*c.randFloat()
+		d := min(time.Duration(float64(wait)*jitter), time.Until(deadline))
+		c.log.Debug("reconnect attempt failed", "attempt", attempt, "err", err, "retry_in", d)
+		t := time.NewTimer(max(d, 0))
+		select {
+		case <-c.closedCh:
+			t.Stop()
+			return nil, ErrClosed
+		case <-t.C:
+		}
+		wait = min(wait*2, c.opts.BackoffMax)
+	}
+}
+
+func (c *Client) randFloat() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rng.Float64()
+}
+
+// readLoop reads messages until the connection ends.
+func (c *Client) readLoop(s *session) error {
+	buf := make([]byte, maxMessage)
+	for {
+		typ, rd, err := s.ws.Reader(context.Background())
+		if err != nil {
+			return closeErr(err)
+		}
+		n := 0
+		for {
+			m, err := rd.Read(buf[n:])
+			n += m
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return closeErr(err)
+			}
+			if n == len(buf) {
+				return fmt.Errorf("client: message over %d bytes", maxMessage)
+			}
+		}
+		if typ != websocket.MessageBinary {
+			continue
+		}
+		if c.lagIn != nil {
+			c.lagIn.push(append([]byte(nil), buf[:n]...), wire.KindOf(buf) == wire.KindControl)
+			continue
+		}
+		c.process(buf[:n], c.clock.Now())
+	}
+}
+
+// process handles one message from the server that arrived at time arrival.
+func (c *Client) process(msg []byte, arrival time.Duration) {
+	switch wire.KindOf(msg) {
+	case wire.KindState3D, wire.KindState2D:
+		c.mu.Lock()
+		for len(msg) > 0 {
+			frame, rest, ok := protocol.NextState(msg)
+			if !ok {
+				c.stats.MalformedFromSrv++
+				break
+			}
+			msg = rest
+			var rs RemoteState
+			if wire.DecodeState(frame, &rs.State) != nil {
+				c.stats.MalformedFromSrv++
+				continue
+			}
+			if !c.synced {
+				c.stats.StatesUnsynced++
+				continue
+			}
+			server := rs.State.Stamp.Near(c.sync.ServerTime(arrival))
+			rs.Local, rs.Arrival = c.sync.LocalTime(server), arrival
+			if c.states.push(rs) {
+				c.stats.StatesDropped++
+			}
+			c.stats.StatesReceived++
+		}
+		c.mu.Unlock()
+		c.signal()
+	case wire.KindControl:
+		m, err := protocol.Decode(msg)
+		if err != nil {
+			c.mu.Lock()
+			c.stats.MalformedFromSrv++
+			c.mu.Unlock()
+			c.log.Warn("undecodable message from the server", "err", err)
+			return
+		}
+		c.control(m, arrival)
+	}
+}
+
+// control handles one control message.
+func (c *Client) control(m protocol.Message, at time.Duration) {
+	c.mu.Lock()
+	deliver := true
+	answer := false
+	switch m := m.(type) {
+	case *protocol.Pong:
+		c.sync.Observe(protocol.DurationUS(m.TUS), protocol.DurationUS(m.ServerUS), at)
+		deliver = false
+		if !c.synced && c.sync.Synced() {
+			c.synced = true
+			c.mu.Unlock()
+			c.push(Event{Kind: EventSynced, At: at})
+			return
+		}
+	case *protocol.Joined:
+		c.code, c.slot, c.room = m.Code, m.Slot, m.Room
+		answer = true
+	case *protocol.RoomState:
+		if m.Rev >= c.room.Rev || m.Code != c.room.Code {
+			c.room = *m
+		}
+	case *protocol.Left:
+		c.code, c.slot, c.room = "", -1, protocol.RoomState{}
+		answer = true
+	case *protocol.Error:
+		switch m.Request {
+		case protocol.TypeCreate, protocol.TypeJoin, protocol.TypeLeave:
+			answer = true
+		}
+	}
+	if answer && c.pending != nil {
+		c.pending <- result{msg: m}
+		c.pending = nil
+	}
+	c.mu.Unlock()
+	if deliver {
+		c.push(Event{Kind: EventMessage, Msg: m, At: at})
+	}
+}
+
+// push queues an event for PollEvents.
+func (c *Client) push(e Event) {
+	c.mu.Lock()
+	if c.events.push(e) {
+		c.stats.EventsDropped++
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Client) signal() {
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop sends queued frames and the clock-sync pings.
+func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
+	ctx := context.Background()
+	ping := time.NewTimer(0)
+	defer ping.Stop()
+	var ctl [][]byte
+	var batch []byte
+	for {
+		c.mu.Lock()
+		next := c.sync.NextPing()
+		now := c.clock.Now()
+		c.mu.Unlock()
+		ping.Reset(max(0, next-now))
+		select {
+		case <-readerDone:
+			return
+		case <-c.closedCh:
+			_ = s.ws.Close(websocket.StatusNormalClosure, "bye")
+			return
+		case <-ping.C:
+			c.sendPing()
+			continue
+		case <-s.wake:
+		}
+		for {
+			c.mu.Lock()
+			if c.sess != s {
+				c.mu.Unlock()
+				return
+			}
+			ctl, c.outCtl = c.outCtl, ctl[:0]
+			batch = batch[:0]
+			for _, st := range c.outState.drain(nil) {
+				batch = append(batch, st...)
+			}
+			c.mu.Unlock()
+			if len(ctl) == 0 && len(batch) == 0 {
+				break
+			}
+			for i, f := range ctl {
+				if err := s.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
+					return
+				}
+				ctl[i] = nil
+			}
+			if len(batch) > 0 {
+				if err := s.ws.Write(ctx, websocket.MessageBinary, batch); err != nil {
+					return
+				}
+			}
+		}
+	}
+}
+
+// sendPing queues a clock-sync ping carrying our best round trip.
+func (c *Client) sendPing() {
+	c.mu.Lock()
+	now := c.clock.Now()
+	c.sync.Sent(now)
+	rtt := c.sync.RTT()
+	c.stats.PingsSent++
+	c.mu.Unlock()
+	_ = c.sendMsg(&protocol.Ping{TUS: protocol.US(now), RTTUS: protocol.US(rtt)})
+}
+
+// sendMsg queues a reliable message.
+func (c *Client) sendMsg(m protocol.Message) error {
+	b, err := protocol.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if c.lagOut != nil {
+		c.lagOut.push(b, true)
+		return nil
+	}
+	return c.enqueue(b, true)
+}
+
+// enqueueDelayed is the lag simulator's exit on the way out.
+func (c *Client) enqueueDelayed(b []byte, reliable bool) { _ = c.enqueue(b, reliable) }
+
+// enqueue hands a frame to the current connection's writer.
+func (c *Client) enqueue(b []byte, reliable bool) error {
+	c.mu.Lock()
+	s := c.sess
+	if s == nil {
+		c.mu.Unlock()
+		return ErrNotConnected
+	}
+	if reliable {
+		c.outCtl = append(c.outCtl, b)
+	} else {
+		if c.outState.push(b) {
+			c.stats.StatesDropped++
+		}
+		c.stats.StatesSent++
+	}
+	c.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// request sends m and waits for its answer: Joined or Left, or an Error
+// about it.
+func (c *Client) request(ctx context.Context, m protocol.Message) (protocol.Message, error) {
+	if !c.reqMu.TryLock() {
+		return nil, ErrBusy
+	}
+	defer c.reqMu.Unlock()
+	ch := make(chan result, 1)
+	c.mu.Lock()
+	if c.sess == nil {
+		c.mu.Unlock()
+		return nil, ErrNotConnected
+	}
+	c.pending = ch
+	c.mu.Unlock()
+	if err := c.sendMsg(m); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	defer cancel()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		if e, ok := r.msg.(*protocol.Error); ok {
+			return nil, e
+		}
+		return r.msg, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		if c.pending == ch {
+			c.pending = nil
+		}
+		c.mu.Unlock()
+		return nil, ctx.Err()
+	case <-c.closedCh:
+		return nil, ErrClosed
+	}
+}
+
+// Create opens a new room (nil settings: the server's defaults) and takes
+// its first seat, as host.
+func (c *Client) Create(ctx context.Context, settings *protocol.Settings) (*protocol.Joined, error) {
+	m, err := c.request(ctx, &protocol.Create{Settings: settings})
+	if err != nil {
+		return nil, fmt.Errorf("create room: %w", err)
+	}
+	j, ok := m.(*protocol.Joined)
+	if !ok {
+		return nil, fmt.Errorf("create room: unexpected %s", protocol.TypeName(m.Type()))
+	}
+	return j, nil
+}
+
+// Join takes a seat in the room with codeOrLink: a code ("ABC-DEF", any
+// case) or an invite link.
+func (c *Client) Join(ctx context.Context, codeOrLink string) (*protocol.Joined, error) {
+	code, err := protocol.ParseRoomCode(codeOrLink)
+	if err != nil {
+		return nil, fmt.Errorf("join %q: %w", codeOrLink, err)
+	}
+	via := protocol.ViaCode
+	if strings.Contains(codeOrLink, "://") {
+		via = protocol.ViaLink
+	}
+	m, err := c.request(ctx, &protocol.Join{Code: code, Via: via})
+	if err != nil {
+		return nil, fmt.Errorf("join %s: %w", code, err)
+	}
+	j, ok := m.(*protocol.Joined)
+	if !ok {
+		return nil, fmt.Errorf("join %s: unexpected %s", code, protocol.TypeName(m.Type()))
+	}
+	return j, nil
+}
+
+// Leave gives up the seat and waits for the server to confirm.
+func (c *Client) Leave(ctx context.Context) error {
+	c.mu.Lock()
+	in := c.code != ""
+	c.mu.Unlock()
+	if !in {
+		return ErrNotInRoom
+	}
+	if _, err := c.request(ctx, &protocol.Leave{}); err != nil {
+		return fmt.Errorf("leave: %w", err)
+	}
+	return nil
+}
+
+// Send queues a control message (Ready, Loading, Settings, Start,
+// InPosition, Finish, Vote, SetName, DirectLink, Signal, Invite). It never
+// blocks; answers and refusals come back as events. It returns
+// ErrNotConnected while reconnecting and ErrClosed after Close.
+func (c *Client) Send(m protocol.Message) error {
+	select {
+	case <-c.closedCh:
+		return ErrClosed
+	default:
+	}
+	if sn, ok := m.(*protocol.SetName); ok {
+		c.mu.Lock()
+		c.name = sn.Name // kept for the next hello
+		c.mu.Unlock()
+	}
+	return c.sendMsg(m)
+}
+
+// SendState queues the local player's state. It never blocks: when the
+// network falls behind, the oldest queued state is dropped. The slot is
+// filled in. States sent while reconnecting are dropped.
+func (c *Client) SendState(s *wire.State) error {
+	c.mu.Lock()
+	closed := c.isClosed()
+	slot, inRoom := c.slot, c.code != ""
+	c.mu.Unlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case !inRoom:
+		return ErrNotInRoom
+	}
+	st := *s
+	st.Slot = uint8(slot)
+	b, err := wire.AppendState(make([]byte, 0, wire.MaxStateSize), &st)
+	if err != nil {
+		return fmt.Errorf("send state: %w", err)
+	}
+	if c.lagOut != nil {
+		c.lagOut.push(b, false)
+		return nil
+	}
+	if err := c.enqueue(b, false); errors.Is(err, ErrNotConnected) {
+		return nil // dropped: states are droppable
+	}
+	return nil
+}
+
+func (c *Client) isClosed() bool {
+	select {
+	case <-c.closedCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// PollEvents appends the events received since the last call to dst and
+// returns it. It never blocks.
+func (c *Client) PollEvents(dst []Event) []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events.drain(dst)
+}
+
+// PollStates appends the remote states received since the last call to dst
+// and returns it. It never blocks. States arrive only once the clock is
+// synced (EventSynced); earlier ones are dropped.
+func (c *Client) PollStates(dst []RemoteState) []RemoteState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.states.drain(dst)
+}
+
+// Notify returns a channel that receives (without blocking the client)
+// whenever an event or state is queued: goroutine users can wait on it
+// instead of polling.
+func (c *Client) Notify() <-chan struct{} { return c.notify }
+
+// Now returns the local clock.
+func (c *Client) Now() time.Duration { return c.clock.Now() }
+
+// Synced reports whether the clock is synchronised to the server.
+func (c *Client) Synced() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.synced
+}
+
+// ServerTime maps a local time onto the server clock (the countdown's GoUS
+// and every *_us in the protocol are server times).
+func (c *Client) ServerTime(local time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sync.ServerTime(local)
+}
+
+// LocalTime maps a server time onto the local clock.
+func (c *Client) LocalTime(server time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sync.LocalTime(server)
+}
+
+// RTT returns the best round trip to the server seen recently.
+func (c *Client) RTT() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sync.RTT()
+}
+
+// Token returns the identity token to keep for the next session.
+func (c *Client) Token() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.token
+}
+
+// User returns the user id.
+func (c *Client) User() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.welcome.User
+}
+
+// Welcome returns the server's last welcome (limits, versions, draining).
+func (c *Client) Welcome() protocol.Welcome {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.welcome
+}
+
+// Slot returns the client's slot in its room, or -1.
+func (c *Client) Slot() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slot
+}
+
+// Room returns the latest state of the client's room (zero when in none).
+func (c *Client) Room() protocol.RoomState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.room
+}
+
+// Connected reports whether the connection is up (false while reconnecting).
+func (c *Client) Connected() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess != nil
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	s := c.stats
+	c.mu.Unlock()
+	if c.lagOut != nil {
+		s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
+	}
+	return s
+}
+
+// Err returns why the client disconnected for good, or nil.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastErr
+}
+
+// Close ends the connection with a normal close (the seat is held by the
+// server for a reconnect; Leave first to give it up) and stops every
+// goroutine. It waits at most CloseTimeout and ctx, then cuts the connection.
+func (c *Client) Close(ctx context.Context) error {
+	c.closeOnce.Do(func() {
+		close(c.closedCh)
+		c.endLife()
+	})
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	t := time.NewTimer(c.opts.CloseTimeout)
+	defer t.Stop()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-t.C:
+		err = context.DeadlineExceeded
+	}
+	if err != nil {
+		c.mu.Lock()
+		if c.sess != nil {
+			_ = c.sess.ws.CloseNow()
+		}
+		c.mu.Unlock()
+		<-done
+	}
+	c.stopLag()
+	if err != nil {
+		return fmt.Errorf("close: goodbye cut short: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) stopLag() {
+	if c.lagOut != nil {
+		c.lagOut.close()
+		c.lagIn.close()
+	}
+}

@@ -1,0 +1,148 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/client"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// runServer runs a server on loopback; stop shuts it down.
+func runServer() (url string, stop func()) {
+	s, err := server.New(nil, server.Deps{})
+	if err != nil {
+		panic(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	<-s.Ready()
+	return "ws://" + ln.Addr().String() + "/ws", func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		<-done
+	}
+}
+
+func startServer(t *testing.T) string {
+	t.Helper()
+	url, stop := runServer()
+	t.Cleanup(stop)
+	return url
+}
+
+var quickSync = clock.SyncConfig{WarmupInterval: 10 * time.Millisecond, SyncedAfter: 3, WarmupSamples: 4}
+
+func TestLagSimulator(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	const latency = 40 * time.Millisecond
+	lagged, err := client.Dial(ctx, url, &client.Options{Sync: quickSync, Lag: client.LagConfig{Latency: latency, Loss: 0.3}, Seed: 3})
+	require.NoError(t, err)
+	defer lagged.Close(ctx)
+	plain, err := client.Dial(ctx, url, &client.Options{Sync: quickSync})
+	require.NoError(t, err)
+	defer plain.Close(ctx)
+
+	j, err := lagged.Create(ctx, nil)
+	require.NoError(t, err)
+	_, err = plain.Join(ctx, j.Code)
+	require.NoError(t, err)
+	for !lagged.Synced() || !plain.Synced() {
+		time.Sleep(5 * time.Millisecond)
+		require.NoError(t, ctx.Err())
+	}
+	assert.GreaterOrEqual(t, lagged.RTT(), 2*latency, "latency is added each way")
+
+	// Reliable messages all arrive, in order; states may be lost.
+	for i := 1; i <= 100; i++ {
+		require.NoError(t, lagged.SendState(&wire.State{Seq: wire.Seq(i), Rot: geom.Quat{W: 1}}))
+		time.Sleep(time.Second / 120)
+	}
+	require.NoError(t, lagged.Send(&protocol.SetName{Name: "Lagged"}))
+	for plain.Room().Players[0].Name != "Lagged" {
+		time.Sleep(5 * time.Millisecond)
+		require.NoError(t, ctx.Err(), "the reliable rename arrives")
+	}
+	time.Sleep(3 * latency)
+	got := plain.PollStates(nil)
+	assert.Less(t, len(got), 95, "seed 3: about 30% of states lost on the way out")
+	assert.Greater(t, len(got), 40)
+	st := lagged.Stats()
+	assert.Positive(t, st.LagDropped)
+	for i := 1; i < len(got); i++ {
+		assert.Greater(t, got[i].Local, got[i-1].Local-20*time.Millisecond, "sample times follow the sender's clock")
+	}
+}
+
+func TestCallsAfterClose(t *testing.T) {
+	url := startServer(t)
+	ctx := context.Background()
+	c, err := client.Dial(ctx, url, nil)
+	require.NoError(t, err)
+	assert.ErrorIs(t, c.SendState(&wire.State{Rot: geom.Quat{W: 1}}), client.ErrNotInRoom)
+	assert.ErrorIs(t, c.Leave(ctx), client.ErrNotInRoom)
+	require.NoError(t, c.Close(ctx))
+	require.NoError(t, c.Close(ctx), "Close twice is fine")
+	assert.ErrorIs(t, c.Send(&protocol.Ready{Ready: true}), client.ErrClosed)
+	_, err = c.Create(ctx, nil)
+	assert.Error(t, err)
+	evs := c.PollEvents(nil)
+	require.NotEmpty(t, evs)
+	last := evs[len(evs)-1]
+	assert.Equal(t, client.EventDisconnected, last.Kind)
+	assert.NoError(t, last.Err, "a Close is not an error")
+}
+
+// Example connects two players to a room server on loopback.
+func Example() {
+	url, stop := runServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	host, err := client.Dial(ctx, url, &client.Options{Name: "Ann"})
+	if err != nil {
+		panic(err)
+	}
+	defer host.Close(ctx)
+	joined, err := host.Create(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	guest, err := client.Dial(ctx, url, &client.Options{Name: "Bob"})
+	if err != nil {
+		panic(err)
+	}
+	defer guest.Close(ctx)
+	j2, err := guest.Join(ctx, joined.Invite) // a code or the invite link
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("code has", len(joined.Code), "characters; host slot", joined.Slot, "guest slot", j2.Slot)
+
+	// Each frame, the engine drains events and states without blocking.
+	for _, ev := range guest.PollEvents(nil) {
+		if m, ok := ev.Msg.(*protocol.Joined); ok {
+			fmt.Println("event: joined", m.Code == joined.Code)
+		}
+	}
+	// Output:
+	// code has 6 characters; host slot 0 guest slot 1
+	// event: joined true
+}

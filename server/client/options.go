@@ -1,0 +1,164 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+)
+
+// Defaults of Options.
+const (
+	DefaultDialTimeout    = 5 * time.Second
+	DefaultRequestTimeout = 10 * time.Second
+	DefaultReconnectFor   = 20 * time.Second
+	DefaultBackoffMin     = 250 * time.Millisecond
+	DefaultBackoffMax     = 4 * time.Second
+	DefaultEventQueue     = 1024
+	DefaultStateQueue     = 1024
+	DefaultSendQueue      = 64
+	DefaultCloseTimeout   = 3 * time.Second
+)
+
+// Clock is the local clock: time since an arbitrary origin, never going
+// back. The Godot extension passes the engine's clock so that the local
+// sample times of received states are in the same time base as its frames.
+type Clock interface {
+	Now() time.Duration
+}
+
+// Options configure a Client. A nil *Options means every default; the zero
+// value of each field means its default.
+type Options struct {
+	// Token is the identity token from an earlier Welcome (Client.Token);
+	// empty asks for a new anonymous identity. A token this server does not
+	// recognise is dropped and a new identity issued.
+	Token string
+	// Name is the display name to use; empty keeps the stored one.
+	Name string
+	// ClientName names the client build in the server's logs.
+	ClientName string
+	// Clock is the local clock. Default: monotonic time since Dial.
+	Clock Clock
+	// Log receives the client's logs. Default: discarded.
+	Log *slog.Logger
+	// HTTPClient dials the WebSocket. Default http.DefaultClient.
+	HTTPClient *http.Client
+
+	// DialTimeout bounds one connection attempt: dial, hello and welcome.
+	// Default 5 s.
+	DialTimeout time.Duration
+	// RequestTimeout bounds Create and Join waiting for the answer, on top
+	// of their context. Default 10 s.
+	RequestTimeout time.Duration
+	// CloseTimeout bounds Close waiting for the goodbye. Default 3 s.
+	CloseTimeout time.Duration
+
+	// NoReconnect turns automatic reconnection off. Default false:
+	// a lost connection is retried with back-off for ReconnectFor.
+	NoReconnect bool
+	// ReconnectFor is how long to keep retrying after the connection is
+	// lost. Default 20 s, the server's default seat hold.
+	ReconnectFor time.Duration
+	// BackoffMin and BackoffMax bound the wait between attempts, which
+	// doubles from BackoffMin (with ±20% jitter). Defaults 250 ms and 4 s.
+	BackoffMin, BackoffMax time.Duration
+
+	// EventQueue is how many events wait for PollEvents before the oldest
+	// is dropped. Default 1024.
+	EventQueue int
+	// StateQueue is how many received states wait for PollStates before the
+	// oldest is dropped. Default 1024.
+	StateQueue int
+	// SendQueue is how many outgoing states wait for the network before
+	// the oldest is dropped. Default 64.
+	SendQueue int
+
+	// Sync tunes the clock synchronisation to the server; zero fields are
+	// netcode/clock's defaults.
+	Sync clock.SyncConfig
+	// Lag simulates a worse network under this client. Off by default.
+	Lag LagConfig
+	// Seed seeds the jitter of back-off and the lag simulator; 0 means a
+	// fixed default (runs are reproducible unless you vary it).
+	Seed uint64
+}
+
+// LagConfig is the lag simulator of ARCHITECTURE.md §7: it sits under the
+// server link, in both directions. States may be dropped and reordered by
+// jitter; reliable messages are delayed but keep their order. The zero
+// value is off.
+type LagConfig struct {
+	// Latency is the one-way delay added to every message, each way.
+	Latency time.Duration
+	// Jitter adds a uniform random extra delay in [0, Jitter) per message.
+	Jitter time.Duration
+	// Loss is the probability, 0 to 1, that a state is dropped, each way.
+	Loss float64
+}
+
+// On reports whether the simulator changes anything.
+func (l LagConfig) On() bool { return l.Latency > 0 || l.Jitter > 0 || l.Loss > 0 }
+
+// ErrInvalidOptions indicates an Options field out of range.
+var ErrInvalidOptions = errors.New("client: invalid options")
+
+func (o *Options) withDefaults() Options {
+	var d Options
+	if o != nil {
+		d = *o
+	}
+	def := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&d.DialTimeout, DefaultDialTimeout)
+	def(&d.RequestTimeout, DefaultRequestTimeout)
+	def(&d.CloseTimeout, DefaultCloseTimeout)
+	def(&d.ReconnectFor, DefaultReconnectFor)
+	def(&d.BackoffMin, DefaultBackoffMin)
+	def(&d.BackoffMax, DefaultBackoffMax)
+	if d.EventQueue == 0 {
+		d.EventQueue = DefaultEventQueue
+	}
+	if d.StateQueue == 0 {
+		d.StateQueue = DefaultStateQueue
+	}
+	if d.SendQueue == 0 {
+		d.SendQueue = DefaultSendQueue
+	}
+	if d.HTTPClient == nil {
+		d.HTTPClient = http.DefaultClient
+	}
+	if d.Seed == 0 {
+		d.Seed = 0x6e656172 // "near"
+	}
+	return d
+}
+
+// Validate reports the first field out of range, naming both values of a
+// contradiction; defaults are applied first.
+func (o *Options) Validate() error {
+	d := o.withDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case d.DialTimeout < 0 || d.RequestTimeout < 0 || d.CloseTimeout < 0 || d.ReconnectFor < 0:
+		return bad("negative time-out")
+	case d.BackoffMin <= 0 || d.BackoffMin > d.BackoffMax:
+		return bad("BackoffMin %v must be positive and at most BackoffMax %v", d.BackoffMin, d.BackoffMax)
+	case d.EventQueue < 1 || d.StateQueue < 1 || d.SendQueue < 1:
+		return bad("queues must hold at least 1 (EventQueue %d, StateQueue %d, SendQueue %d)", d.EventQueue, d.StateQueue, d.SendQueue)
+	case d.Lag.Latency < 0 || d.Lag.Jitter < 0 || d.Lag.Loss < 0 || d.Lag.Loss > 1:
+		return bad("lag Latency %v, Jitter %v must not be negative and Loss %v must be in 0..1", d.Lag.Latency, d.Lag.Jitter, d.Lag.Loss)
+	}
+	if err := d.Sync.Validate(); err != nil {
+		return fmt.Errorf("%w: Sync: %w", ErrInvalidOptions, err)
+	}
+	return nil
+}

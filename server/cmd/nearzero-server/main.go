@@ -1,0 +1,234 @@
+// Command nearzero-server runs the nearzero room server: rooms by code over
+// WebSocket, with health on /healthz and Prometheus metrics on /metrics.
+//
+//	nearzero-server                      # loopback :8787, ./nearzero.db
+//	nearzero-server -addr :8787 -log-format json -analytics events.jsonl
+//	nearzero-server -h                   # every flag with its default
+//
+// SIGTERM or SIGINT drains: no new rooms or rounds, running rounds finish
+// (up to -drain-grace), then every connection closes with 1001 going away.
+// A second signal stops at once.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/identity"
+	"github.com/nearzero/nearzero/server/room"
+	"github.com/nearzero/nearzero/server/store"
+)
+
+func main() {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	os.Exit(run(os.Args[1:], sig, os.Stdout, os.Stderr, nil))
+}
+
+// options are the command-line flags.
+type options struct {
+	addr, db, secret, publicURL, logFormat, logLevel, analytics string
+	origins                                                     multi
+	roomSize, maxRooms, minPlayers                              int
+	drainGrace, seatHold, roundLimit, handshake, countdown      time.Duration
+	sendRate, topSpeed                                          float64
+	noMotionChecks, version                                     bool
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func parse(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("nearzero-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", server.DefaultAddr, "listen address (host:port); loopback by default, use :8787 to listen on every interface")
+	fs.StringVar(&o.db, "db", "./nearzero.db", "SQLite database for identities and results (created on first run); :memory: keeps nothing")
+	fs.StringVar(&o.secret, "secret", "", "identity signing secret, at least 32 bytes (default: $NEARZERO_SECRET, else generated and kept in the database)")
+	fs.StringVar(&o.publicURL, "public-url", "", "base of invite links, e.g. https://play.example.com (links are BASE/join/CODE; default nearzero://join/CODE)")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&o.analytics, "analytics", "", "file to append funnel events to as JSON lines; - for stdout (default: none)")
+	fs.Var(&o.origins, "origin", "browser origin allowed to connect, e.g. game.example.com (repeatable; default: same origin and native clients only)")
+	fs.IntVar(&o.roomSize, "room-size", room.DefaultMaxPlayers, fmt.Sprintf("players per room, at most %d (each receives room-size-1 states per tick)", room.MaxSlots))
+	fs.IntVar(&o.minPlayers, "min-players", room.DefaultMinPlayers, "connected players needed to start a round")
+	fs.IntVar(&o.maxRooms, "max-rooms", server.DefaultMaxRooms, "rooms open at once")
+	fs.DurationVar(&o.drainGrace, "drain-grace", server.DefaultDrainGrace, "on SIGTERM, how long running rounds may finish before connections close")
+	fs.DurationVar(&o.seatHold, "seat-hold", room.DefaultSeatHold, "how long a disconnected player's seat is kept for a reconnect")
+	fs.DurationVar(&o.roundLimit, "round-limit", room.DefaultRoundLimit, "default round time limit (the host may change it)")
+	fs.DurationVar(&o.handshake, "handshake-timeout", room.DefaultHandshakeTimeout, "how long the start handshake waits for players to be in position")
+	fs.DurationVar(&o.countdown, "countdown", room.DefaultCountdown, "countdown before a round starts")
+	fs.Float64Var(&o.sendRate, "send-rate", room.DefaultSendRate, "expected states per second per player; the limit is 1.5x this")
+	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in units per second; states faster than twice this, or moving farther, are refused")
+	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
+	fs.BoolVar(&o.version, "version", false, "print the protocol and rules versions and exit")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: nearzero-server [flags]\n\n"+
+			"Runs the nearzero room server: rooms by code over WebSocket at /ws, health at\n"+
+			"/healthz, Prometheus metrics at /metrics, invite pages at /join/CODE.\n"+
+			"SIGTERM or SIGINT drains gracefully; a second signal stops at once.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return o, nil
+}
+
+func (o *options) config() *server.Config {
+	rc := room.Config{MaxPlayers: o.roomSize, MinPlayers: o.minPlayers, SeatHold: o.seatHold, RoundLimit: o.roundLimit,
+		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed,
+		NoMotionChecks: o.noMotionChecks}
+	if o.publicURL != "" {
+		rc.InviteBase = o.publicURL
+	}
+	if rc.RoundLimit > room.DefaultMaxRoundLimit {
+		rc.MaxRoundLimit = rc.RoundLimit
+	}
+	if rc.RoundLimit < room.DefaultMinRoundLimit {
+		rc.MinRoundLimit = rc.RoundLimit
+		rc.TimeWarning = rc.RoundLimit / 4
+	}
+	return &server.Config{Addr: o.addr, MaxRooms: o.maxRooms, DrainGrace: o.drainGrace, Room: rc,
+		CloseSpread: min(server.DefaultCloseSpread, o.drainGrace), OriginPatterns: o.origins}
+}
+
+func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: %w", level, err)
+	}
+	ho := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("-log-format %q: want text or json", format)
+}
+
+// run is main without the process: it returns the exit code. ready, if
+// set, is called with the listen address once serving.
+func run(args []string, sig <-chan os.Signal, stdout, stderr io.Writer, ready func(addr string)) int {
+	o, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "nearzero-server:", err)
+		return 2
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "nearzero-server protocol %d rules %d\n", wire.ProtocolVersion, wire.RulesVersion)
+		return 0
+	}
+	log, err := newLogger(o.logFormat, o.logLevel, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "nearzero-server:", err)
+		return 2
+	}
+	if err := serve(o, sig, stdout, log, ready); err != nil {
+		log.Error("stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger, ready func(string)) error {
+	cfg := o.config()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, o.db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	deps := server.Deps{Store: st, Log: log}
+	secret := o.secret
+	if secret == "" {
+		secret = os.Getenv("NEARZERO_SECRET")
+	}
+	if secret != "" {
+		if len(secret) < identity.MinSecret {
+			return fmt.Errorf("secret is %d bytes, need at least %d", len(secret), identity.MinSecret)
+		}
+		deps.Secret = []byte(secret)
+	}
+	switch o.analytics {
+	case "":
+	case "-":
+		deps.Analytics = stdout
+	default:
+		f, err := os.OpenFile(o.analytics, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("open analytics file: %w", err)
+		}
+		defer f.Close()
+		deps.Analytics = f
+	}
+	s, err := server.New(cfg, deps)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+	<-s.Ready()
+	log.Info("nearzero-server ready", "addr", ln.Addr().String(), "db", o.db, "protocol", wire.ProtocolVersion,
+		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace)
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+
+	select {
+	case err := <-served:
+		return err
+	case got := <-sig:
+		log.Info("signal: draining (send it again to stop at once)", "signal", got.String(), "grace", cfg.DrainGrace)
+	}
+	drainCtx, cancelDrain := context.WithTimeout(ctx, cfg.DrainGrace+30*time.Second)
+	drained := make(chan error, 1)
+	go func() { drained <- s.Drain(drainCtx) }()
+	var drainErr error
+	select {
+	case drainErr = <-drained:
+	case got := <-sig:
+		log.Warn("second signal: stopping now", "signal", got.String())
+		cancelDrain()
+		drainErr = <-drained
+	}
+	cancelDrain()
+	shutCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = errors.Join(drainErr, s.Shutdown(shutCtx), <-served)
+	if err == nil {
+		log.Info("stopped cleanly")
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil // a forced stop is what was asked for
+	}
+	return err
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nearzero/nearzero/server/client"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// syncBuf is a goroutine-safe buffer.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestHelpListsEveryFlagWithDefault(t *testing.T) {
+	var out syncBuf
+	code := run([]string{"-h"}, nil, &out, &out, nil)
+	assert.Equal(t, 0, code)
+	help := out.String()
+	for _, want := range []string{"-addr", `(default "127.0.0.1:8787")`, "-db", `(default "./nearzero.db")`,
+		"-room-size", "(default 16)", "-max-rooms", "(default 1000)", "-drain-grace", "(default 4m0s)",
+		"-log-format", `(default "text")`, "-secret", "-analytics", "-seat-hold", "(default 20s)", "/healthz"} {
+		assert.Contains(t, help, want)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	cases := map[string][]string{
+		"unknown flag":    {"-nope"},
+		"bad log format":  {"-log-format", "xml", "-db", ":memory:"},
+		"room too big":    {"-room-size", "999", "-db", ":memory:"},
+		"short secret":    {"-secret", "short", "-db", ":memory:", "-addr", "127.0.0.1:0"},
+		"stray argument":  {"serve"},
+		"bad log level":   {"-log-level", "loud"},
+		"drain vs spread": {"-drain-grace", "-1s", "-db", ":memory:"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out syncBuf
+			code := run(args, nil, &out, &out, nil)
+			assert.NotZero(t, code, out.String())
+		})
+	}
+	var out syncBuf
+	assert.Zero(t, run([]string{"-version"}, nil, &out, &out, nil))
+	assert.Contains(t, out.String(), "protocol 1")
+}
+
+func TestServeAndDrainOnSignal(t *testing.T) {
+	sig := make(chan os.Signal, 2)
+	var out, logs syncBuf
+	addrCh := make(chan string, 1)
+	done := make(chan int, 1)
+	go func() {
+		done <- run([]string{"-addr", "127.0.0.1:0", "-db", ":memory:", "-drain-grace", "2s",
+			"-log-format", "json", "-analytics", "-"}, sig, &out, &logs, func(a string) { addrCh <- a })
+	}()
+	var addr string
+	select {
+	case addr = <-addrCh:
+	case code := <-done:
+		t.Fatalf("exited early with %d: %s", code, logs.String())
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	require.NoError(t, err)
+	var h map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&h))
+	resp.Body.Close()
+	assert.Equal(t, "ready", h["state"])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, "ws://"+addr+"/ws", &client.Options{NoReconnect: true})
+	require.NoError(t, err)
+	_, err = c.Create(ctx, nil)
+	require.NoError(t, err)
+
+	sig <- syscall.SIGTERM
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, logs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not stop")
+	}
+	require.NoError(t, c.Close(ctx))
+	assert.Contains(t, logs.String(), `"msg":"stopped cleanly"`)
+	assert.Contains(t, out.String(), `"event":"room_joined"`, "analytics went to stdout")
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	for _, l := range lines {
+		assert.True(t, json.Valid([]byte(l)), "JSON logs: %s", l)
+	}
+}

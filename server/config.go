@@ -1,0 +1,133 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/room"
+)
+
+// Defaults of Config.
+const (
+	DefaultAddr         = "127.0.0.1:8787"
+	DefaultMaxRooms     = 1000
+	DefaultDrainGrace   = 4 * time.Minute
+	DefaultCloseSpread  = time.Second
+	DefaultHelloTimeout = 5 * time.Second
+	DefaultWriteTimeout = 10 * time.Second
+	DefaultStateQueue   = 256
+	DefaultControlQueue = 256
+	// DefaultMaxMessage is the largest message read: one control frame
+	// with the largest body.
+	DefaultMaxMessage = wire.ControlHeaderSize + wire.MaxControlBody
+)
+
+// ErrInvalidConfig indicates a Config field out of range or two fields
+// that contradict each other.
+var ErrInvalidConfig = errors.New("server: invalid config")
+
+// Config tunes a Server. The zero value of every field means its default.
+type Config struct {
+	// Addr is the listen address for ListenAndServe. Default
+	// "127.0.0.1:8787": loopback only, so a laptop run is not exposed.
+	Addr string
+	// MaxRooms is the most rooms open at once; creating one more fails
+	// with CodeServerFull. Default 1000.
+	MaxRooms int
+	// Room tunes every room (seats, durations, checks); zero fields are
+	// the room package's defaults.
+	Room room.Config
+	// DrainGrace is how long Drain lets running rounds finish before
+	// closing every connection. Default 4 min (longer than the default
+	// 3-minute round plus countdown).
+	DrainGrace time.Duration
+	// CloseSpread spreads the final closes of a drain over this time so
+	// that clients do not all reconnect at once. Default 1 s; at most DrainGrace.
+	CloseSpread time.Duration
+	// HelloTimeout is how long a new connection has to send Hello before
+	// it is closed with CodeTimeout. Default 5 s.
+	HelloTimeout time.Duration
+	// WriteTimeout is how long one write may block before the connection
+	// is closed as too slow (CodeTooSlow). Default 10 s.
+	WriteTimeout time.Duration
+	// StateQueue is how many relayed states may wait for a slow reader;
+	// past it the oldest are dropped (states are droppable). Default 256.
+	StateQueue int
+	// ControlQueue is how many reliable messages may wait for a slow
+	// reader; past it the connection is closed with CodeTooSlow. Default 256.
+	ControlQueue int
+	// MaxMessage is the largest message accepted in bytes; a larger one
+	// closes the connection with 1009 (message too big). Default
+	// DefaultMaxMessage (16 KiB + 4).
+	MaxMessage int
+	// OriginPatterns lists extra browser origins allowed to connect (see
+	// websocket.AcceptOptions.OriginPatterns). Default none: same origin
+	// or no Origin header (native clients) only. Allowing others opens
+	// the server to cross-site use.
+	OriginPatterns []string
+}
+
+// withDefaults returns a copy with zero fields set to their defaults.
+func (c *Config) withDefaults() Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	if d.Addr == "" {
+		d.Addr = DefaultAddr
+	}
+	if d.MaxRooms == 0 {
+		d.MaxRooms = DefaultMaxRooms
+	}
+	if d.DrainGrace == 0 {
+		d.DrainGrace = DefaultDrainGrace
+	}
+	if d.CloseSpread == 0 {
+		d.CloseSpread = min(DefaultCloseSpread, d.DrainGrace)
+	}
+	if d.HelloTimeout == 0 {
+		d.HelloTimeout = DefaultHelloTimeout
+	}
+	if d.WriteTimeout == 0 {
+		d.WriteTimeout = DefaultWriteTimeout
+	}
+	if d.StateQueue == 0 {
+		d.StateQueue = DefaultStateQueue
+	}
+	if d.ControlQueue == 0 {
+		d.ControlQueue = DefaultControlQueue
+	}
+	if d.MaxMessage == 0 {
+		d.MaxMessage = DefaultMaxMessage
+	}
+	return d
+}
+
+// Validate reports the first field out of range or contradiction, naming
+// both values; defaults are applied first.
+func (c *Config) Validate() error {
+	d := c.withDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case d.MaxRooms < 1:
+		return bad("MaxRooms %d below 1", d.MaxRooms)
+	case d.DrainGrace < 0 || d.CloseSpread < 0:
+		return bad("negative DrainGrace %v or CloseSpread %v", d.DrainGrace, d.CloseSpread)
+	case d.CloseSpread > d.DrainGrace:
+		return bad("CloseSpread %v longer than DrainGrace %v", d.CloseSpread, d.DrainGrace)
+	case d.HelloTimeout <= 0 || d.WriteTimeout <= 0:
+		return bad("HelloTimeout %v and WriteTimeout %v must be positive", d.HelloTimeout, d.WriteTimeout)
+	case d.StateQueue < 1 || d.ControlQueue < 1:
+		return bad("StateQueue %d and ControlQueue %d must be at least 1", d.StateQueue, d.ControlQueue)
+	case d.MaxMessage < wire.MaxStateSize || d.MaxMessage < wire.ControlHeaderSize+1024:
+		return bad("MaxMessage %d below a state (%d) or a 1 KiB control frame", d.MaxMessage, wire.MaxStateSize)
+	}
+	if err := d.Room.Validate(); err != nil {
+		return fmt.Errorf("%w: Room: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}

@@ -1,0 +1,682 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/metrics"
+	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/server/room"
+)
+
+// maxBatch is the largest batch of states written as one message.
+const maxBatch = 4096
+
+// Hello states of a connection.
+const (
+	helloWaiting int32 = iota
+	helloTaken
+	helloLate
+)
+
+// conn is one client's WebSocket connection. It implements room.Peer.
+//
+// The handler goroutine reads and owns the fields marked "reader"; one
+// writer goroutine writes; the queues are guarded by qmu.
+type conn struct {
+	s          *Server
+	ws         *websocket.Conn
+	id         uint64
+	log        *slog.Logger  // read-only after accept
+	helloBy    time.Duration // read-only: server time by which Hello must arrive
+	helloState atomic.Int32  // helloWaiting, helloTaken (by the reader) or helloLate (by the janitor)
+
+	user, name string   // reader; set by Hello
+	host       *host    // reader: the room this connection sits in
+	bucket     struct { // reader: control rate limit outside rooms
+		tokens float64
+		at     time.Duration
+	}
+	strikes int  // reader: refused messages outside rooms
+	counted bool // reader: counted in the players gauge
+
+	qmu     sync.Mutex
+	ctl     [][]byte // reliable frames waiting
+	ring    []byte   // state slots: StateQueue x (1 length byte + MaxStateSize)
+	head, n int      // ring start and count
+	dropped int      // states dropped since last flushed to metrics
+	closing bool
+	code    protocol.Code
+	reason  string
+	wake    chan struct{} // cap 1
+	done    chan struct{} // closed when the writer ends
+	writeAt atomic.Int64  // server time a write started; 0 when idle
+	forced  atomic.Bool   // the janitor cut the connection
+}
+
+const slotSize = 1 + wire.MaxStateSize
+
+// serveWS is the /ws handler: one connection from accept to cleanup.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	if err != nil {
+		s.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	ws.SetReadLimit(int64(s.cfg.MaxMessage))
+	c := &conn{s: s, ws: ws, id: s.nextConn.Add(1), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		ring: make([]byte, s.cfg.StateQueue*slotSize), helloBy: s.now() + s.cfg.HelloTimeout}
+	c.log = s.log.With("conn", c.id, "remote", r.RemoteAddr)
+	c.bucket.tokens, c.bucket.at = or(s.cfg.Room.ControlBurst, room.DefaultControlBurst), s.now()
+
+	s.mu.Lock()
+	if s.shut { // Shutdown may be waiting on connWG: do not add to it
+		s.mu.Unlock()
+		_ = ws.CloseNow()
+		return
+	}
+	s.connWG.Add(1)
+	defer s.connWG.Done()
+	if s.closingAll {
+		s.mu.Unlock()
+		s.m.Closed(protocol.CodeGoingAway)
+		_ = ws.Close(websocket.StatusCode(protocol.CodeGoingAway), "server updating")
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	s.m.Connections.Inc()
+	defer s.m.Connections.Dec()
+
+	go c.writeLoop()
+	err = c.readLoop()
+	c.log.Debug("connection ended", "user", c.user, "err", err)
+	c.closeWith(protocol.CodeNormal, "")
+	select {
+	case <-c.done:
+	case <-time.After(s.cfg.WriteTimeout):
+		_ = ws.CloseNow()
+		<-c.done
+	}
+	_ = ws.CloseNow()
+	c.cleanup()
+}
+
+// cleanup forgets the connection everywhere; the seat is held.
+func (c *conn) cleanup() {
+	if h := c.host; h != nil {
+		h.do(func(now time.Duration) {
+			h.r.Disconnect(now, c)
+			c.uncount()
+		})
+		c.uncount()
+		c.host = nil
+	}
+	c.s.mu.Lock()
+	delete(c.s.conns, c)
+	if c.user != "" && c.s.sessions[c.user] == c {
+		delete(c.s.sessions, c.user)
+	}
+	c.s.mu.Unlock()
+	c.qmu.Lock()
+	if c.dropped > 0 {
+		c.s.m.DroppedTotal.Add(float64(c.dropped))
+		c.dropped = 0
+	}
+	c.qmu.Unlock()
+}
+
+// readLoop reads messages until the connection ends.
+func (c *conn) readLoop() error {
+	buf := make([]byte, c.s.cfg.MaxMessage)
+	ctx := context.Background() // no deadline: no timer per read; closes unblock it
+	for {
+		typ, rd, err := c.ws.Reader(ctx)
+		if err != nil {
+			return c.readErr(err)
+		}
+		n, err := readAll(rd, buf)
+		if err != nil {
+			return c.readErr(err)
+		}
+		if typ != websocket.MessageBinary {
+			c.s.m.RejectedConn(metrics.ReasonTextFrame)
+			c.fail(protocol.Errorf(protocol.CodeBadFrame, "text messages are not part of the protocol; send binary frames"))
+			continue
+		}
+		c.handle(buf[:n])
+	}
+}
+
+// readAll reads a whole message into buf (the read limit keeps it in).
+func readAll(rd io.Reader, buf []byte) (int, error) {
+	n := 0
+	for {
+		if n == len(buf) {
+			// At the limit: the library reports a larger message on the next read.
+			var one [1]byte
+			m, err := rd.Read(one[:])
+			if m > 0 {
+				return n, websocket.ErrMessageTooBig
+			}
+			if errors.Is(err, io.EOF) {
+				return n, nil
+			}
+			return n, err
+		}
+		m, err := rd.Read(buf[n:])
+		n += m
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+func (c *conn) readErr(err error) error {
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		c.s.m.RejectedConn(metrics.ReasonOversized)
+		c.closeWith(protocol.CodeTooBig, fmt.Sprintf("message over %d bytes", c.s.cfg.MaxMessage))
+	}
+	return err
+}
+
+// handle dispatches one message.
+func (c *conn) handle(msg []byte) {
+	now := c.s.now()
+	if c.helloState.Load() == helloWaiting {
+		if c.helloState.CompareAndSwap(helloWaiting, helloTaken) {
+			c.hello(now, msg)
+		}
+		return
+	}
+	if c.user == "" { // no valid hello: the connection is closing
+		return
+	}
+	if h := c.host; h != nil {
+		if wire.KindOf(msg) == wire.KindControl && len(msg) >= wire.ControlHeaderSize {
+			switch wire.ControlType(msg[3]) {
+			case protocol.TypeLeave:
+				h.do(func(now time.Duration) {
+					h.r.Leave(now, c)
+					c.uncount() // before Left can reach the client
+				})
+				c.uncount()
+				c.host = nil
+				return
+			case protocol.TypeSetName:
+				if !c.setName(msg) {
+					return
+				}
+			}
+		}
+		h.do(func(now time.Duration) { h.r.HandleFrame(now, c, msg) })
+		return
+	}
+	c.outside(now, msg)
+}
+
+// count and uncount keep the players gauge: a connection counts while it
+// holds a seat. Reader goroutine only.
+func (c *conn) count() {
+	if !c.counted {
+		c.counted = true
+		c.s.players.Add(1)
+		c.s.m.Players.Inc()
+	}
+}
+
+func (c *conn) uncount() {
+	if c.counted {
+		c.counted = false
+		c.s.players.Add(-1)
+		c.s.m.Players.Dec()
+	}
+}
+
+// outside handles a message from a connection in no room.
+func (c *conn) outside(now time.Duration, msg []byte) {
+	rate, burst := c.s.cfg.Room.ControlRate, c.s.cfg.Room.ControlBurst
+	if rate == 0 {
+		rate, burst = room.DefaultControlRate, room.DefaultControlBurst
+	}
+	if now > c.bucket.at {
+		c.bucket.tokens = min(burst, c.bucket.tokens+rate*(now-c.bucket.at).Seconds())
+		c.bucket.at = now
+	}
+	if c.bucket.tokens < 1 {
+		c.strike(protocol.Errorf(protocol.CodeRateLimited, "more than %.0f messages per second", rate), protocol.CodeRateLimited)
+		return
+	}
+	c.bucket.tokens--
+	if wire.KindOf(msg) != wire.KindControl {
+		c.s.m.RejectedConn(metrics.ReasonNotInRoom)
+		c.strike(protocol.Errorf(protocol.CodeNotInRoom, "states need a room: create or join one first"), protocol.CodeBadFrame)
+		return
+	}
+	m, err := protocol.Decode(msg)
+	if err != nil {
+		c.decodeError(err)
+		return
+	}
+	switch m := m.(type) {
+	case *protocol.Ping:
+		c.sendMsg(&protocol.Pong{TUS: m.TUS, ServerUS: protocol.US(now)})
+	case *protocol.SetName:
+		c.setName(msg)
+	case *protocol.Create:
+		c.create(m)
+	case *protocol.Join:
+		c.join(m)
+	case *protocol.Hello:
+		c.sendMsg(protocol.Errorf(protocol.CodeBadRequest, "hello was already received"))
+	default:
+		c.s.m.RejectedConn(metrics.ReasonNotInRoom)
+		e := protocol.Errorf(protocol.CodeNotInRoom, "%s needs a room: create or join one first", protocol.TypeName(m.Type()))
+		e.Request = m.Type()
+		c.sendMsg(e)
+	}
+}
+
+// strike answers a refused message and closes the connection after many.
+func (c *conn) strike(e *protocol.Error, closeCode protocol.Code) {
+	c.strikes++
+	if c.strikes > 100 {
+		c.fatal(protocol.Errorf(closeCode, "too many refused messages"))
+		return
+	}
+	if c.strikes <= 10 || c.strikes%10 == 0 {
+		c.sendMsg(e)
+	}
+}
+
+// decodeError answers a control frame that did not decode.
+func (c *conn) decodeError(err error) {
+	switch {
+	case errors.Is(err, wire.ErrUpdateRequired):
+		c.s.m.RejectedConn(metrics.ReasonVersion)
+		c.fatal(protocol.Errorf(protocol.CodeUpdateRequired, "%v", err))
+	case errors.Is(err, protocol.ErrUnknownType):
+		c.strike(protocol.Errorf(protocol.CodeUnknownType, "%v", err), protocol.CodeBadFrame)
+	default:
+		c.strike(protocol.Errorf(protocol.CodeBadRequest, "%v", err), protocol.CodeBadFrame)
+	}
+}
+
+// hello handles the first message.
+func (c *conn) hello(now time.Duration, msg []byte) {
+	m, err := protocol.Decode(msg)
+	if err != nil {
+		if errors.Is(err, wire.ErrUpdateRequired) {
+			c.s.m.RejectedConn(metrics.ReasonVersion)
+			c.s.connectionFailed("", "", protocol.CodeUpdateRequired)
+			c.fatal(protocol.Errorf(protocol.CodeUpdateRequired, "%v", err))
+			return
+		}
+		c.s.m.RejectedConn(metrics.ReasonBadHello)
+		c.fatal(protocol.Errorf(protocol.CodeBadFrame, "the first message must be hello: %v", err))
+		return
+	}
+	hello, ok := m.(*protocol.Hello)
+	if !ok {
+		c.s.m.RejectedConn(metrics.ReasonBadHello)
+		c.fatal(protocol.Errorf(protocol.CodeBadFrame, "the first message must be hello, not %s", protocol.TypeName(m.Type())))
+		return
+	}
+	if err := wire.CheckVersions(wire.ProtocolVersion, hello.Rules); err != nil {
+		c.s.m.RejectedConn(metrics.ReasonVersion)
+		c.s.connectionFailed("", "", protocol.CodeUpdateRequired)
+		c.fatal(protocol.Errorf(protocol.CodeUpdateRequired, "%v", err))
+		return
+	}
+	user, token := "", hello.Token
+	if token != "" {
+		if user, err = c.s.issuer.Verify(token); err != nil {
+			c.s.m.RejectedConn(metrics.ReasonBadToken)
+			c.s.connectionFailed("", "", protocol.CodeBadToken)
+			c.fatal(protocol.Errorf(protocol.CodeBadToken, "this token was not issued by this server; connect without one for a new identity"))
+			return
+		}
+	} else if user, token, err = c.s.issuer.New(); err != nil {
+		c.log.Error("new identity", "err", err)
+		c.fatal(protocol.Errorf(protocol.CodeInternal, "could not create an identity"))
+		return
+	}
+	name := ""
+	if hello.Name != "" {
+		if name, err = protocol.NormalizeName(hello.Name); err != nil {
+			c.sendMsg(protocol.Errorf(protocol.CodeBadName, "%v; keeping the stored name", err))
+			name = ""
+		}
+	}
+	if name == "" && c.s.store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		stored, ok, err := c.s.store.UserName(ctx, user)
+		cancel()
+		if err != nil {
+			c.log.Error("read user", "err", err)
+		} else if ok {
+			name = stored
+		}
+	}
+	if name == "" {
+		name = "Player-" + user[len(user)-4:]
+	}
+	c.user, c.name = user, name
+
+	// A second session of the same user replaces the first.
+	c.s.mu.Lock()
+	old := c.s.sessions[user]
+	c.s.sessions[user] = c
+	draining := c.s.draining
+	c.s.mu.Unlock()
+	if old != nil && old != c {
+		c.log.Info("session replaced", "user", user, "old", old.id)
+		old.closeWith(protocol.CodeSessionReplaced, "the same user connected again")
+	}
+	c.saveName()
+	rc := c.s.cfg.Room
+	c.sendMsg(&protocol.Welcome{User: user, Token: token, Name: name, ServerUS: protocol.US(now),
+		Protocol: wire.ProtocolVersion, Rules: wire.RulesVersion, Draining: draining,
+		Limits: protocol.Limits{MaxPlayers: or(rc.MaxPlayers, room.DefaultMaxPlayers),
+			SendRate:   orF(rc.SendRate, room.DefaultSendRate),
+			MaxStates:  orF(rc.SendRate, room.DefaultSendRate) * orF(rc.RateFactor, room.DefaultRateFactor),
+			NameMax:    protocol.MaxNameLen,
+			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold))}})
+}
+
+func or[T comparable](v, d T) T {
+	var zero T
+	if v == zero {
+		return d
+	}
+	return v
+}
+
+func orF(v, d float64) float64 { return or(v, d) }
+
+func (c *conn) saveName() {
+	user, name, at := c.user, c.name, c.s.wall(c.s.now())
+	c.s.save("user", func(ctx context.Context, st Storage) error { return st.SaveUser(ctx, user, name, at) })
+}
+
+// setName validates and stores a new display name; it reports whether the
+// message should go on to the room.
+func (c *conn) setName(msg []byte) bool {
+	m, err := protocol.Decode(msg)
+	if err != nil {
+		c.decodeError(err)
+		return false
+	}
+	sn, ok := m.(*protocol.SetName)
+	if !ok {
+		return false
+	}
+	name, err := protocol.NormalizeName(sn.Name)
+	if err != nil {
+		e := protocol.Errorf(protocol.CodeBadName, "%v", err)
+		e.Request = protocol.TypeSetName
+		c.sendMsg(e)
+		return false
+	}
+	c.name = name
+	c.saveName()
+	return true
+}
+
+func (c *conn) create(m *protocol.Create) {
+	h, e := c.s.createRoom()
+	if e != nil {
+		e.Request = protocol.TypeCreate
+		c.sendMsg(e)
+		return
+	}
+	c.log.Info("room created", "room", h.code)
+	if c.seat(h, protocol.ViaCreate) && m.Settings != nil {
+		frame, err := protocol.Marshal(m.Settings)
+		if err == nil {
+			h.do(func(now time.Duration) { h.r.HandleFrame(now, c, frame) })
+		}
+	}
+}
+
+func (c *conn) join(m *protocol.Join) {
+	code, err := protocol.ParseRoomCode(m.Code)
+	if err != nil {
+		c.joinFailed("", protocol.Errorf(protocol.CodeRoomNotFound, "%q is not a room code or invite link", m.Code))
+		return
+	}
+	h := c.s.lookupRoom(code)
+	if h == nil {
+		c.joinFailed(code, protocol.Errorf(protocol.CodeRoomNotFound, "no room %s on this server (it may have closed)", code))
+		return
+	}
+	via := m.Via
+	if via == "" {
+		via = protocol.ViaCode
+	}
+	c.seat(h, via)
+}
+
+func (c *conn) joinFailed(code string, e *protocol.Error) {
+	e.Request = protocol.TypeJoin
+	c.s.m.RejectedConn(metrics.ReasonJoinFailed)
+	c.s.connectionFailed(c.user, code, e.Code)
+	c.sendMsg(e)
+}
+
+// seat takes a seat in h's room.
+func (c *conn) seat(h *host, via protocol.Via) bool {
+	// A room that closed since the lookup never runs f: that is a not-found.
+	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
+	h.do(func(now time.Duration) {
+		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via}); err == nil {
+			c.host = h
+			c.count() // before Joined can reach the client
+
+		}
+	})
+	if err != nil {
+		var e *protocol.Error
+		if !errors.As(err, &e) {
+			e = protocol.Errorf(protocol.CodeInternal, "join failed")
+		}
+		c.joinFailed(h.code, e)
+		return false
+	}
+	return true
+}
+
+// sendMsg queues a control message to this connection.
+func (c *conn) sendMsg(m protocol.Message) {
+	b, err := protocol.Marshal(m)
+	if err != nil {
+		c.log.Error("encode", "type", protocol.TypeName(m.Type()), "err", err)
+		return
+	}
+	c.Send(b, true)
+}
+
+// fatal sends e and closes the connection with its code.
+func (c *conn) fatal(e *protocol.Error) {
+	c.sendMsg(e)
+	c.closeWith(e.Code, e.Message)
+}
+
+// Send implements room.Peer: it queues a frame without blocking.
+func (c *conn) Send(frame []byte, reliable bool) {
+	c.qmu.Lock()
+	if c.closing {
+		c.qmu.Unlock()
+		return
+	}
+	if reliable {
+		if len(c.ctl) >= c.s.cfg.ControlQueue {
+			c.closing, c.code, c.reason = true, protocol.CodeTooSlow, "reading too slowly"
+			c.ctl = nil
+			c.qmu.Unlock()
+			c.log.Info("reliable queue overflow: closing", "queue", c.s.cfg.ControlQueue)
+			c.signal()
+			return
+		}
+		c.ctl = append(c.ctl, append([]byte(nil), frame...))
+	} else if len(frame) <= wire.MaxStateSize {
+		slots := len(c.ring) / slotSize
+		if c.n == slots { // full: drop the oldest
+			c.head = (c.head + 1) % slots
+			c.n--
+			c.dropped++
+		}
+		i := (c.head + c.n) % slots * slotSize
+		c.ring[i] = byte(len(frame))
+		copy(c.ring[i+1:], frame)
+		c.n++
+	}
+	c.qmu.Unlock()
+	c.signal()
+}
+
+// Close implements room.Peer.
+func (c *conn) Close(code protocol.Code, reason string) { c.closeWith(code, reason) }
+
+// closeWith asks the writer to flush the reliable queue and close with
+// code; the first call wins.
+func (c *conn) closeWith(code protocol.Code, reason string) {
+	c.qmu.Lock()
+	if !c.closing {
+		c.closing, c.code, c.reason = true, code, reason
+	}
+	c.qmu.Unlock()
+	c.signal()
+}
+
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// check enforces the hello and write time-outs (janitor, s.mu held).
+func (c *conn) check(now time.Duration) {
+	if now > c.helloBy && c.helloState.CompareAndSwap(helloWaiting, helloLate) {
+		c.s.m.RejectedConn(metrics.ReasonHelloSlow)
+		c.fatal(protocol.Errorf(protocol.CodeTimeout, "no hello within %v", c.s.cfg.HelloTimeout))
+	}
+	if at := c.writeAt.Load(); at != 0 && now-time.Duration(at) > c.s.cfg.WriteTimeout && !c.forced.Swap(true) {
+		c.log.Info("write stalled: closing", "after", c.s.cfg.WriteTimeout)
+		c.s.m.Closed(protocol.CodeTooSlow)
+		go func() { _ = c.ws.CloseNow() }() // CloseNow waits for goroutines; not under s.mu
+	}
+}
+
+// writeLoop writes queued frames: reliable ones first, then every queued
+// state in one batch message. It closes the connection when asked.
+func (c *conn) writeLoop() {
+	defer close(c.done)
+	ctx := context.Background()
+	batch := make([]byte, 0, maxBatch)
+	var ctl [][]byte
+	for {
+		<-c.wake
+		// Let the goroutines that are relaying to us this instant (the other
+		// players' states of the same tick) queue theirs first, so that one
+		// write carries them all. Costs nothing when the server is idle.
+		runtime.Gosched()
+		for {
+			c.qmu.Lock()
+			ctl, c.ctl = c.ctl, ctl[:0]
+			batch = batch[:0]
+			slots := len(c.ring) / slotSize
+			for c.n > 0 {
+				i := c.head * slotSize
+				l := int(c.ring[i])
+				if len(batch)+l > maxBatch {
+					break
+				}
+				batch = append(batch, c.ring[i+1:i+1+l]...)
+				c.head = (c.head + 1) % slots
+				c.n--
+			}
+			closing, code, reason := c.closing, c.code, c.reason
+			if c.dropped > 0 {
+				c.s.m.DroppedTotal.Add(float64(c.dropped))
+				c.dropped = 0
+			}
+			c.qmu.Unlock()
+
+			if len(ctl) == 0 && len(batch) == 0 {
+				if closing {
+					c.finish(code, reason)
+					return
+				}
+				break
+			}
+			for i, f := range ctl {
+				if !c.write(ctx, f) {
+					c.drainQueues()
+					return
+				}
+				ctl[i] = nil
+			}
+			if len(batch) > 0 && !closing {
+				if !c.write(ctx, batch) {
+					c.drainQueues()
+					return
+				}
+			}
+		}
+	}
+}
+
+// write writes one message, timing it for the janitor.
+func (c *conn) write(ctx context.Context, b []byte) bool {
+	c.writeAt.Store(int64(max(1, c.s.now())))
+	err := c.ws.Write(ctx, websocket.MessageBinary, b)
+	c.writeAt.Store(0)
+	if err != nil {
+		c.log.Debug("write failed", "err", err)
+		return false
+	}
+	return true
+}
+
+// finish ends the connection with a close frame.
+func (c *conn) finish(code protocol.Code, reason string) {
+	if code != protocol.CodeNormal {
+		c.s.m.Closed(code)
+	}
+	if len(reason) > 120 { // a close reason is at most 123 bytes
+		reason = reason[:120]
+	}
+	c.writeAt.Store(int64(max(1, c.s.now())))
+	_ = c.ws.Close(websocket.StatusCode(code), reason)
+	c.writeAt.Store(0)
+}
+
+// drainQueues marks the connection closed after a failed write.
+func (c *conn) drainQueues() {
+	c.qmu.Lock()
+	c.closing = true
+	c.ctl, c.n = nil, 0
+	c.qmu.Unlock()
+	_ = c.ws.CloseNow()
+}
+
+// fail answers a bad message from a connection (counted by the caller).
+func (c *conn) fail(e *protocol.Error) { c.strike(e, e.Code) }
+
+var _ room.Peer = (*conn)(nil)

@@ -1,0 +1,44 @@
+// Package server is nearzero's room server: the room logic of package room
+// on real WebSocket connections (github.com/coder/websocket), with
+// identities, storage, health, metrics, analytics and draining. The
+// command is server/cmd/nearzero-server; the protocol is docs/protocol.md.
+//
+// # Shape
+//
+//	Server         directory of rooms by code, sessions by user, HTTP routes
+//	  host         one room.Room behind a mutex, with a timer armed for Room.Next
+//	  conn         one WebSocket: the handler goroutine reads and calls the
+//	               room under its lock; a writer goroutine drains two queues
+//
+// A connection says Hello (versions checked, identity issued or verified,
+// an older session of the same user closed with CodeSessionReplaced), then
+// creates or joins a room by code. From then on every message goes to the
+// room's HandleFrame: the same relay path the bench runs in memory.
+//
+// # Backpressure
+//
+// A room never blocks on a connection. Relayed states go to a ring of
+// Config.StateQueue slots per connection; when it is full the oldest state
+// is dropped and counted (states are droppable). Reliable messages go to a
+// queue of Config.ControlQueue; when it overflows, the connection is closed
+// with CodeTooSlow. The writer sends reliable messages first, then every
+// queued state in one message (a batch), and a janitor closes a connection
+// whose write has blocked longer than Config.WriteTimeout.
+//
+// # Draining
+//
+// Drain: Create is refused (CodeDraining), rooms start no new round and are
+// told the server is updating (Notice server_updating), /healthz answers
+// 503 with the grace left; once no round runs (or DrainGrace ends) every
+// connection is closed with 1001 going away, spread over CloseSpread.
+// Shutdown then stops the listener and background work.
+//
+// # Invariants
+//
+//   - Locks: Server.mu and a host's mu are never held together; a
+//     connection's queue lock is innermost. Peer and Hooks calls made under a
+//     room's lock only queue.
+//   - Storage is written by one background goroutine (never under a room
+//     lock); analytics go to their own goroutine; both drop rather than block.
+//   - Every goroutine the server starts ends at Shutdown.
+package server

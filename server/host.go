@@ -1,0 +1,157 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/server/room"
+)
+
+// host runs one room on real time: a mutex around the room and a timer for
+// its next step.
+type host struct {
+	s    *Server
+	code string // read-only
+
+	mu     sync.Mutex // guards everything below, and r
+	r      *room.Room
+	timer  *time.Timer
+	next   time.Duration // when timer fires; valid while armed
+	armed  bool
+	closed bool
+}
+
+// newHost creates a room; the caller adds it to the directory.
+func (s *Server) newHost(code string) (*host, error) {
+	h := &host{s: s, code: code}
+	hooks := &room.Hooks{
+		Metrics: s.m,
+		Event:   s.emit,
+		Results: func(res *protocol.Results) {
+			at := s.wall(s.now())
+			s.save("results", func(ctx context.Context, st Storage) error { return st.SaveResults(ctx, res, at) })
+		},
+		Log: s.log,
+	}
+	r, err := room.New(code, &s.cfg.Room, hooks, s.now())
+	if err != nil {
+		return nil, err
+	}
+	h.r = r
+	return h, nil
+}
+
+// do runs f on the room under its lock at the current time, then re-arms
+// the timer and retires the room if it closed.
+func (h *host) do(f func(now time.Duration)) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	now := h.s.now()
+	f(now)
+	closed := h.afterLocked(now)
+	h.mu.Unlock()
+	if closed {
+		h.s.retire(h)
+	}
+}
+
+// afterLocked re-arms the timer for the room's next step and reports
+// whether the room closed.
+func (h *host) afterLocked(now time.Duration) bool {
+	if h.r.Closed() {
+		h.closed = true
+		h.stopTimerLocked()
+		return true
+	}
+	at, ok := h.r.Next()
+	if !ok {
+		h.stopTimerLocked()
+		return false
+	}
+	if h.armed && h.next == at {
+		return false
+	}
+	h.next, h.armed = at, true
+	d := max(0, at-now)
+	if h.timer == nil {
+		h.timer = time.AfterFunc(d, h.tick)
+	} else {
+		h.timer.Reset(d)
+	}
+	return false
+}
+
+func (h *host) tick() {
+	h.do(func(now time.Duration) {
+		h.armed = false
+		h.r.Tick(now)
+	})
+}
+
+func (h *host) stopTimerLocked() {
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	h.armed = false
+}
+
+func (h *host) stopTimer() {
+	h.mu.Lock()
+	h.closed = true
+	h.stopTimerLocked()
+	h.mu.Unlock()
+}
+
+// retire removes a closed room from the directory.
+func (s *Server) retire(h *host) {
+	s.mu.Lock()
+	if s.rooms[h.code] == h {
+		delete(s.rooms, h.code)
+		s.m.Rooms.Dec()
+	}
+	s.mu.Unlock()
+	s.log.Debug("room closed", "room", h.code)
+}
+
+// createRoom claims a fresh code atomically and opens a room there.
+func (s *Server) createRoom() (*host, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.shut || s.draining:
+		return nil, protocol.Errorf(protocol.CodeDraining, "the server is updating; no new rooms")
+	case len(s.rooms) >= s.cfg.MaxRooms:
+		return nil, protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
+	}
+	code := protocol.NewRoomCode(s.rng)
+	for s.rooms[code] != nil {
+		code = protocol.NewRoomCode(s.rng)
+	}
+	h, err := s.newHost(code)
+	if err != nil {
+		s.log.Error("new room", "err", err)
+		return nil, protocol.Errorf(protocol.CodeInternal, "could not open a room")
+	}
+	s.rooms[code] = h
+	s.m.Rooms.Inc()
+	return h, nil
+}
+
+// lookupRoom returns the room with code, or nil.
+func (s *Server) lookupRoom(code string) *host {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rooms[code]
+}
+
+// connectionFailed records the funnel's connection_failed step.
+func (s *Server) connectionFailed(user, roomCode string, code protocol.Code) {
+	s.emit(analytics.Event{At: s.now(), Step: analytics.StepConnectionFailed, User: user, Room: roomCode,
+		Detail: code.String()})
+}

@@ -1,0 +1,112 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"runtime"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// Health is what /healthz reports.
+type Health struct {
+	// State is "ready", or "draining" once Drain began (then /healthz
+	// answers 503 so load balancers stop sending players here).
+	State       string  `json:"state"`
+	Rooms       int     `json:"rooms"`
+	Players     int     `json:"players"` // seated players with a connection
+	Connections int     `json:"connections"`
+	GraceS      float64 `json:"grace_s"`                // the drain grace period
+	GraceLeftS  float64 `json:"grace_left_s,omitempty"` // while draining
+	BusyRooms   int     `json:"busy_rooms,omitempty"`   // while draining: rounds still running
+	UptimeS     float64 `json:"uptime_s"`
+	Protocol    uint16  `json:"protocol"`
+	Rules       uint16  `json:"rules"`
+	Go          string  `json:"go"`
+}
+
+// Health returns the server's health.
+func (s *Server) Health() Health {
+	now := s.now()
+	s.mu.Lock()
+	h := Health{State: "ready", Rooms: len(s.rooms), Connections: len(s.conns),
+		GraceS: s.cfg.DrainGrace.Seconds(), UptimeS: now.Seconds(),
+		Protocol: wire.ProtocolVersion, Rules: wire.RulesVersion, Go: runtime.Version()}
+	draining, at := s.draining, s.drainAt
+	s.mu.Unlock()
+	h.Players = int(s.players.Load())
+	if draining {
+		h.State = "draining"
+		h.GraceLeftS = max(0, (at + s.cfg.DrainGrace - now)).Seconds()
+		h.BusyRooms = s.busyRooms()
+	}
+	return h
+}
+
+// Handler returns the server's HTTP routes:
+//
+//	/ws          the WebSocket endpoint (docs/protocol.md)
+//	/healthz     Health as JSON; 503 while draining
+//	/metrics     Prometheus metrics
+//	/join/CODE   the invite page for a room
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("GET /healthz", s.serveHealth)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+	mux.HandleFunc("GET /join/{code}", s.serveJoin)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "nearzero room server (protocol %d, rules %d)\nWebSocket: /ws  health: /healthz  metrics: /metrics\n",
+			wire.ProtocolVersion, wire.RulesVersion)
+	})
+	return mux
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	h := s.Health()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if h.State != "ready" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(h)
+}
+
+var joinPage = template.Must(template.New("join").Parse(`<!doctype html>
+<meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{{if .Found}}Join room {{.Code}}{{else}}Room not found{{end}}</title>
+<body style="font-family:sans-serif;text-align:center;margin-top:4em">
+{{if .Found}}<p>You are invited to room</p>
+<p style="font-size:3em;letter-spacing:.2em;font-family:monospace">{{.Code}}</p>
+<p><a href="nearzero://join/{{.Code}}">Open the game</a>, or type the code in the game's Join screen.</p>
+{{else}}<p>No room {{.Code}} is open on this server. It may have ended.</p>{{end}}
+</body>
+`))
+
+func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
+	code, err := protocol.ParseRoomCode(r.PathValue("code"))
+	found := err == nil && s.lookupRoom(code) != nil
+	if err != nil {
+		code = strings.ToUpper(r.PathValue("code"))
+		if len(code) > 16 {
+			code = code[:16]
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if !found {
+		w.WriteHeader(http.StatusNotFound)
+	}
+	_ = joinPage.Execute(w, struct {
+		Code  string
+		Found bool
+	}{code, found})
+}

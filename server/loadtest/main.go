@@ -1,0 +1,545 @@
+// Command loadtest fills rooms with headless bots that join, ready up and
+// play at 60 Hz against a room server on loopback, then reports relayed
+// states per second, relay latency (p50, p99, max) and errors.
+//
+//	go run ./server/loadtest                         # in-process server, 50 rooms x 8 players, 60 s
+//	go run ./server/loadtest -url ws://127.0.0.1:8787/ws -rooms 10 -duration 20s
+//
+// It refuses any address that is not loopback, and bounds rooms, players
+// and duration. Relay latency is measured from the sender's SendState to
+// the receiver's arrival on one shared clock (all bots share a process).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/client"
+	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/server/room"
+)
+
+// Limits on what one run may ask for.
+const (
+	maxRooms    = 500
+	maxPlayers  = 64
+	maxDuration = 10 * time.Minute
+	setupFor    = 60 * time.Second // connecting, joining and starting every room
+	seqWindow   = 1024             // send times remembered per sender
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type config struct {
+	url      string
+	rooms    int
+	players  int
+	duration time.Duration
+	rate     float64
+	jsonOut  bool
+	cpuProf  string
+}
+
+func parse(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.url, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws (default: start a server in this process)")
+	fs.IntVar(&c.rooms, "rooms", 50, fmt.Sprintf("rooms to fill (at most %d)", maxRooms))
+	fs.IntVar(&c.players, "players", 8, fmt.Sprintf("bots per room (at most %d)", maxPlayers))
+	fs.DurationVar(&c.duration, "duration", 60*time.Second, fmt.Sprintf("how long the bots play (at most %v)", maxDuration))
+	fs.Float64Var(&c.rate, "rate", 60, "states per second per bot")
+	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
+	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.rooms < 1 || c.rooms > maxRooms:
+		return nil, fmt.Errorf("-rooms %d outside 1..%d", c.rooms, maxRooms)
+	case c.players < 1 || c.players > maxPlayers:
+		return nil, fmt.Errorf("-players %d outside 1..%d", c.players, maxPlayers)
+	case c.duration <= 0 || c.duration > maxDuration:
+		return nil, fmt.Errorf("-duration %v outside (0, %v]", c.duration, maxDuration)
+	case c.rate <= 0 || c.rate > 240:
+		return nil, fmt.Errorf("-rate %v outside (0, 240]", c.rate)
+	}
+	if c.url != "" {
+		if err := loopbackOnly(c.url); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// loopbackOnly refuses URLs whose host is not a loopback address.
+func loopbackOnly(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("-url: %w", err)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("-url %s: the load test only connects to loopback (127.0.0.1, ::1, localhost)", raw)
+	}
+	return nil
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Rooms, Players   int
+	Duration         time.Duration
+	Rate             float64
+	SentPerSec       float64 // states the bots handed to the network
+	ReceivedPerSec   float64 // relayed states the bots received
+	ServerRelayedPS  float64 // from the server's metrics
+	ExpectedPerSec   float64 // rooms x players x (players-1) x rate
+	LatencyP50       time.Duration
+	LatencyP99       time.Duration
+	LatencyMax       time.Duration
+	Samples          int
+	Errors           map[string]int // by kind
+	ServerRejected   float64
+	ServerDropped    float64
+	ClientQueueDrops int64
+	StatesBeforeSync int64
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	c, err := parse(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "loadtest:", err)
+		return 2
+	}
+	if c.cpuProf != "" {
+		f, err := os.Create(c.cpuProf)
+		if err != nil {
+			fmt.Fprintln(stderr, "loadtest:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "loadtest:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := loadtest(c, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "loadtest:", err)
+		return 1
+	}
+	if c.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		printReport(stdout, rep)
+	}
+	if len(rep.Errors) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// sharedClock is one monotonic clock for every bot, so send and arrival
+// times compare directly.
+type sharedClock struct{ start time.Time }
+
+func (s sharedClock) Now() time.Duration { return time.Since(s.start) }
+
+// sendTimes remembers when each sender handed each sequence number over.
+type sendTimes struct{ at []atomic.Int64 } // [room][slot][seq%seqWindow]
+
+func (t *sendTimes) slot(roomIdx, players, slot int, seq wire.Seq) *atomic.Int64 {
+	return &t.at[(roomIdx*players+slot)*seqWindow+int(seq)%seqWindow]
+}
+
+// errs counts errors by kind.
+type errs struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+func (e *errs) add(kind string) {
+	e.mu.Lock()
+	e.m[kind]++
+	e.mu.Unlock()
+}
+
+func loadtest(c *config, stderr io.Writer) (*Report, error) {
+	wsURL := c.url
+	if wsURL == "" {
+		stop, u, err := startServer(c)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		wsURL = u
+	}
+	metricsURL := strings.Replace(strings.Replace(wsURL, "ws://", "http://", 1), "/ws", "/metrics", 1)
+	clk := sharedClock{start: time.Now()}
+	times := &sendTimes{at: make([]atomic.Int64, c.rooms*c.players*seqWindow)}
+	e := &errs{m: map[string]int{}}
+
+	ctx, cancel := context.WithTimeout(context.Background(), setupFor+c.duration+30*time.Second)
+	defer cancel()
+	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against %s\n", c.rooms, c.players, c.rate, c.duration, wsURL)
+
+	rooms := make([]*botRoom, c.rooms)
+	var wg sync.WaitGroup
+	setupCtx, cancelSetup := context.WithTimeout(ctx, setupFor)
+	defer cancelSetup()
+	sem := make(chan struct{}, 8) // connect a few rooms at a time
+	for i := range rooms {
+		rooms[i] = &botRoom{idx: i, cfg: c, clk: clk, times: times, errs: e}
+		wg.Add(1)
+		go func(r *botRoom) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r.setup(setupCtx, wsURL)
+		}(rooms[i])
+	}
+	wg.Wait()
+	ready := 0
+	for _, r := range rooms {
+		if r.ok {
+			ready++
+		}
+	}
+	if ready == 0 {
+		closeAll(rooms)
+		return nil, fmt.Errorf("no room got ready: %v", e.m)
+	}
+	fmt.Fprintf(stderr, "loadtest: %d of %d rooms playing\n", ready, c.rooms)
+
+	before, _ := scrape(metricsURL)
+	start := time.Now()
+	end := start.Add(c.duration)
+	for _, r := range rooms {
+		if r.ok {
+			wg.Add(1)
+			go func(r *botRoom) { defer wg.Done(); r.play(ctx, end) }(r)
+		}
+	}
+	progress := time.NewTicker(5 * time.Second)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-progress.C:
+			var recv int64
+			for _, r := range rooms {
+				recv += r.received.Load()
+			}
+			el := time.Since(start).Seconds()
+			fmt.Fprintf(stderr, "loadtest: %4.0fs  %8.0f states/s received\n", el, float64(recv)/el)
+		}
+	}
+	progress.Stop()
+	elapsed := time.Since(start)
+	after, _ := scrape(metricsURL)
+	closeAll(rooms)
+
+	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
+		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m}
+	var lat []time.Duration
+	var sent, recv int64
+	for _, r := range rooms {
+		sent += r.sent.Load()
+		recv += r.received.Load()
+		lat = append(lat, r.latencies...)
+		for _, b := range r.bots {
+			if b != nil {
+				st := b.Stats()
+				rep.ClientQueueDrops += st.StatesDropped
+				rep.StatesBeforeSync += st.StatesUnsynced
+			}
+		}
+	}
+	sec := elapsed.Seconds()
+	rep.SentPerSec, rep.ReceivedPerSec = float64(sent)/sec, float64(recv)/sec
+	if before != nil && after != nil {
+		rep.ServerRelayedPS = (after["nearzero_states_relayed_total"] - before["nearzero_states_relayed_total"]) / sec
+		rep.ServerDropped = after["nearzero_states_dropped_total"] - before["nearzero_states_dropped_total"]
+		rep.ServerRejected = after["nearzero_rejected_total"] - before["nearzero_rejected_total"]
+	}
+	slices.Sort(lat)
+	rep.Samples = len(lat)
+	if len(lat) > 0 {
+		rep.LatencyP50 = lat[len(lat)/2]
+		rep.LatencyP99 = lat[min(len(lat)-1, int(math.Ceil(float64(len(lat))*0.99))-1)]
+		rep.LatencyMax = lat[len(lat)-1]
+	}
+	if rep.Errors == nil || len(rep.Errors) == 0 {
+		rep.Errors = nil
+	}
+	return rep, nil
+}
+
+// botRoom is one room of bots, driven by one goroutine.
+type botRoom struct {
+	idx   int
+	cfg   *config
+	clk   sharedClock
+	times *sendTimes
+	errs  *errs
+
+	bots      []*client.Client
+	ok        bool
+	sent      atomic.Int64
+	received  atomic.Int64
+	latencies []time.Duration // owned by the room's goroutine until it ends
+}
+
+var botSync = clock.SyncConfig{WarmupInterval: 50 * time.Millisecond, SyncedAfter: 4}
+
+func (r *botRoom) setup(ctx context.Context, wsURL string) {
+	r.bots = make([]*client.Client, r.cfg.players)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for i := range r.bots {
+		b, err := client.Dial(ctx, wsURL, &client.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
+			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: true, StateQueue: 4096})
+		if err != nil {
+			r.errs.add("dial")
+			return
+		}
+		r.bots[i] = b
+	}
+	j, err := r.bots[0].Create(ctx, &protocol.Settings{RoundUS: protocol.US(r.cfg.duration + 5*time.Minute)})
+	if err != nil {
+		r.errs.add("create: " + protocol.CodeOf(err).String())
+		return
+	}
+	for _, b := range r.bots[1:] {
+		if _, err := b.Join(ctx, j.Code); err != nil {
+			r.errs.add("join: " + protocol.CodeOf(err).String())
+			return
+		}
+	}
+	for _, b := range r.bots {
+		_ = b.Send(&protocol.Loading{Progress: 1})
+		_ = b.Send(&protocol.Ready{Ready: true})
+	}
+	if !r.waitRoom(ctx, func(s protocol.RoomState) bool {
+		n := 0
+		for _, p := range s.Players {
+			if p.Ready && p.Loaded >= 1 {
+				n++
+			}
+		}
+		return n == r.cfg.players
+	}) {
+		r.errs.add("ready timeout")
+		return
+	}
+	_ = r.bots[0].Send(&protocol.Start{})
+	if !r.waitRoom(ctx, func(s protocol.RoomState) bool { return s.Phase == protocol.PhaseHandshake }) {
+		r.errs.add("start timeout")
+		return
+	}
+	for _, b := range r.bots {
+		_ = b.Send(&protocol.InPosition{})
+	}
+	if !r.waitRoom(ctx, func(s protocol.RoomState) bool { return s.Phase == protocol.PhasePlaying }) {
+		r.errs.add("play timeout")
+		return
+	}
+	for _, b := range r.bots {
+		for !b.Synced() {
+			if ctx.Err() != nil {
+				r.errs.add("sync timeout")
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	r.ok = true
+}
+
+// waitRoom polls the host's view of the room.
+func (r *botRoom) waitRoom(ctx context.Context, ok func(protocol.RoomState) bool) bool {
+	for ctx.Err() == nil {
+		if ok(r.bots[0].Room()) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// play sends every bot's state at the rate until end, and measures what
+// arrives.
+func (r *botRoom) play(ctx context.Context, end time.Time) {
+	tick := time.NewTicker(time.Duration(float64(time.Second) / r.cfg.rate))
+	defer tick.Stop()
+	var buf []client.RemoteState
+	seq := 0
+	for time.Now().Before(end) && ctx.Err() == nil {
+		<-tick.C
+		seq++
+		t := float64(seq) / r.cfg.rate
+		for slot, b := range r.bots {
+			// Each bot drives a circle of radius 20 at 10 units/s.
+			phase := float64(slot) + t*0.5
+			st := &wire.State{Seq: wire.Seq(seq), Pos: geom.Vec3{X: 20 * math.Cos(phase), Z: 20 * math.Sin(phase)},
+				Vel: geom.Vec3{X: -10 * math.Sin(phase), Z: 10 * math.Cos(phase)}, Rot: geom.Quat{W: 1}}
+			now := r.clk.Now()
+			st.Stamp = wire.StampOf(now)
+			r.times.slot(r.idx, r.cfg.players, slot, st.Seq).Store(int64(now))
+			if err := b.SendState(st); err != nil {
+				r.errs.add("send: " + err.Error())
+				continue
+			}
+			r.sent.Add(1)
+		}
+		for _, b := range r.bots {
+			buf = b.PollStates(buf[:0])
+			for _, rs := range buf {
+				if int(rs.State.Slot) >= r.cfg.players {
+					continue
+				}
+				if at := r.times.slot(r.idx, r.cfg.players, int(rs.State.Slot), rs.State.Seq).Load(); at != 0 {
+					r.latencies = append(r.latencies, rs.Arrival-time.Duration(at))
+				}
+			}
+			r.received.Add(int64(len(buf)))
+			for _, ev := range b.PollEvents(nil) {
+				switch ev.Kind {
+				case client.EventDisconnected, client.EventReconnecting:
+					r.errs.add("disconnected: " + protocol.CodeOf(ev.Err).String())
+				case client.EventMessage:
+					if e, ok := ev.Msg.(*protocol.Error); ok {
+						r.errs.add("server error: " + e.Code.String())
+					}
+				}
+			}
+		}
+	}
+}
+
+func closeAll(rooms []*botRoom) {
+	var wg sync.WaitGroup
+	for _, r := range rooms {
+		for _, b := range r.bots {
+			if b != nil {
+				wg.Add(1)
+				go func(b *client.Client) {
+					defer wg.Done()
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = b.Close(ctx)
+				}(b)
+			}
+		}
+	}
+	wg.Wait()
+}
+
+// startServer runs a server on a free loopback port in this process.
+func startServer(c *config) (stop func(), wsURL string, err error) {
+	s, err := server.New(&server.Config{MaxRooms: c.rooms + 1,
+		Room: room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{})
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("listen: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	<-s.Ready()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+		<-done
+	}, "ws://" + ln.Addr().String() + "/ws", nil
+}
+
+// scrape reads the counters of a Prometheus text page, summing series.
+func scrape(u string) (map[string]float64, error) {
+	resp, err := http.Get(u)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, rest, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i]
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		if err == nil {
+			out[name] += v
+		}
+	}
+	return out, sc.Err()
+}
+
+func printReport(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "rooms x players        %d x %d at %.0f Hz for %.1f s\n", r.Rooms, r.Players, r.Rate, r.Duration.Seconds())
+	fmt.Fprintf(w, "states sent/s          %.0f\n", r.SentPerSec)
+	fmt.Fprintf(w, "relayed/s (server)     %.0f   (ideal %.0f)\n", r.ServerRelayedPS, r.ExpectedPerSec)
+	fmt.Fprintf(w, "received/s (bots)      %.0f\n", r.ReceivedPerSec)
+	fmt.Fprintf(w, "relay latency          p50 %v  p99 %v  max %v  (%d samples)\n",
+		r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond), r.LatencyMax.Round(10*time.Microsecond), r.Samples)
+	fmt.Fprintf(w, "server rejected        %.0f\n", r.ServerRejected)
+	fmt.Fprintf(w, "server dropped (slow)  %.0f\n", r.ServerDropped)
+	fmt.Fprintf(w, "client queue drops     %d\n", r.ClientQueueDrops)
+	if len(r.Errors) == 0 {
+		fmt.Fprintf(w, "errors                 none\n")
+		return
+	}
+	keys := make([]string, 0, len(r.Errors))
+	for k := range r.Errors {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "error                  %s: %d\n", k, r.Errors[k])
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLoopbackOnly(t *testing.T) {
+	for u, ok := range map[string]bool{
+		"ws://127.0.0.1:8787/ws": true, "ws://localhost:1/ws": true, "ws://[::1]:8787/ws": true,
+		"ws://10.0.0.1:8787/ws": false, "ws://example.com/ws": false, "wss://8.8.8.8/ws": false,
+	} {
+		assert.Equal(t, ok, loopbackOnly(u) == nil, u)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for name, args := range map[string][]string{
+		"too many rooms": {"-rooms", "100000"},
+		"too long":       {"-duration", "1h"},
+		"not loopback":   {"-url", "ws://192.0.2.1:8787/ws"},
+		"zero players":   {"-players", "0"},
+	} {
+		var out, errOut bytes.Buffer
+		assert.Equal(t, 2, run(args, &out, &errOut), name)
+	}
+}
+
+func TestSmallRun(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-rooms", "2", "-players", "3", "-duration", "1s", "-json"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var rep Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.Equal(t, 2, rep.Rooms)
+	assert.Positive(t, rep.ReceivedPerSec)
+	assert.Positive(t, rep.ServerRelayedPS)
+	assert.Positive(t, rep.Samples)
+	assert.Positive(t, rep.LatencyP50)
+	assert.GreaterOrEqual(t, rep.LatencyP99, rep.LatencyP50)
+	assert.LessOrEqual(t, rep.Duration, 30*time.Second)
+	assert.Empty(t, rep.Errors)
+}

@@ -1,0 +1,146 @@
+package metrics
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/server/room"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "nearzero"
+
+// Metrics holds the server's metrics. It is safe for concurrent use.
+type Metrics struct {
+	Rooms          prometheus.Gauge
+	Players        prometheus.Gauge // seated players with a connection
+	Connections    prometheus.Gauge
+	StatesInTotal  prometheus.Counter
+	RelayedTotal   prometheus.Counter
+	DroppedTotal   prometheus.Counter // states dropped for slow readers
+	RoundsTotal    prometheus.Counter
+	RestampAgeSecs prometheus.Histogram
+	rejected       *prometheus.CounterVec
+	rejectedRoom   [len(roomRejects)]prometheus.Counter
+	phases         *prometheus.GaugeVec
+	kicked         *prometheus.CounterVec
+	closes         *prometheus.CounterVec
+}
+
+var roomRejects = [...]room.Reject{room.RejectRate, room.RejectMalformed, room.RejectStale, room.RejectSpeed,
+	room.RejectTeleport, room.RejectControlRate, room.RejectUnknownType, room.RejectBadRequest, room.RejectVersion}
+
+// Connection-level rejection reasons (the room's come from room.Reject).
+const (
+	ReasonNotInRoom  = "not_in_room" // a state or room message before joining
+	ReasonOversized  = "oversized"   // a message over the read limit
+	ReasonTextFrame  = "text_frame"  // a WebSocket text message
+	ReasonBadHello   = "bad_hello"   // first message not a valid Hello
+	ReasonBadToken   = "bad_token"   // token not ours
+	ReasonVersion    = "version"     // another protocol or rules version
+	ReasonHelloSlow  = "hello_timeout"
+	ReasonJoinFailed = "join_failed" // room full or not found
+)
+
+// New creates the metrics and registers them on reg.
+func New(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		Rooms: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "rooms",
+			Help: "Rooms open."}),
+		Players: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "players",
+			Help: "Seated players with a live connection."}),
+		Connections: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "connections",
+			Help: "Open WebSocket connections."}),
+		StatesInTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_in_total",
+			Help: "State frames received from players."}),
+		RelayedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_relayed_total",
+			Help: "State frames relayed to other players (one per recipient)."}),
+		DroppedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_dropped_total",
+			Help: "Relayed states dropped because the recipient read too slowly (oldest first)."}),
+		RoundsTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "rounds_started_total",
+			Help: "Rounds started (start handshakes begun)."}),
+		RestampAgeSecs: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "restamp_age_seconds",
+			Help:    "Arrival minus re-stamped sample time of sampled states: the one-way delay the shared re-stamp estimator attributes to them.",
+			Buckets: []float64{-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28}}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rejected_total",
+			Help: "Frames and requests refused, by reason."}, []string{"reason"}),
+		phases: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "room_phase",
+			Help: "Rooms in each phase of the round flow."}, []string{"phase"}),
+		kicked: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "kicked_total",
+			Help: "Players disconnected for repeated abuse, by close code."}, []string{"code"}),
+		closes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "closes_total",
+			Help: "Connections the server closed, by close code."}, []string{"code"}),
+	}
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
+		Help: "Build information; always 1."}, []string{"protocol", "rules", "go"})
+	build.WithLabelValues(strconv.Itoa(int(wire.ProtocolVersion)), strconv.Itoa(int(wire.RulesVersion)), runtime.Version()).Set(1)
+	for i, r := range roomRejects {
+		m.rejectedRoom[i] = m.rejected.WithLabelValues(r.String())
+	}
+	for _, r := range []string{ReasonNotInRoom, ReasonOversized, ReasonTextFrame, ReasonBadHello, ReasonBadToken,
+		ReasonVersion, ReasonHelloSlow, ReasonJoinFailed} {
+		m.rejected.WithLabelValues(r)
+	}
+	for _, p := range protocol.Phases {
+		m.phases.WithLabelValues(string(p))
+	}
+	for _, c := range []prometheus.Collector{m.Rooms, m.Players, m.Connections, m.StatesInTotal, m.RelayedTotal,
+		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, build} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// StatesIn implements room.Metrics.
+func (m *Metrics) StatesIn(n int) { m.StatesInTotal.Add(float64(n)) }
+
+// StatesRelayed implements room.Metrics.
+func (m *Metrics) StatesRelayed(n int) {
+	if n > 0 {
+		m.RelayedTotal.Add(float64(n))
+	}
+}
+
+// Rejected implements room.Metrics.
+func (m *Metrics) Rejected(r room.Reject) {
+	if int(r) < len(m.rejectedRoom) && roomRejects[r] == r {
+		m.rejectedRoom[r].Inc()
+		return
+	}
+	m.rejected.WithLabelValues(r.String()).Inc()
+}
+
+// RejectedConn counts a connection-level rejection (the Reason* constants).
+func (m *Metrics) RejectedConn(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+
+// RestampAge implements room.Metrics.
+func (m *Metrics) RestampAge(d time.Duration) { m.RestampAgeSecs.Observe(d.Seconds()) }
+
+// PhaseChanged implements room.Metrics.
+func (m *Metrics) PhaseChanged(from, to protocol.Phase) {
+	if from != "" {
+		m.phases.WithLabelValues(string(from)).Dec()
+	}
+	if to != "" {
+		m.phases.WithLabelValues(string(to)).Inc()
+	}
+	if to == protocol.PhaseHandshake {
+		m.RoundsTotal.Inc()
+	}
+}
+
+// Kicked implements room.Metrics.
+func (m *Metrics) Kicked(code protocol.Code) { m.kicked.WithLabelValues(code.String()).Inc() }
+
+// Closed counts a connection the server closed with code.
+func (m *Metrics) Closed(code protocol.Code) { m.closes.WithLabelValues(code.String()).Inc() }
+
+var _ room.Metrics = (*Metrics)(nil)

@@ -1,0 +1,204 @@
+package room
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxPlayers        = 16
+	DefaultMinPlayers        = 1
+	DefaultSeatHold          = 20 * time.Second
+	DefaultHandshakeTimeout  = 10 * time.Second
+	DefaultCountdown         = 3 * time.Second
+	DefaultRoundLimit        = 3 * time.Minute
+	DefaultMinRoundLimit     = 30 * time.Second
+	DefaultMaxRoundLimit     = time.Hour
+	DefaultTimeWarning       = 10 * time.Second
+	DefaultResultsFor        = 10 * time.Second
+	DefaultSendRate          = 60.0
+	DefaultRateFactor        = 1.5
+	DefaultTopSpeed          = 100.0
+	DefaultSpeedFactor       = 2.0
+	DefaultMoveSlack         = 1.0
+	DefaultStampGapAllowance = 250 * time.Millisecond
+	DefaultTeleportEvery     = time.Second
+	DefaultControlRate       = 20.0
+	DefaultControlBurst      = 40.0
+	DefaultAbuseLimit        = 60.0
+	DefaultAbuseDecay        = 20.0
+	DefaultInviteBase        = "nearzero://"
+
+	// MaxSlots is the largest MaxPlayers: a slot is one byte on the wire.
+	MaxSlots = 250
+)
+
+// ErrInvalidConfig indicates a Config field out of range or two fields
+// that contradict each other.
+var ErrInvalidConfig = errors.New("room: invalid config")
+
+// Config tunes a Room. The zero value of every field means its default.
+type Config struct {
+	// MaxPlayers is the seat count. Default 16, at most MaxSlots. Bandwidth
+	// grows with its square: each of N players receives N-1 states per tick.
+	MaxPlayers int
+	// MinPlayers is how many connected players the host needs to start.
+	// Default 1 (solo rounds allowed).
+	MinPlayers int
+	// SeatHold is how long a disconnected player's seat is kept for a
+	// reconnect. Default 20 s.
+	SeatHold time.Duration
+	// HandshakeTimeout is how long the start handshake waits for every
+	// player to report in position. Default 10 s.
+	HandshakeTimeout time.Duration
+	// Countdown is the time from the end of the handshake to go. Default 3 s.
+	Countdown time.Duration
+	// RoundLimit is the default round time limit. Default 3 min. The host's
+	// settings may choose another within [MinRoundLimit, MaxRoundLimit].
+	RoundLimit time.Duration
+	// MinRoundLimit and MaxRoundLimit bound the host's round time limit.
+	// Defaults 30 s and 1 h.
+	MinRoundLimit, MaxRoundLimit time.Duration
+	// TimeWarning is how long before the time limit the room is warned.
+	// Default 10 s; must be below MinRoundLimit.
+	TimeWarning time.Duration
+	// ResultsFor is how long the results phase lasts before the lobby.
+	// Default 10 s.
+	ResultsFor time.Duration
+
+	// SendRate is the expected state rate per player, in states per second.
+	// Default 60.
+	SendRate float64
+	// RateFactor times SendRate is the state rate limit. Default 1.5; at least 1.
+	RateFactor float64
+	// RateBurst is how many states may arrive at once (after a network
+	// stall) before the rate limit bites. Default SendRate/2 (half a second).
+	RateBurst float64
+
+	// NoMotionChecks turns off the speed and teleport checks (for games
+	// whose units the server cannot judge). Default false: checks on.
+	NoMotionChecks bool
+	// TopSpeed is the game's top speed in units (metres, or pixels in 2D)
+	// per second. Default 100.
+	TopSpeed float64
+	// SpeedFactor times TopSpeed is the fastest plausible speed: a state
+	// reporting more is rejected, and so is a move longer than this speed
+	// allows over the gap between two states. Default 2.
+	SpeedFactor float64
+	// MoveSlack is the distance in units added to every allowed move.
+	// Default 1.
+	MoveSlack float64
+	// StampGapAllowance caps how much longer than the arrival gap the
+	// sender's own stamp gap may count (so states bunched by a network
+	// stall pass, while forged stamps buy at most this). Default 250 ms.
+	StampGapAllowance time.Duration
+	// TeleportEvery is the shortest time between two states flagged
+	// wire.FlagTeleport (respawns skip the move check). Default 1 s.
+	TeleportEvery time.Duration
+
+	// ControlRate is the control message rate limit per player, in
+	// messages per second (pings included). Default 20.
+	ControlRate float64
+	// ControlBurst is how many control messages may arrive at once. Default 40.
+	ControlBurst float64
+	// AbuseLimit is the abuse score at which a player is disconnected. Each
+	// rejected state or message adds 1 to 5 (5 for undecodable input).
+	// Default 60.
+	AbuseLimit float64
+	// AbuseDecay is how much abuse score is forgiven per second. Default 20.
+	AbuseDecay float64
+
+	// InviteBase is the start of invite links: InviteBase + "join/" + code
+	// (or "/join/"). Default "nearzero://".
+	InviteBase string
+	// Restamp tunes each player's re-stamp estimator; zero fields are
+	// clock's defaults.
+	Restamp clock.RestampConfig
+}
+
+// withDefaults returns a copy with zero fields set to their defaults.
+func (c *Config) withDefaults() Config {
+	var d Config
+	if c != nil {
+		d = *c
+	}
+	setDefault(&d.MaxPlayers, DefaultMaxPlayers)
+	setDefault(&d.MinPlayers, DefaultMinPlayers)
+	setDefault(&d.SeatHold, DefaultSeatHold)
+	setDefault(&d.HandshakeTimeout, DefaultHandshakeTimeout)
+	setDefault(&d.Countdown, DefaultCountdown)
+	setDefault(&d.RoundLimit, DefaultRoundLimit)
+	setDefault(&d.MinRoundLimit, DefaultMinRoundLimit)
+	setDefault(&d.MaxRoundLimit, DefaultMaxRoundLimit)
+	setDefault(&d.TimeWarning, DefaultTimeWarning)
+	setDefault(&d.ResultsFor, DefaultResultsFor)
+	setDefault(&d.SendRate, DefaultSendRate)
+	setDefault(&d.RateFactor, DefaultRateFactor)
+	setDefault(&d.RateBurst, d.SendRate/2)
+	setDefault(&d.TopSpeed, DefaultTopSpeed)
+	setDefault(&d.SpeedFactor, DefaultSpeedFactor)
+	setDefault(&d.MoveSlack, DefaultMoveSlack)
+	setDefault(&d.StampGapAllowance, DefaultStampGapAllowance)
+	setDefault(&d.TeleportEvery, DefaultTeleportEvery)
+	setDefault(&d.ControlRate, DefaultControlRate)
+	setDefault(&d.ControlBurst, DefaultControlBurst)
+	setDefault(&d.AbuseLimit, DefaultAbuseLimit)
+	setDefault(&d.AbuseDecay, DefaultAbuseDecay)
+	setDefault(&d.InviteBase, DefaultInviteBase)
+	return d
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// Validate reports the first field out of range, or the first pair of
+// fields that contradict each other, naming both values; defaults are
+// applied first.
+func (c *Config) Validate() error {
+	d := c.withDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case d.MaxPlayers < 1 || d.MaxPlayers > MaxSlots:
+		return bad("MaxPlayers %d outside 1..%d", d.MaxPlayers, MaxSlots)
+	case d.MinPlayers < 1 || d.MinPlayers > d.MaxPlayers:
+		return bad("MinPlayers %d outside 1..MaxPlayers (%d)", d.MinPlayers, d.MaxPlayers)
+	case d.SeatHold < 0 || d.HandshakeTimeout < 0 || d.Countdown < 0 || d.ResultsFor < 0:
+		return bad("negative duration (SeatHold %v, HandshakeTimeout %v, Countdown %v, ResultsFor %v)",
+			d.SeatHold, d.HandshakeTimeout, d.Countdown, d.ResultsFor)
+	case d.MinRoundLimit > d.MaxRoundLimit:
+		return bad("MinRoundLimit %v above MaxRoundLimit %v", d.MinRoundLimit, d.MaxRoundLimit)
+	case d.RoundLimit < d.MinRoundLimit || d.RoundLimit > d.MaxRoundLimit:
+		return bad("RoundLimit %v outside MinRoundLimit %v .. MaxRoundLimit %v", d.RoundLimit, d.MinRoundLimit, d.MaxRoundLimit)
+	case d.TimeWarning < 0 || d.TimeWarning >= d.MinRoundLimit:
+		return bad("TimeWarning %v not below MinRoundLimit %v", d.TimeWarning, d.MinRoundLimit)
+	case d.SendRate <= 0:
+		return bad("SendRate %v not positive", d.SendRate)
+	case d.RateFactor < 1:
+		return bad("RateFactor %v below 1 would refuse the send rate itself", d.RateFactor)
+	case d.RateBurst < 1:
+		return bad("RateBurst %v below 1", d.RateBurst)
+	case d.TopSpeed <= 0 || d.SpeedFactor < 1 || d.MoveSlack < 0:
+		return bad("TopSpeed %v, SpeedFactor %v, MoveSlack %v: need positive, at least 1, not negative",
+			d.TopSpeed, d.SpeedFactor, d.MoveSlack)
+	case d.StampGapAllowance < 0 || d.TeleportEvery < 0:
+		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
+	case d.ControlRate <= 0 || d.ControlBurst < 1:
+		return bad("ControlRate %v must be positive and ControlBurst %v at least 1", d.ControlRate, d.ControlBurst)
+	case d.AbuseLimit <= 0 || d.AbuseDecay < 0:
+		return bad("AbuseLimit %v must be positive and AbuseDecay %v not negative", d.AbuseLimit, d.AbuseDecay)
+	}
+	if err := d.Restamp.Validate(); err != nil {
+		return fmt.Errorf("%w: Restamp: %w", ErrInvalidConfig, err)
+	}
+	return nil
+}

@@ -1,0 +1,173 @@
+package room
+
+import (
+	"errors"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// handleControl decodes and dispatches one control frame from a seated player.
+func (r *Room) handleControl(now time.Duration, s *seat, frame []byte) {
+	if !s.controls.take(now, r.cfg.ControlRate, r.cfg.ControlBurst) {
+		r.rejectControl(now, s, RejectControlRate,
+			protocol.Errorf(protocol.CodeRateLimited, "more than %.0f messages per second", r.cfg.ControlRate))
+		return
+	}
+	m, err := protocol.Decode(frame)
+	if err != nil {
+		var req wire.ControlType
+		if len(frame) >= wire.ControlHeaderSize {
+			req = wire.ControlType(frame[3])
+		}
+		switch {
+		case errors.Is(err, wire.ErrUpdateRequired):
+			e := protocol.Errorf(protocol.CodeUpdateRequired, "%v", err)
+			r.send(s.peer, e)
+			r.m.Rejected(RejectVersion)
+			s.peer.Close(protocol.CodeUpdateRequired, "update required")
+			r.free(now, s, "update required")
+		case errors.Is(err, protocol.ErrUnknownType):
+			e := protocol.Errorf(protocol.CodeUnknownType, "unknown message type %d", req)
+			e.Request = req
+			r.rejectControl(now, s, RejectUnknownType, e)
+		default:
+			e := protocol.Errorf(protocol.CodeBadRequest, "%v", err)
+			e.Request = req
+			r.rejectControl(now, s, RejectBadRequest, e)
+		}
+		return
+	}
+	if e := r.dispatch(now, s, m); e != nil {
+		e.Request = m.Type()
+		r.sendError(s, e)
+	}
+}
+
+// dispatch applies one decoded message; a non-nil result is sent back.
+func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protocol.Error {
+	switch m := m.(type) {
+	case *protocol.Ping:
+		if m.RTTUS > 0 {
+			s.rs.ObserveRTT(protocol.DurationUS(m.RTTUS), now)
+		}
+		r.send(s.peer, &protocol.Pong{TUS: m.TUS, ServerUS: protocol.US(now)})
+	case *protocol.SetName:
+		name, err := protocol.NormalizeName(m.Name)
+		if err != nil {
+			return protocol.Errorf(protocol.CodeBadName, "%v", err)
+		}
+		if name != s.name {
+			s.name = name
+			r.dirty = true
+			if r.hooks.Renamed != nil {
+				r.hooks.Renamed(s.user, name)
+			}
+		}
+	case *protocol.Loading:
+		if m.Progress != s.loaded {
+			s.loaded = m.Progress
+			r.dirty = true
+		}
+		if s.loaded >= 1 {
+			r.emit(now, s, analytics.StepLoaded, "")
+		}
+	case *protocol.Ready:
+		if r.phase != protocol.PhaseLobby {
+			return protocol.Errorf(protocol.CodeWrongPhase, "ready only in the lobby, not in %s", r.phase)
+		}
+		if m.Ready != s.ready {
+			s.ready = m.Ready
+			r.dirty = true
+		}
+		if s.ready {
+			r.emit(now, s, analytics.StepReady, "")
+		}
+	case *protocol.Settings:
+		return r.setSettings(s, m)
+	case *protocol.Start:
+		return r.start(now, s)
+	case *protocol.InPosition:
+		if r.phase != protocol.PhaseHandshake || s.ent == nil {
+			return protocol.Errorf(protocol.CodeWrongPhase, "in position only during the start handshake of a round you play")
+		}
+		if !s.ent.inPosition {
+			s.ent.inPosition = true
+			r.dirty = true
+			r.emit(now, s, analytics.StepHandshakeDone, "")
+			r.progress(now)
+		}
+	case *protocol.Finish:
+		if r.phase != protocol.PhasePlaying || s.ent == nil {
+			return protocol.Errorf(protocol.CodeWrongPhase, "finish only while playing a round you are in")
+		}
+		if !s.ent.finished {
+			s.ent.finished, s.ent.finishAt, s.ent.score = true, now, m.Score
+			r.dirty = true
+			r.progress(now)
+		}
+	case *protocol.Vote:
+		return r.vote(now, s, m.Restart)
+	case *protocol.DirectLink:
+		o := r.seatAt(m.Slot)
+		if o == nil || o == s {
+			return protocol.Errorf(protocol.CodeBadRequest, "no other player in slot %d", m.Slot)
+		}
+		bit := uint64(1) << (m.Slot % 64)
+		if m.Up {
+			s.direct[m.Slot/64] |= bit
+		} else {
+			s.direct[m.Slot/64] &^= bit
+		}
+	case *protocol.Signal:
+		o := r.seatAt(m.To)
+		if o == nil || o == s || o.peer == nil {
+			return protocol.Errorf(protocol.CodeBadRequest, "no connected player in slot %d", m.To)
+		}
+		r.send(o.peer, &protocol.Signal{To: m.To, From: s.slot, Kind: m.Kind, Data: m.Data})
+	case *protocol.Invite:
+		r.emit(now, s, analytics.StepInviteShared, m.Channel)
+	case *protocol.Leave:
+		p := s.peer
+		r.send(p, &protocol.Left{Reason: "left the room"})
+		r.free(now, s, "left")
+	case *protocol.Hello, *protocol.Create, *protocol.Join:
+		return protocol.Errorf(protocol.CodeAlreadyInRoom, "already in room %s; leave first", r.code)
+	default:
+		return protocol.Errorf(protocol.CodeBadRequest, "%s is a server-to-client message", protocol.TypeName(m.Type()))
+	}
+	return nil
+}
+
+func (r *Room) seatAt(slot int) *seat {
+	if slot < 0 || slot >= len(r.seats) {
+		return nil
+	}
+	return r.seats[slot]
+}
+
+func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
+	if s.slot != r.host {
+		return protocol.Errorf(protocol.CodeNotHost, "only the host changes settings")
+	}
+	if r.phase != protocol.PhaseLobby {
+		return protocol.Errorf(protocol.CodeWrongPhase, "settings change only in the lobby")
+	}
+	round := protocol.DurationUS(m.RoundUS)
+	if round == 0 {
+		round = r.cfg.RoundLimit
+	}
+	if round < r.cfg.MinRoundLimit || round > r.cfg.MaxRoundLimit {
+		return protocol.Errorf(protocol.CodeBadRequest, "round time %v outside %v..%v", round, r.cfg.MinRoundLimit, r.cfg.MaxRoundLimit)
+	}
+	r.settings = protocol.Settings{RoundUS: protocol.US(round), Game: append([]byte(nil), m.Game...)}
+	for _, o := range r.seats {
+		if o != nil {
+			o.ready = false
+		}
+	}
+	r.dirty = true
+	return nil
+}

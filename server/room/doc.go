@@ -1,0 +1,81 @@
+// Package room is the room server's logic as a library: seats, host,
+// reconnects, the round flow, checks and the state relay. It is a state
+// machine stepped by (now, message): no goroutines, no timers, no sockets.
+// The server wraps each Room in a mutex and a timer; the bench drives a real
+// Room on simulated time with in-memory peers. Both run the same relay path.
+//
+// # Driving a room
+//
+// Time is a time.Duration since an arbitrary origin (the server clock), and
+// must not go back between calls.
+//
+//	r, err := room.New("ABCDEF", nil, nil, now)  // nil config: defaults; nil hooks: none
+//	p := &room.MemPeer{}                          // or any Peer
+//	slot, err := r.Join(now, p, room.Member{User: "u1", Name: "Ann"})
+//	r.HandleFrame(now, p, frame)                  // one binary message, exactly as a client sends it
+//	if at, ok := r.Next(); ok { /* call r.Tick(at) then */ }
+//	for _, f := range p.Take() { /* f.Data, f.Reliable */ }
+//	r.Disconnect(now, p)                          // connection lost: the seat is held for SeatHold
+//	r.Leave(now, p)                               // the player gave the seat up
+//
+// A frame is either a batch of state frames back to back (wire.AppendState)
+// or one control frame (protocol.Marshal). What the room sends a peer comes
+// out of Peer.Send with reliable=true for control frames (Joined, Room,
+// Pong, Notice, Results, Error, Signal, Left) and reliable=false for
+// relayed states. room.Messages and room.States decode what a MemPeer got.
+//
+// Time sync: a peer sends protocol.Ping{TUS: its clock, RTTUS: its best
+// round trip}; the room answers protocol.Pong{TUS, ServerUS: now} at once
+// and feeds RTTUS to that player's re-stamp estimator.
+//
+// # Relay
+//
+// Each state goes through one path (relay.go), which does not allocate:
+// rate limit (SendRate x RateFactor, RateBurst), decode, sequence must be
+// newer, speed and move checks (Config.TopSpeed...), re-stamp onto the server
+// clock with the player's clock.Restamper, keep a copy (LastState), then
+// send to every other connected player, except pairs that both reported a
+// direct link (protocol.DirectLink). The relayed frame carries the sender's
+// slot and wire.StampOf(the sample time on the server clock). A refused
+// frame is counted (Metrics.Rejected), answered with an Error at most every
+// 250 ms, and adds to an abuse score that disconnects the player past
+// AbuseLimit (close code by reason: RateLimited, Implausible, BadFrame).
+//
+// # Round flow
+//
+//	lobby      players report Loading (1 = loaded) and Ready; the host may
+//	           change Settings (clears ready) and Start once every connected
+//	           player is loaded and ready and MinPlayers are connected.
+//	handshake  the connected players become the round's participants; each
+//	           reports InPosition. When every connected participant has, or
+//	           after HandshakeTimeout, the countdown begins.
+//	countdown  go is at RoomState.GoUS on the server clock (Countdown later).
+//	playing    participants report Finish. The round ends when every
+//	           participant finished or is gone (left, or the seat hold ran
+//	           out), or at the time limit (warned TimeWarning before).
+//	results    handed to Hooks.Results, then sent; DNF for everyone who did
+//	           not finish. After ResultsFor, back to the lobby.
+//
+// A restart Vote from every connected player (playing or results) starts a
+// new handshake at once; mid-round, the old round ends with Aborted results.
+// A draining room (Drain) starts no round and accepts no restart.
+//
+// # Seats and host
+//
+// A seat belongs to a user id. Disconnect holds it for SeatHold; a Join by
+// the same user within the hold gets the same slot back (Joined.Reconnected),
+// and a Join while another connection of that user sits there replaces it
+// (the old peer is closed with CodeSessionReplaced). The host is the player
+// present longest (first in, held seats included), re-elected at once when
+// the host's seat is freed. An empty room closes.
+//
+// # Invariants
+//
+//   - No goroutines, no timers, no wall clock: everything happens inside a
+//     call, at the time passed in.
+//   - Peer and Hooks functions are called synchronously and must not block
+//     or call back into the Room.
+//   - Every input is handled without panicking; a bad frame costs only its
+//     sender (an error, then a disconnect if repeated).
+//   - The relay path does not allocate; peers must copy a frame to keep it.
+package room

@@ -1,0 +1,168 @@
+package room
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// harness drives one Room on simulated time.
+type harness struct {
+	t       *testing.T
+	r       *Room
+	now     time.Duration
+	events  []analytics.Event
+	results []*protocol.Results
+	renames map[string]string
+	metrics *countMetrics
+}
+
+// countMetrics records what a room reports.
+type countMetrics struct {
+	in, relayed int
+	rejected    map[Reject]int
+	kicked      map[protocol.Code]int
+	offsets     int
+	phases      map[protocol.Phase]int // rooms entering each phase
+}
+
+func newCountMetrics() *countMetrics {
+	return &countMetrics{rejected: map[Reject]int{}, kicked: map[protocol.Code]int{}, phases: map[protocol.Phase]int{}}
+}
+
+func (m *countMetrics) StatesIn(n int)                    { m.in += n }
+func (m *countMetrics) StatesRelayed(n int)               { m.relayed += n }
+func (m *countMetrics) Rejected(r Reject)                 { m.rejected[r]++ }
+func (m *countMetrics) RestampAge(time.Duration)          { m.offsets++ }
+func (m *countMetrics) PhaseChanged(_, to protocol.Phase) { m.phases[to]++ }
+func (m *countMetrics) Kicked(c protocol.Code)            { m.kicked[c]++ }
+
+// testConfig is a room with short, distinct durations.
+func testConfig() *Config {
+	return &Config{
+		MaxPlayers:       4,
+		SeatHold:         20 * time.Second,
+		HandshakeTimeout: 10 * time.Second,
+		Countdown:        3 * time.Second,
+		RoundLimit:       60 * time.Second,
+		TimeWarning:      5 * time.Second,
+		ResultsFor:       8 * time.Second,
+	}
+}
+
+func newHarness(t *testing.T, cfg *Config) *harness {
+	t.Helper()
+	h := &harness{t: t, now: time.Hour, renames: map[string]string{}, metrics: newCountMetrics()}
+	r, err := New("ABCDEF", cfg, &Hooks{
+		Metrics: h.metrics,
+		Event:   func(e analytics.Event) { h.events = append(h.events, e) },
+		Results: func(res *protocol.Results) { h.results = append(h.results, res) },
+		Renamed: func(user, name string) { h.renames[user] = name },
+	}, h.now)
+	require.NoError(t, err)
+	h.r = r
+	return h
+}
+
+// join seats a new MemPeer as user.
+func (h *harness) join(user string) (*MemPeer, int) {
+	h.t.Helper()
+	p := &MemPeer{}
+	slot, err := h.r.Join(h.now, p, Member{User: user, Name: "name-" + user})
+	require.NoError(h.t, err)
+	return p, slot
+}
+
+// send feeds one control message from p.
+func (h *harness) send(p *MemPeer, m protocol.Message) {
+	h.t.Helper()
+	h.r.HandleFrame(h.now, p, protocol.MustMarshal(m))
+}
+
+// advance moves time forward by d, ticking at every scheduled step on the way.
+func (h *harness) advance(d time.Duration) {
+	end := h.now + d
+	for {
+		at, ok := h.r.Next()
+		if !ok || at > end {
+			break
+		}
+		h.now = max(h.now, at)
+		h.r.Tick(h.now)
+	}
+	h.now = end
+	h.r.Tick(h.now)
+}
+
+// readyAll makes every connected player loaded and ready.
+func (h *harness) readyAll(ps ...*MemPeer) {
+	for _, p := range ps {
+		h.send(p, &protocol.Loading{Progress: 1})
+		h.send(p, &protocol.Ready{Ready: true})
+	}
+}
+
+// msgs returns (and forgets) the control messages p received.
+func msgs(p *MemPeer) []protocol.Message { return Messages(p.Take()) }
+
+// lastRoom returns the newest room state among ms (from Room or Joined).
+func lastRoom(ms []protocol.Message) (protocol.RoomState, bool) {
+	var st protocol.RoomState
+	ok := false
+	for _, m := range ms {
+		switch m := m.(type) {
+		case *protocol.RoomState:
+			st, ok = *m, true
+		case *protocol.Joined:
+			st, ok = m.Room, true
+		}
+	}
+	return st, ok
+}
+
+// errorsIn returns the Error messages among ms.
+func errorsIn(ms []protocol.Message) []*protocol.Error {
+	var out []*protocol.Error
+	for _, m := range ms {
+		if e, ok := m.(*protocol.Error); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func ofType[T protocol.Message](ms []protocol.Message) []T {
+	var out []T
+	for _, m := range ms {
+		if v, ok := m.(T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// stateFrame encodes a 3D state.
+func stateFrame(t *testing.T, seq int, stamp time.Duration, pos, vel geom.Vec3, flags wire.Flags) []byte {
+	t.Helper()
+	b, err := wire.AppendState(nil, &wire.State{Seq: wire.Seq(seq), Stamp: wire.StampOf(stamp), Pos: pos, Vel: vel,
+		Rot: geom.Quat{W: 1}, Flags: flags, Slot: 99})
+	require.NoError(t, err)
+	return b
+}
+
+// stepsOf returns the analytics steps emitted for user, in order.
+func (h *harness) stepsOf(user string) []analytics.Step {
+	var out []analytics.Step
+	for _, e := range h.events {
+		if e.User == user {
+			out = append(out, e.Step)
+		}
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package room
+
+import (
+	"time"
+
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// Reject is why a frame was refused.
+type Reject uint8
+
+// Reasons for refusing a frame.
+const (
+	RejectRate        Reject = iota // state over the rate limit
+	RejectMalformed                 // state that does not decode
+	RejectStale                     // state not newer than the last one
+	RejectSpeed                     // reported speed above SpeedFactor x TopSpeed
+	RejectTeleport                  // moved farther than the speed allows, or teleport flag too often
+	RejectControlRate               // control message over its rate limit
+	RejectUnknownType               // control type unknown
+	RejectBadRequest                // control body invalid, or not allowed now
+	RejectVersion                   // control frame of another protocol version
+	numRejects
+)
+
+var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
+	"control_rate", "unknown_type", "bad_request", "version"}
+
+// String returns the reason's snake_case name (a metrics label).
+func (r Reject) String() string {
+	if r < numRejects {
+		return rejectNames[r]
+	}
+	return "unknown"
+}
+
+// Rejects lists every reason.
+func Rejects() []Reject {
+	out := make([]Reject, numRejects)
+	for i := range out {
+		out[i] = Reject(i)
+	}
+	return out
+}
+
+// weight is how much abuse score a rejection adds.
+func (r Reject) weight() float64 {
+	switch r {
+	case RejectMalformed, RejectUnknownType, RejectVersion:
+		return 5
+	case RejectBadRequest:
+		return 2
+	}
+	return 1
+}
+
+// code is the close code for a player disconnected for repeated r.
+func (r Reject) code() protocol.Code {
+	switch r {
+	case RejectRate, RejectControlRate:
+		return protocol.CodeRateLimited
+	case RejectSpeed, RejectTeleport:
+		return protocol.CodeImplausible
+	}
+	return protocol.CodeBadFrame
+}
+
+// Metrics receives a room's counters. Methods are called with the room's
+// lock held: they must be cheap and must not block. The server's
+// implementation feeds Prometheus; nil means none.
+type Metrics interface {
+	// StatesIn counts state frames received from players.
+	StatesIn(n int)
+	// StatesRelayed counts state frames sent on to other players.
+	StatesRelayed(n int)
+	// Rejected counts one refused frame.
+	Rejected(r Reject)
+	// RestampAge samples, for one state in offsetSampleEvery per player,
+	// its arrival time minus its re-stamped sample time: the one-way delay
+	// the shared estimator attributes to it (clock offsets taken out).
+	RestampAge(d time.Duration)
+	// PhaseChanged counts a room moving between phases; from is "" for a
+	// new room and to is "" for a closed one.
+	PhaseChanged(from, to protocol.Phase)
+	// Kicked counts a player disconnected for abuse, by close code.
+	Kicked(code protocol.Code)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) StatesIn(int)                         {}
+func (nopMetrics) StatesRelayed(int)                    {}
+func (nopMetrics) Rejected(Reject)                      {}
+func (nopMetrics) RestampAge(time.Duration)             {}
+func (nopMetrics) PhaseChanged(from, to protocol.Phase) {}
+func (nopMetrics) Kicked(protocol.Code)                 {}

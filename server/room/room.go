@@ -1,0 +1,537 @@
+package room
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// Hooks are where a room reports what the server keeps or counts. Every
+// function is called synchronously with the room's lock held: it must not
+// block and must not call back into the Room. Nil fields mean "nowhere".
+type Hooks struct {
+	// Metrics receives counters.
+	Metrics Metrics
+	// Event receives one analytics event per player per funnel step. At is
+	// set; Time is left for the caller.
+	Event func(analytics.Event)
+	// Results receives each round's results, before the room announces
+	// them; the server saves them (asynchronously).
+	Results func(*protocol.Results)
+	// Renamed reports an accepted display-name change (the server stores it).
+	Renamed func(user, name string)
+	// Log receives structured logs.
+	Log *slog.Logger
+}
+
+// Member says who takes a seat.
+type Member struct {
+	User string       // stable user id; the seat belongs to it
+	Name string       // display name, already normalised
+	Via  protocol.Via // how they arrived (analytics); default ViaCode
+}
+
+// seat is one player's place in the room. Owned by the room.
+type seat struct {
+	slot      int
+	user      string
+	name      string
+	via       protocol.Via
+	peer      Peer          // nil while the seat is held
+	joinedAt  time.Duration // first arrival: the host is the longest present
+	heldUntil time.Duration // while peer is nil
+
+	loaded float64
+	ready  bool
+	voted  bool
+	ent    *entrant // the player's record in the running round, if any
+	funnel uint32   // analytics steps already emitted (bit = index in analytics.Steps)
+
+	direct [MaxSlots/64 + 1]uint64 // slots this player reports a direct link with
+
+	rs          *clock.Restamper
+	states      bucket
+	controls    bucket
+	abuse       float64
+	abuseAt     time.Duration
+	errAt       time.Duration // last Error sent about a rejected state
+	has         bool          // last is set
+	last        wire.State    // last accepted state, re-stamped and with our slot
+	lastStamp   wire.Stamp    // its stamp as sent
+	lastArrival time.Duration
+	teleportAt  time.Duration
+	teleported  bool
+	accepted    uint32 // states accepted (samples the offset metric)
+	n           int
+	buf         [wire.MaxStateSize]byte // last accepted state as relayed
+}
+
+// entrant is a participant's record in a round; it outlives a seat that
+// is given up mid-round.
+type entrant struct {
+	slot       int
+	user, name string
+	inPosition bool
+	finished   bool
+	gone       bool // left, or the seat hold ran out
+	finishAt   time.Duration
+	score      float64
+}
+
+// Room is one room's state machine. See the package documentation.
+// A Room is not safe for concurrent use: the server guards each with a
+// mutex; the bench drives it from one goroutine.
+type Room struct {
+	code   string
+	invite string
+	cfg    Config // read-only after New
+	hooks  Hooks  // read-only after New; Metrics and Log never nil
+	m      Metrics
+
+	seats  []*seat // by slot; nil = free
+	byPeer map[Peer]*seat
+	byUser map[string]*seat
+	count  int
+	host   int
+
+	phase    protocol.Phase
+	phaseAt  time.Duration
+	deadline time.Duration // handshake time-out or results end
+	goAt     time.Duration
+	endAt    time.Duration
+	warned   bool
+	round    int
+	limit    time.Duration // time limit of the current round
+	settings protocol.Settings
+	entrants []*entrant
+
+	draining bool
+	drainEnd time.Duration
+	closed   bool
+
+	rev   uint64
+	dirty bool
+	out   []byte // scratch for encoding control frames
+}
+
+// New returns an empty room in the lobby with the given code at time now.
+// A nil cfg means defaults; a nil hooks means none.
+func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new room %s: %w", code, err)
+	}
+	c := cfg.withDefaults()
+	r := &Room{
+		code:     code,
+		invite:   protocol.InviteLink(c.InviteBase, code),
+		cfg:      c,
+		seats:    make([]*seat, c.MaxPlayers),
+		byPeer:   make(map[Peer]*seat),
+		byUser:   make(map[string]*seat),
+		host:     -1,
+		phase:    protocol.PhaseLobby,
+		phaseAt:  now,
+		settings: protocol.Settings{RoundUS: protocol.US(c.RoundLimit)},
+	}
+	if hooks != nil {
+		r.hooks = *hooks
+	}
+	if r.hooks.Log == nil {
+		r.hooks.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	r.hooks.Log = r.hooks.Log.With("room", code)
+	r.m = r.hooks.Metrics
+	if r.m == nil {
+		r.m = nopMetrics{}
+	}
+	r.m.PhaseChanged("", protocol.PhaseLobby)
+	return r, nil
+}
+
+// Code returns the room code.
+func (r *Room) Code() string { return r.code }
+
+// Invite returns the invite link.
+func (r *Room) Invite() string { return r.invite }
+
+// Phase returns the current phase.
+func (r *Room) Phase() protocol.Phase { return r.phase }
+
+// Round returns how many rounds have started.
+func (r *Room) Round() int { return r.round }
+
+// Players returns the number of seats taken, held ones included.
+func (r *Room) Players() int { return r.count }
+
+// Connected returns the number of seated players with a connection.
+func (r *Room) Connected() int { return len(r.byPeer) }
+
+// Host returns the host's slot, or -1 in an empty room.
+func (r *Room) Host() int { return r.host }
+
+// Closed reports whether the room emptied and closed; a closed room refuses
+// every join, and the server forgets it.
+func (r *Room) Closed() bool { return r.closed }
+
+// Busy reports whether a round is running (handshake, countdown or
+// playing): a draining server waits for it.
+func (r *Room) Busy() bool {
+	switch r.phase {
+	case protocol.PhaseHandshake, protocol.PhaseCountdown, protocol.PhasePlaying:
+		return true
+	}
+	return false
+}
+
+// SlotOf returns the slot of p's seat, or -1 when p holds none.
+func (r *Room) SlotOf(p Peer) int {
+	if s := r.byPeer[p]; s != nil {
+		return s.slot
+	}
+	return -1
+}
+
+// LastState returns the last state accepted from slot, re-stamped onto the
+// server clock (the copy kept for results and checks), and its arrival time.
+func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
+	if slot < 0 || slot >= len(r.seats) || r.seats[slot] == nil || !r.seats[slot].has {
+		return wire.State{}, 0, false
+	}
+	s := r.seats[slot]
+	return s.last, s.lastArrival, true
+}
+
+// Join seats p as m.User at time now and sends it Joined, then the last
+// state of every other player. A user who already holds a seat gets it
+// back (a reconnect); if another connection still sits in it, that one is
+// closed with CodeSessionReplaced. Errors are *protocol.Error with
+// CodeRoomNotFound (closed room), CodeRoomFull or CodeAlreadyInRoom.
+func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
+	if r.closed {
+		return -1, protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", r.code)
+	}
+	if s := r.byPeer[p]; s != nil {
+		return -1, protocol.Errorf(protocol.CodeAlreadyInRoom, "already in room %s as slot %d", r.code, s.slot)
+	}
+	if m.Via == "" {
+		m.Via = protocol.ViaCode
+	}
+	reconnected := false
+	s := r.byUser[m.User]
+	if s != nil {
+		if s.peer != nil {
+			delete(r.byPeer, s.peer)
+			s.peer.Close(protocol.CodeSessionReplaced, "the same user joined from another connection")
+		}
+		reconnected = true
+		s.peer = p
+		s.heldUntil = 0
+		if m.Name != "" && m.Name != s.name {
+			s.name = m.Name
+		}
+		r.resetRelay(s)
+		r.hooks.Log.Debug("reconnected", "slot", s.slot, "user", s.user)
+	} else {
+		slot := -1
+		for i, o := range r.seats {
+			if o == nil {
+				slot = i
+				break
+			}
+		}
+		if slot < 0 {
+			return -1, protocol.Errorf(protocol.CodeRoomFull, "room %s is full (%d players)", r.code, r.cfg.MaxPlayers)
+		}
+		rs, err := clock.NewRestamper(&r.cfg.Restamp)
+		if err != nil { // cannot happen: New validated the config
+			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
+		}
+		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, peer: p, joinedAt: now, rs: rs,
+			states:   bucket{tokens: r.cfg.RateBurst, at: now},
+			controls: bucket{tokens: r.cfg.ControlBurst, at: now}}
+		r.seats[slot] = s
+		r.byUser[m.User] = s
+		r.count++
+		r.hooks.Log.Debug("joined", "slot", slot, "user", s.user, "via", m.Via)
+	}
+	r.byPeer[p] = s
+	if reconnected {
+		r.emit(now, s, analytics.StepReconnected, "")
+	} else {
+		r.emit(now, s, analytics.StepRoomJoined, "")
+	}
+	r.electHost()
+	r.rev++
+	r.dirty = false
+	snap := r.Snapshot()
+	r.send(p, &protocol.Joined{Code: r.code, Invite: r.invite, Slot: s.slot, Reconnected: reconnected, Room: snap})
+	r.broadcastExcept(p, &snap)
+	for _, o := range r.seats {
+		if o != nil && o != s && o.has {
+			p.Send(o.buf[:o.n], false)
+		}
+	}
+	return s.slot, nil
+}
+
+// Leave gives up p's seat at once (a did-not-finish in a running round)
+// and sends p Left. It reports whether p held a seat.
+func (r *Room) Leave(now time.Duration, p Peer) bool {
+	s := r.byPeer[p]
+	if s == nil {
+		return false
+	}
+	r.send(p, &protocol.Left{Reason: "left the room"})
+	r.free(now, s, "left")
+	r.flush()
+	return true
+}
+
+// Disconnect tells the room p's connection is gone: the seat is held for
+// SeatHold so the player can reconnect into the same slot. Unknown peers
+// (already replaced or removed) are ignored.
+func (r *Room) Disconnect(now time.Duration, p Peer) {
+	s := r.byPeer[p]
+	if s == nil {
+		return
+	}
+	delete(r.byPeer, p)
+	s.peer = nil
+	s.heldUntil = now + r.cfg.SeatHold
+	r.clearLinks(s)
+	r.dirty = true
+	r.hooks.Log.Debug("disconnected", "slot", s.slot, "user", s.user)
+	r.progress(now)
+	r.flush()
+}
+
+// Drain marks the room as on a draining server: no new rounds, and every
+// player is told the server is updating, with left the grace remaining.
+// A running round goes on.
+func (r *Room) Drain(now, left time.Duration) {
+	if r.draining {
+		return
+	}
+	r.draining = true
+	r.drainEnd = now + left
+	r.broadcast(&protocol.Notice{Kind: protocol.NoticeServerUpdating,
+		Text: "the server is updating: finish the round, then reconnect", LeftUS: protocol.US(left)})
+	r.dirty = true
+	r.flush()
+}
+
+// Close empties the room at once: every connected player is closed with
+// code and reason, and the room is closed. Used when the server stops.
+func (r *Room) Close(code protocol.Code, reason string) {
+	for p := range r.byPeer {
+		p.Close(code, reason)
+	}
+	r.byPeer = map[Peer]*seat{}
+	r.markClosed()
+}
+
+func (r *Room) markClosed() {
+	if !r.closed {
+		r.closed = true
+		r.m.PhaseChanged(r.phase, "")
+	}
+}
+
+// free removes a seat for good.
+func (r *Room) free(now time.Duration, s *seat, reason string) {
+	r.emit(now, s, analytics.StepLeft, reason)
+	if s.ent != nil && r.Busy() {
+		s.ent.gone = true
+	}
+	if s.peer != nil {
+		delete(r.byPeer, s.peer)
+		s.peer = nil
+	}
+	r.clearLinks(s)
+	r.seats[s.slot] = nil
+	delete(r.byUser, s.user)
+	r.count--
+	r.dirty = true
+	r.hooks.Log.Debug("seat freed", "slot", s.slot, "user", s.user, "reason", reason)
+	r.electHost()
+	if r.count == 0 {
+		r.markClosed()
+		return
+	}
+	r.progress(now)
+}
+
+// electHost makes the longest-present player the host.
+func (r *Room) electHost() {
+	host := -1
+	var at time.Duration
+	for _, s := range r.seats {
+		if s != nil && (host < 0 || s.joinedAt < at) {
+			host, at = s.slot, s.joinedAt
+		}
+	}
+	if host != r.host {
+		r.host = host
+		r.dirty = true
+	}
+}
+
+// resetRelay forgets what the relay knew of a seat's connection.
+func (r *Room) resetRelay(s *seat) {
+	s.rs.Reset()
+	s.has = false
+	s.n = 0
+	s.teleported = false
+	r.clearLinks(s)
+}
+
+// clearLinks forgets every direct link of s, in both directions.
+func (r *Room) clearLinks(s *seat) {
+	s.direct = [len(s.direct)]uint64{}
+	for _, o := range r.seats {
+		if o != nil {
+			o.direct[s.slot/64] &^= 1 << (s.slot % 64)
+		}
+	}
+}
+
+// direct reports whether a and b both report a direct link to each other.
+func direct(a, b *seat) bool {
+	return a.direct[b.slot/64]&(1<<(b.slot%64)) != 0 && b.direct[a.slot/64]&(1<<(a.slot%64)) != 0
+}
+
+// Snapshot returns the room's visible state.
+func (r *Room) Snapshot() protocol.RoomState {
+	st := protocol.RoomState{
+		Code: r.code, Rev: r.rev, Phase: r.phase, PhaseUS: protocol.US(r.phaseAt),
+		Round: r.round, Host: r.host, Settings: r.settings, Draining: r.draining,
+		Players: make([]protocol.PlayerState, 0, r.count),
+	}
+	switch r.phase {
+	case protocol.PhaseHandshake, protocol.PhaseResults:
+		st.DeadlineUS = protocol.US(r.deadline)
+	case protocol.PhaseCountdown:
+		st.DeadlineUS = protocol.US(r.goAt)
+		st.GoUS = protocol.US(r.goAt)
+	case protocol.PhasePlaying:
+		st.DeadlineUS = protocol.US(r.endAt)
+		st.GoUS = protocol.US(r.goAt)
+	}
+	for _, s := range r.seats {
+		if s == nil {
+			continue
+		}
+		ps := protocol.PlayerState{Slot: s.slot, User: s.user, Name: s.name, Connected: s.peer != nil,
+			Loaded: s.loaded, Ready: s.ready, Voted: s.voted}
+		if s.ent != nil {
+			ps.Participant, ps.InPosition, ps.Finished = true, s.ent.inPosition, s.ent.finished
+		}
+		st.Players = append(st.Players, ps)
+	}
+	return st
+}
+
+// flush sends the room state to everyone if it changed.
+func (r *Room) flush() {
+	if !r.dirty || r.closed {
+		return
+	}
+	r.dirty = false
+	r.rev++
+	snap := r.Snapshot()
+	r.broadcast(&snap)
+}
+
+// encode encodes m into the scratch buffer.
+func (r *Room) encode(m protocol.Message) ([]byte, bool) {
+	b, err := protocol.Append(r.out[:0], m)
+	if err != nil {
+		r.hooks.Log.Error("encode", "type", protocol.TypeName(m.Type()), "err", err)
+		return nil, false
+	}
+	r.out = b
+	return b, true
+}
+
+func (r *Room) send(p Peer, m protocol.Message) {
+	if b, ok := r.encode(m); ok {
+		p.Send(b, true)
+	}
+}
+
+func (r *Room) broadcast(m protocol.Message) { r.broadcastExcept(nil, m) }
+
+func (r *Room) broadcastExcept(skip Peer, m protocol.Message) {
+	b, ok := r.encode(m)
+	if !ok {
+		return
+	}
+	for _, s := range r.seats {
+		if s != nil && s.peer != nil && s.peer != skip {
+			s.peer.Send(b, true)
+		}
+	}
+}
+
+func (r *Room) sendError(s *seat, e *protocol.Error) {
+	if s.peer != nil {
+		r.send(s.peer, e)
+	}
+}
+
+var stepBit = func() map[analytics.Step]uint32 {
+	m := make(map[analytics.Step]uint32, len(analytics.Steps))
+	for i, s := range analytics.Steps {
+		m[s] = 1 << i
+	}
+	return m
+}()
+
+// funnelOnce are the steps emitted at most once per seat; the other steps
+// that carry a bit are emitted once per round cycle.
+var funnelOnce = stepBit[analytics.StepRoomJoined] | stepBit[analytics.StepInviteShared] | stepBit[analytics.StepLoaded]
+
+// emit sends one analytics event for s, at most once per step per cycle
+// (left, reconnected and round_finished always go out).
+func (r *Room) emit(now time.Duration, s *seat, step analytics.Step, detail string) {
+	switch step {
+	case analytics.StepLeft, analytics.StepReconnected, analytics.StepRoundFinished:
+	default:
+		bit := stepBit[step]
+		if s.funnel&bit != 0 {
+			return
+		}
+		s.funnel |= bit
+	}
+	if r.hooks.Event == nil {
+		return
+	}
+	r.hooks.Event(analytics.Event{At: now, Step: step, User: s.user, Room: r.code, Via: s.via,
+		Players: r.count, Phase: r.phase, Round: r.round, Detail: detail})
+}
+
+// bucket is a token bucket.
+type bucket struct {
+	tokens float64
+	at     time.Duration
+}
+
+// take refills the bucket at rate per second up to burst, then takes one
+// token if there is one.
+func (b *bucket) take(now time.Duration, rate, burst float64) bool {
+	if now > b.at {
+		b.tokens = min(burst, b.tokens+rate*(now-b.at).Seconds())
+		b.at = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}

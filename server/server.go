@@ -1,0 +1,418 @@
+package server
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/identity"
+	"github.com/nearzero/nearzero/server/metrics"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// Storage is what the server keeps on disk; *store.Store implements it.
+// Calls come from connection goroutines and one background writer, never
+// with a room's lock held.
+type Storage interface {
+	// Secret returns the identity secret, creating it with newSecret once.
+	Secret(ctx context.Context, newSecret func() ([]byte, error)) ([]byte, error)
+	// UserName returns a user's stored display name.
+	UserName(ctx context.Context, user string) (name string, ok bool, err error)
+	// SaveUser records a user's display name.
+	SaveUser(ctx context.Context, user, name string, now time.Time) error
+	// SaveResults records one round's results.
+	SaveResults(ctx context.Context, res *protocol.Results, now time.Time) error
+}
+
+// Deps are the server's collaborators. Nil fields mean: no storage (a
+// random secret per process, nothing saved), a private Prometheus
+// registry, logs discarded, no analytics.
+type Deps struct {
+	Store Storage
+	// Secret, when set, overrides the stored identity secret (at least
+	// identity.MinSecret bytes).
+	Secret []byte
+	// Registry receives the metrics and is served on /metrics.
+	Registry *prometheus.Registry
+	Log      *slog.Logger
+	// Analytics receives funnel events as JSON lines.
+	Analytics io.Writer
+}
+
+// ErrClosed indicates a call on a server that has shut down.
+var ErrClosed = errors.New("server: closed")
+
+// Server is the room server: rooms by code on WebSocket connections,
+// health and metrics over HTTP. See the package documentation.
+type Server struct {
+	cfg    Config // read-only after New
+	log    *slog.Logger
+	reg    *prometheus.Registry
+	m      *metrics.Metrics
+	store  Storage // may be nil
+	issuer *identity.Issuer
+	events *analytics.Sink // may be nil
+	start  time.Time       // wall and monotonic origin of the server clock
+
+	mu         sync.Mutex // guards the fields below
+	rooms      map[string]*host
+	sessions   map[string]*conn // user id -> live connection
+	conns      map[*conn]struct{}
+	rng        *rand.Rand // room codes
+	draining   bool
+	closingAll bool // drain reached its end: new connections are refused
+	drainAt    time.Duration
+	shut       bool
+	httpSrv    *http.Server
+	ready      chan struct{}
+	addr       net.Addr
+
+	players  atomic.Int64 // seated players with a connection
+	nextConn atomic.Uint64
+
+	persist chan func(context.Context) // background storage writes
+	stop    chan struct{}
+	bg      sync.WaitGroup // persist worker and janitor
+	connWG  sync.WaitGroup // connection handlers
+}
+
+// New returns a server. A nil cfg means defaults.
+func New(cfg *Config, deps Deps) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	c := cfg.withDefaults()
+	s := &Server{
+		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, start: time.Now(),
+		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
+		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if s.reg == nil {
+		s.reg = prometheus.NewRegistry()
+	}
+	var err error
+	if s.m, err = metrics.New(s.reg); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	var seed [16]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return nil, fmt.Errorf("new server: seed room codes: %w", err)
+	}
+	s.rng = rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+
+	secret := deps.Secret
+	if secret == nil && s.store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		secret, err = s.store.Secret(ctx, identity.NewSecret)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("new server: %w", err)
+		}
+	}
+	if secret == nil {
+		if secret, err = identity.NewSecret(); err != nil {
+			return nil, fmt.Errorf("new server: %w", err)
+		}
+		s.log.Warn("no storage and no secret: identities last only as long as this process")
+	}
+	if s.issuer, err = identity.NewIssuer(secret); err != nil {
+		return nil, fmt.Errorf("new server: %w", err)
+	}
+	if deps.Analytics != nil {
+		s.events = analytics.NewSink(deps.Analytics, nil)
+	}
+	s.bg.Add(2)
+	go s.persistLoop()
+	go s.janitor()
+	return s, nil
+}
+
+// now is the server clock: time since New, monotonic.
+func (s *Server) now() time.Duration { return time.Since(s.start) }
+
+// wall converts a server-clock time to wall-clock time.
+func (s *Server) wall(at time.Duration) time.Time { return s.start.Add(at) }
+
+// Metrics returns the server's metrics (for tests and embedders).
+func (s *Server) Metrics() *metrics.Metrics { return s.m }
+
+// ListenAndServe listens on Config.Addr and serves until Shutdown.
+func (s *Server) ListenAndServe() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ln)
+}
+
+// Serve serves on ln until Shutdown, then returns nil (or the listener's error).
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.shut || s.httpSrv != nil {
+		s.mu.Unlock()
+		_ = ln.Close()
+		return fmt.Errorf("serve: %w", ErrClosed)
+	}
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.addr = ln.Addr()
+	srv := s.httpSrv
+	close(s.ready)
+	s.mu.Unlock()
+	s.log.Info("serving", "addr", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// Ready returns a channel closed once Serve has started; Addr is then set.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Addr returns the address being served, or nil before Serve.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Drain shuts down gracefully: no new rooms or rounds; rooms are told the
+// server is updating; running rounds get until DrainGrace to finish; then
+// every connection is closed with 1001 going away, spread over
+// CloseSpread. It returns once every connection is gone, or with ctx's
+// error. Call Shutdown afterwards to stop the listener and background work.
+func (s *Server) Drain(ctx context.Context) error {
+	s.mu.Lock()
+	if s.shut {
+		s.mu.Unlock()
+		return fmt.Errorf("drain: %w", ErrClosed)
+	}
+	first := !s.draining
+	if first {
+		s.draining = true
+		s.drainAt = s.now()
+	}
+	deadline := s.drainAt + s.cfg.DrainGrace
+	hosts := s.hostsLocked()
+	s.mu.Unlock()
+	if first {
+		s.log.Info("draining", "grace", s.cfg.DrainGrace, "rooms", len(hosts))
+		for _, h := range hosts {
+			h.do(func(now time.Duration) { h.r.Drain(now, max(0, deadline-now)) })
+		}
+	}
+
+	// Wait for the running rounds, at most until the grace ends.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for s.busyRooms() > 0 && s.now() < deadline {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drain: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+	s.closeAll(protocol.CodeGoingAway, "server updating", s.cfg.CloseSpread)
+	for {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drain: %d connections left: %w", n, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// busyRooms counts rooms with a round running.
+func (s *Server) busyRooms() int {
+	s.mu.Lock()
+	hosts := s.hostsLocked()
+	s.mu.Unlock()
+	n := 0
+	for _, h := range hosts {
+		h.mu.Lock()
+		if h.r.Busy() {
+			n++
+		}
+		h.mu.Unlock()
+	}
+	return n
+}
+
+func (s *Server) hostsLocked() []*host {
+	out := make([]*host, 0, len(s.rooms))
+	for _, h := range s.rooms {
+		out = append(out, h)
+	}
+	return out
+}
+
+// closeAll closes every connection with code, spread evenly over spread,
+// and refuses new ones.
+func (s *Server) closeAll(code protocol.Code, reason string, spread time.Duration) {
+	s.mu.Lock()
+	s.closingAll = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	if len(conns) == 0 {
+		return
+	}
+	s.log.Info("closing connections", "n", len(conns), "code", code, "spread", spread)
+	gap := spread / time.Duration(len(conns))
+	for i, c := range conns {
+		if i > 0 && gap > 0 {
+			select {
+			case <-time.After(gap):
+			case <-s.stop:
+			}
+		}
+		c.closeWith(code, reason)
+	}
+}
+
+// Shutdown stops the server: the listener closes, remaining connections
+// are closed with 1001 going away at once, background work ends. It
+// returns when all of that is done or ctx ends. Drain first for a graceful
+// stop. The Storage is not closed.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.shut {
+		s.mu.Unlock()
+		return nil
+	}
+	s.shut = true
+	srv := s.httpSrv
+	s.mu.Unlock()
+	var errs []error
+	if srv != nil {
+		// Close the listener; hijacked WebSockets are ours to close.
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("shutdown http: %w", err))
+		}
+	}
+	s.closeAll(protocol.CodeGoingAway, "server stopping", 0)
+	done := make(chan struct{})
+	go func() { s.connWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.ws.CloseNow()
+		}
+		s.mu.Unlock()
+		<-done
+		errs = append(errs, fmt.Errorf("shutdown: connections forced closed: %w", ctx.Err()))
+	}
+	s.mu.Lock()
+	for code, h := range s.rooms {
+		h.stopTimer()
+		delete(s.rooms, code)
+	}
+	s.mu.Unlock()
+	close(s.stop)
+	s.bg.Wait()
+	if s.events != nil {
+		if err := s.events.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// save queues a storage write for the background writer; it never blocks.
+func (s *Server) save(what string, f func(ctx context.Context, st Storage) error) {
+	if s.store == nil {
+		return
+	}
+	job := func(ctx context.Context) {
+		if err := f(ctx, s.store); err != nil {
+			s.log.Error("storage write failed", "what", what, "err", err)
+		}
+	}
+	select {
+	case s.persist <- job:
+	default:
+		s.log.Error("storage queue full; write dropped", "what", what)
+	}
+}
+
+func (s *Server) persistLoop() {
+	defer s.bg.Done()
+	run := func(job func(context.Context)) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		job(ctx)
+		cancel()
+	}
+	for {
+		select {
+		case job := <-s.persist:
+			run(job)
+		case <-s.stop:
+			for {
+				select {
+				case job := <-s.persist:
+					run(job)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// janitor enforces hello and write time-outs.
+func (s *Server) janitor() {
+	defer s.bg.Done()
+	every := min(s.cfg.WriteTimeout, s.cfg.HelloTimeout) / 4
+	t := time.NewTicker(max(every, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		now := s.now()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.check(now)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// emit sends an analytics event, with wall time.
+func (s *Server) emit(e analytics.Event) {
+	if s.events == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = s.wall(e.At)
+	}
+	s.events.Emit(e)
+}

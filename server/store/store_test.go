@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func open(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestSecretCreatedOnceAndKept(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "nz.db")
+	s, err := Open(ctx, path)
+	require.NoError(t, err)
+	calls := 0
+	mk := func() ([]byte, error) { calls++; return []byte("0123456789abcdef0123456789abcdef"), nil }
+	a, err := s.Secret(ctx, mk)
+	require.NoError(t, err)
+	b, err := s.Secret(ctx, mk)
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+	assert.Equal(t, 1, calls)
+	require.NoError(t, s.Close())
+
+	s2 := open(t, path) // the schema exists: opening again works and keeps data
+	c, err := s2.Secret(ctx, mk)
+	require.NoError(t, err)
+	assert.Equal(t, a, c, "the secret survives a restart")
+
+	_, err = open(t, Memory).Secret(ctx, func() ([]byte, error) { return nil, errors.New("no entropy") })
+	assert.ErrorContains(t, err, "no entropy")
+}
+
+func TestUsers(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Memory)
+	_, ok, err := s.UserName(ctx, "u1")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	now := time.Unix(1700000000, 0)
+	require.NoError(t, s.SaveUser(ctx, "u1", "Ann", now))
+	require.NoError(t, s.SaveUser(ctx, "u1", "Ann Lee", now.Add(time.Hour)))
+	name, ok, err := s.UserName(ctx, "u1")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, "Ann Lee", name)
+}
+
+func TestResultsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Memory)
+	now := time.Unix(1700000000, 0)
+	for round := 1; round <= 3; round++ {
+		res := &protocol.Results{Code: "ABCDEF", Round: round, Aborted: round == 2, StartUS: 10, EndUS: 20, RoundUS: 30,
+			Players: []protocol.PlayerResult{
+				{Slot: 1, User: "u1", Name: "Ann", Status: protocol.StatusFinished, TimeUS: 5, Score: 2.5, Place: 1},
+				{Slot: 0, User: "u0", Name: "Bob", Status: protocol.StatusDNF},
+			}}
+		require.NoError(t, s.SaveResults(ctx, res, now))
+	}
+	require.NoError(t, s.SaveResults(ctx, &protocol.Results{Code: "ZZZZZZ", Round: 1}, now))
+	got, err := s.Results(ctx, "ABCDEF", 2)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.Equal(t, 3, got[0].Round, "newest first")
+	assert.Equal(t, 2, got[1].Round)
+	assert.True(t, got[1].Aborted)
+	require.Len(t, got[0].Players, 2)
+	assert.Equal(t, protocol.PlayerResult{Slot: 1, User: "u1", Name: "Ann", Status: protocol.StatusFinished, TimeUS: 5, Score: 2.5, Place: 1}, got[0].Players[0])
+	assert.Equal(t, "u0", got[0].Players[1].User)
+	require.NoError(t, s.Ping(ctx))
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "nz.db")
+	s := open(t, path)
+	_, err := s.db.ExecContext(ctx, "PRAGMA user_version = 99")
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = Open(ctx, path)
+	assert.ErrorIs(t, err, ErrNewerSchema)
+}
+
+func TestCancelledContext(t *testing.T) {
+	s := open(t, Memory)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := s.SaveUser(ctx, "u", "n", time.Now())
+	assert.ErrorIs(t, err, context.Canceled)
+}
