@@ -8,7 +8,8 @@
 //	geom     vectors and quaternions
 //	wire     the binary wire format and version constants
 //	clock    clock sync to the server and the shared re-stamp estimator
-//	predict  the remote-entity predictor
+//	predict  the remote-entity predictor (the receiving side)
+//	sender   sampling and the send schedule (the owning side)
 //	simnet   virtual time and simulated links for tests and the bench
 //
 // Invariants: nothing under netcode/ imports "C", bindings/, extension/ or
