@@ -35,69 +35,69 @@ func EncodeQuat(q geom.Quat) (uint32, error) {
 func DecodeQuat(u uint32) geom.Quat { return decodeQuat(u) }
 
 func encodeQuat(q geom.Quat) (uint32, bool) {
-	n := q.Len()
-	if !(n > 0 && n <= math.MaxFloat64) {
+	n2 := q.Dot(q)
+	if !(n2 > 0 && n2 <= math.MaxFloat64) {
 		return 0, false
 	}
-	inv := 1 / n
-	c := [4]float64{q.X * inv, q.Y * inv, q.Z * inv, q.W * inv}
-	big := 0
-	for i := 1; i < 4; i++ {
-		if math.Abs(c[i]) > math.Abs(c[big]) {
-			big = i
-		}
-	}
-	// Scale and sign folded into one factor: the largest component becomes positive.
+	// Unit input (the usual case) skips the square root; the quantisation
+	// step is 1.4e-3, so a norm off by 1e-7 changes nothing.
 	k := quatScale
-	if c[big] < 0 {
-		k = -quatScale
+	if d := n2 - 1; d > 1e-7 || d < -1e-7 {
+		k /= math.Sqrt(n2)
 	}
-	u := uint32(big) << 30
-	shift := 20
-	for i := 0; i < 4; i++ {
-		if i == big {
-			continue
-		}
-		v := int32(c[i]*k + invSqrt2*quatScale + 0.5) // >= 0 here, so truncation rounds
-		if v > quatMax {
-			v = quatMax
-		} else if v < 0 {
-			v = 0
-		}
-		u |= uint32(v) << shift
-		shift -= quatBits
+	// Drop the largest component; the others, in x, y, z, w order, go in.
+	x, y, z, w := q.X, q.Y, q.Z, q.W
+	ax, ay, az, aw := math.Abs(x), math.Abs(y), math.Abs(z), math.Abs(w)
+	var big uint32
+	var a, b, c, m float64
+	switch {
+	case ax >= ay && ax >= az && ax >= aw:
+		big, a, b, c, m = 0, y, z, w, x
+	case ay >= az && ay >= aw:
+		big, a, b, c, m = 1, x, z, w, y
+	case az >= aw:
+		big, a, b, c, m = 2, x, y, w, z
+	default:
+		big, a, b, c, m = 3, x, y, z, w
 	}
-	return u, true
+	if m < 0 {
+		// -q is the same rotation; make the dropped component positive.
+		k = -k
+	}
+	return big<<30 | quant(a*k)<<20 | quant(b*k)<<10 | quant(c*k), true
+}
+
+// quant maps a component already scaled by quatScale onto 0..quatMax.
+func quant(v float64) uint32 {
+	u := int32(v + invSqrt2*quatScale + 0.5) // >= 0 in range, so truncation rounds
+	if u > quatMax {
+		u = quatMax
+	} else if u < 0 {
+		u = 0
+	}
+	return uint32(u)
 }
 
 func decodeQuat(u uint32) geom.Quat {
-	big := int(u >> 30)
-	var c [4]float64
-	shift := 20 // the first field sits in bits 29-20
-	sum := 0.0
-	for i := 0; i < 4; i++ {
-		if i == big {
-			continue
-		}
-		v := float64((u>>shift)&quatMax)/quatScale - invSqrt2
-		c[i] = v
-		sum += v * v
-		shift -= quatBits
-	}
-	q := geom.Quat{X: c[0], Y: c[1], Z: c[2], W: c[3]}
+	const off, inv = invSqrt2, 1 / quatScale
+	a := float64(u>>20&quatMax)*inv - off
+	b := float64(u>>10&quatMax)*inv - off
+	c := float64(u&quatMax)*inv - off
+	sum := a*a + b*b + c*c
 	if sum >= 1 {
-		// Only bit patterns no encoder writes get here; keep the result a unit quaternion.
-		return q.Normalized()
+		// Only bit patterns no encoder writes get here; keep the result a
+		// unit quaternion by dropping the largest component to zero.
+		return geom.Quat{X: a, Y: b, Z: c}.Normalized()
 	}
-	switch big {
+	m := math.Sqrt(1 - sum)
+	switch u >> 30 {
 	case 0:
-		q.X = math.Sqrt(1 - sum)
+		return geom.Quat{X: m, Y: a, Z: b, W: c}
 	case 1:
-		q.Y = math.Sqrt(1 - sum)
+		return geom.Quat{X: a, Y: m, Z: b, W: c}
 	case 2:
-		q.Z = math.Sqrt(1 - sum)
+		return geom.Quat{X: a, Y: b, Z: m, W: c}
 	default:
-		q.W = math.Sqrt(1 - sum)
+		return geom.Quat{X: a, Y: b, Z: c, W: m}
 	}
-	return q
 }
