@@ -1,0 +1,745 @@
+// fake.c: a tiny stand-in for the Godot engine's GDExtension interface, so
+// tests can drive the binding's real entry symbol, C shims, registration and
+// dispatch without Godot. Only what the binding uses is modelled: Strings,
+// interned StringNames, scalar and string Variants, ClassDB registration
+// (recorded), objects with extension instances, and a few method binds.
+// Not thread-safe; single test process only.
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake.h"
+
+void fake_method_add(const char *cls, const char *name, void *userdata, void *call, void *ptrcall);
+
+extern gdx_bool nearzero_init(gdx_get_proc_t get_proc, void *library, gdx_init *r_init);
+
+// ---- strings: an opaque String is a pointer to fstr (NULL = empty) ----
+typedef struct {
+	int64_t refs;
+	int64_t len;
+	char data[];
+} fstr;
+
+static fstr *fstr_new(const char *p, int64_t n) {
+	if (n <= 0) {
+		return NULL;
+	}
+	fstr *s = malloc(sizeof(fstr) + (size_t)n + 1);
+	s->refs = 1, s->len = n;
+	memcpy(s->data, p, (size_t)n);
+	s->data[n] = 0;
+	return s;
+}
+
+static void fstr_unref(fstr *s) {
+	if (s && --s->refs == 0) {
+		free(s);
+	}
+}
+
+// ---- StringNames: interned, never freed; pointer equality = string equality ----
+typedef struct fsn {
+	struct fsn *next;
+	int64_t len;
+	char data[];
+} fsn;
+
+static fsn *names;
+
+static fsn *intern(const char *p, int64_t n) {
+	if (n <= 0) {
+		return NULL;
+	}
+	for (fsn *e = names; e; e = e->next) {
+		if (e->len == n && memcmp(e->data, p, (size_t)n) == 0) {
+			return e;
+		}
+	}
+	fsn *e = malloc(sizeof(fsn) + (size_t)n + 1);
+	e->len = n;
+	memcpy(e->data, p, (size_t)n);
+	e->data[n] = 0;
+	e->next = names;
+	names = e;
+	return e;
+}
+
+static const char *sn_text(const void *sn) {
+	const fsn *e = *(fsn *const *)sn;
+	return e ? e->data : "";
+}
+
+// ---- Variants: u32 type at 0, payload at 8 ----
+typedef struct {
+	uint32_t type;
+	uint32_t pad;
+	union {
+		uint8_t b;
+		int64_t i;
+		double f;
+		void *p;
+		uint8_t raw[16];
+	} v;
+} fvariant;
+
+enum { T_NIL = 0, T_BOOL = 1, T_INT = 2, T_FLOAT = 3, T_STRING = 4, T_STRING_NAME = 21, T_NODE_PATH = 22, T_OBJECT = 24 };
+
+static size_t payload_size(uint32_t t) {
+	switch (t) {
+		case 1: return 1;
+		case 5: return 8;
+		case 9: return 12;
+		case 11: return 24;
+		case 15: case 20: return 16;
+		case 18: return 48;
+		case 29: case 34: return 16;
+		default: return 8;
+	}
+}
+
+static void f_variant_from(uint32_t t, void *r_variant, void *value) {
+	fvariant *v = r_variant;
+	memset(v, 0, sizeof *v);
+	v->type = t;
+	size_t n = payload_size(t);
+	if (n > 16) {
+		// Large values (transforms) do not fit the payload; the fake keeps a copy.
+		void *copy = malloc(n);
+		memcpy(copy, value, n);
+		v->v.p = copy;
+		return;
+	}
+	memcpy(v->v.raw, value, n);
+	if (t == T_STRING || t == T_NODE_PATH) {
+		fstr *s = v->v.p;
+		if (s) {
+			s->refs++;
+		}
+	}
+}
+
+static void f_variant_to(uint32_t t, void *r_value, void *variant) {
+	fvariant *v = variant;
+	size_t n = payload_size(t);
+	if (n > 16) {
+		memcpy(r_value, v->v.p, n);
+		return;
+	}
+	memcpy(r_value, v->v.raw, n);
+	if (t == T_STRING || t == T_NODE_PATH) {
+		fstr *s = v->v.p;
+		if (s) {
+			s->refs++;
+		}
+	}
+}
+
+#define CONV(T) \
+	static void from_##T(void *v, void *x) { f_variant_from(T, v, x); } \
+	static void to_##T(void *x, void *v) { f_variant_to(T, x, v); }
+CONV(1) CONV(2) CONV(3) CONV(4) CONV(5) CONV(9) CONV(11) CONV(15) CONV(18) CONV(20)
+CONV(21) CONV(22) CONV(24) CONV(27) CONV(28) CONV(29) CONV(34)
+#undef CONV
+
+static void *get_from(uint32_t t) {
+	switch (t) {
+		case 1: return (void *)from_1; case 2: return (void *)from_2; case 3: return (void *)from_3;
+		case 4: return (void *)from_4; case 5: return (void *)from_5; case 9: return (void *)from_9;
+		case 11: return (void *)from_11; case 15: return (void *)from_15; case 18: return (void *)from_18;
+		case 20: return (void *)from_20; case 21: return (void *)from_21; case 22: return (void *)from_22;
+		case 24: return (void *)from_24; case 27: return (void *)from_27; case 28: return (void *)from_28;
+		case 29: return (void *)from_29; case 34: return (void *)from_34;
+	}
+	return NULL;
+}
+
+static void *get_to(uint32_t t) {
+	switch (t) {
+		case 1: return (void *)to_1; case 2: return (void *)to_2; case 3: return (void *)to_3;
+		case 4: return (void *)to_4; case 5: return (void *)to_5; case 9: return (void *)to_9;
+		case 11: return (void *)to_11; case 15: return (void *)to_15; case 18: return (void *)to_18;
+		case 20: return (void *)to_20; case 21: return (void *)to_21; case 22: return (void *)to_22;
+		case 24: return (void *)to_24; case 27: return (void *)to_27; case 28: return (void *)to_28;
+		case 29: return (void *)to_29; case 34: return (void *)to_34;
+	}
+	return NULL;
+}
+
+static void variant_new_copy(void *dst, const void *src) {
+	memcpy(dst, src, sizeof(fvariant));
+	const fvariant *v = src;
+	if ((v->type == T_STRING || v->type == T_NODE_PATH) && v->v.p) {
+		((fstr *)v->v.p)->refs++;
+	}
+}
+
+static void variant_new_nil(void *dst) { memset(dst, 0, sizeof(fvariant)); }
+
+static void variant_destroy(void *p) {
+	fvariant *v = p;
+	if (v->type == T_STRING || v->type == T_NODE_PATH) {
+		fstr_unref(v->v.p);
+	}
+	memset(v, 0, sizeof *v);
+}
+
+static uint32_t variant_get_type(const void *p) { return ((const fvariant *)p)->type; }
+
+static void variant_stringify(const void *p, void *r_string) {
+	char buf[64];
+	const fvariant *v = p;
+	int n = snprintf(buf, sizeof buf, "variant(%u)", v->type);
+	*(fstr **)r_string = fstr_new(buf, n);
+}
+
+static gdx_bool can_convert_strict(uint32_t from, uint32_t to) {
+	return from == to || (from == T_INT && to == T_FLOAT) || (from == T_FLOAT && to == T_INT) ||
+			(from == T_NIL && to == T_OBJECT);
+}
+
+static void variant_construct(uint32_t type, void *r, const void **args, int32_t argc, gdx_call_error *err) {
+	fvariant *out = r;
+	const fvariant *in = argc > 0 ? args[0] : NULL;
+	memset(out, 0, sizeof *out);
+	out->type = type;
+	if (!in) {
+		return;
+	}
+	if (in->type == type) {
+		variant_new_copy(out, in);
+	} else if (type == T_FLOAT && in->type == T_INT) {
+		out->v.f = (double)in->v.i;
+	} else if (type == T_INT && in->type == T_FLOAT) {
+		out->v.i = (int64_t)in->v.f;
+	} else if (!(type == T_OBJECT && in->type == T_NIL)) {
+		err->error = 2;
+	}
+}
+
+// ---- builtin constructors/destructors ----
+static void str_ctor0(void *r, const void **a) { (void)a; *(fstr **)r = NULL; }
+static void str_ctor1(void *r, const void **a) {
+	fstr *s = *(fstr *const *)a[0];
+	if (s) {
+		s->refs++;
+	}
+	*(fstr **)r = s;
+}
+static void str_from_sn(void *r, const void **a) {
+	const char *t = sn_text(a[0]);
+	*(fstr **)r = fstr_new(t, (int64_t)strlen(t));
+}
+static void sn_ctor0(void *r, const void **a) { (void)a; *(fsn **)r = NULL; }
+static void sn_ctor1(void *r, const void **a) { *(fsn **)r = *(fsn *const *)a[0]; }
+static void sn_from_str(void *r, const void **a) {
+	fstr *s = *(fstr *const *)a[0];
+	*(fsn **)r = s ? intern(s->data, s->len) : NULL;
+}
+static void str_dtor(void *p) { fstr_unref(*(fstr **)p); }
+static void nop_dtor(void *p) { (void)p; }
+static void blob_ctor0(void *r, const void **a) { (void)a; memset(r, 0, 16); }
+static void blob_ctor1(void *r, const void **a) { memcpy(r, a[0], 16); }
+
+static void *get_ctor(uint32_t t, int32_t index) {
+	switch (t) {
+		case T_STRING: case T_NODE_PATH:
+			switch (index) {
+				case 0: return (void *)str_ctor0;
+				case 1: return (void *)str_ctor1;
+				case 2: return t == T_STRING ? (void *)str_from_sn : (void *)str_ctor1; // NodePath from String
+				case 3: return (void *)str_ctor1; // String from NodePath
+			}
+			return NULL;
+		case T_STRING_NAME:
+			switch (index) {
+				case 0: return (void *)sn_ctor0;
+				case 1: return (void *)sn_ctor1;
+				case 2: return (void *)sn_from_str;
+			}
+			return NULL;
+		default:
+			return index == 0 ? (void *)blob_ctor0 : (void *)blob_ctor1;
+	}
+}
+
+static void *get_dtor(uint32_t t) {
+	return (t == T_STRING || t == T_NODE_PATH) ? (void *)str_dtor : (void *)nop_dtor;
+}
+
+static void builtin_nop(void *base, const void **args, void *ret, int argc) { (void)base, (void)args, (void)ret, (void)argc; }
+static void *get_builtin(uint32_t t, const void *name, gdx_int hash) { (void)t, (void)name, (void)hash; return (void *)builtin_nop; }
+
+// ---- recording ----
+#define MAX_REC 4096
+static char rec[MAX_REC][256];
+static int nrec;
+
+static void record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void record(const char *fmt, ...) {
+	if (nrec >= MAX_REC) {
+		return;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rec[nrec++], sizeof rec[0], fmt, ap);
+	va_end(ap);
+}
+
+int fake_record_count(void) { return nrec; }
+const char *fake_record(int i) { return i >= 0 && i < nrec ? rec[i] : ""; }
+void fake_record_reset(void) { nrec = 0; }
+
+static void print_error(const char *d, const char *f, const char *file, int32_t line, gdx_bool n) {
+	(void)n;
+	(void)f;
+	const char *slash = strrchr(file, '/');
+	record("error %s:%d | %s", slash ? slash + 1 : file, line, d);
+}
+static void print_warning(const char *d, const char *f, const char *file, int32_t line, gdx_bool n) {
+	(void)n, (void)f;
+	const char *slash = strrchr(file, '/');
+	record("warning %s:%d | %s", slash ? slash + 1 : file, line, d);
+}
+static void utility_print(void *ret, const void **args, int argc) {
+	(void)ret;
+	for (int i = 0; i < argc; i++) {
+		const fvariant *v = args[i];
+		if (v->type == T_STRING && v->v.p) {
+			record("print %s", ((fstr *)v->v.p)->data);
+		}
+	}
+}
+static void *get_utility(const void *name, gdx_int hash) { (void)name, (void)hash; return (void *)utility_print; }
+
+static void get_version(gdx_version *v) { v->major = 4, v->minor = 4, v->patch = 0, v->string = "fake 4.4.0"; }
+
+static gdx_int str_new_len2(void *r, const char *p, gdx_int n) { *(fstr **)r = fstr_new(p, n); return 0; }
+static gdx_int str_to_utf8(const void *s, char *buf, gdx_int max) {
+	const fstr *f = *(fstr *const *)s;
+	if (!f) {
+		return 0;
+	}
+	if (buf) {
+		memcpy(buf, f->data, (size_t)(max < f->len ? max : f->len));
+	}
+	return f->len;
+}
+static void sn_new_len(void *r, const char *p, gdx_int n) { *(fsn **)r = intern(p, n); }
+
+static uint8_t byte_slot;
+static uint8_t *pba_index(void *a, gdx_int i) { (void)a, (void)i; return &byte_slot; }
+static fvariant var_slot;
+static void *variant_index(void *a, const void *k) { (void)a, (void)k; return &var_slot; }
+static void *variant_index_i(void *a, gdx_int i) { (void)a, (void)i; return &var_slot; }
+static fstr *str_slot;
+static void *psa_index(void *a, gdx_int i) { (void)a, (void)i; return &str_slot; }
+
+// ---- objects ----
+#define MAX_CLASSES 16
+
+typedef struct {
+	fsn *name, *parent;
+	gdx_class_info4 info;
+	int live;
+} fclass;
+
+static fclass classes[MAX_CLASSES];
+static int nclasses;
+
+typedef struct {
+	uint64_t magic;
+	fsn *cls;          // engine class it was constructed as
+	fclass *ext;       // extension class, when set_instance ran
+	void *instance;    // extension instance handle
+	void *binding;     // instance binding for our token
+	void *token;
+	uint64_t id;
+} fobject;
+
+static uint64_t next_id = 1000;
+
+static fclass *find_class(const fsn *name) {
+	for (int i = 0; i < nclasses; i++) {
+		if (classes[i].name == name && classes[i].live) {
+			return &classes[i];
+		}
+	}
+	return NULL;
+}
+
+static void *construct_object2(const void *class_name) {
+	fsn *name = *(fsn *const *)class_name;
+	fclass *c = find_class(name);
+	if (c) {
+		record("construct %s (extension)", name->data);
+		return c->info.create_instance_func(c->info.class_userdata, 0);
+	}
+	fobject *o = calloc(1, sizeof *o);
+	o->magic = 0x0B1EC7, o->cls = name, o->id = next_id++;
+	record("construct %s", name ? name->data : "?");
+	return o;
+}
+
+static void object_set_instance(void *obj, const void *cls, void *inst) {
+	fobject *o = obj;
+	o->ext = find_class(*(fsn *const *)cls);
+	o->instance = inst;
+}
+
+static void set_binding(void *obj, void *token, void *binding, const gdx_binding_callbacks *cb) {
+	(void)cb;
+	fobject *o = obj;
+	o->token = token, o->binding = binding;
+}
+
+static void *get_binding(void *obj, void *token, const gdx_binding_callbacks *cb) {
+	(void)cb;
+	fobject *o = obj;
+	return o->token == token ? o->binding : NULL;
+}
+
+static void object_destroy(void *obj) {
+	fobject *o = obj;
+	if (o->ext) {
+		o->ext->info.free_instance_func(o->ext->info.class_userdata, o->instance);
+	}
+	record("destroy %s", o->cls ? o->cls->data : "?");
+	free(o);
+}
+
+static uint64_t object_id(void *obj) { return ((fobject *)obj)->id; }
+static void *object_from_id(uint64_t id) { (void)id; return NULL; }
+static void *class_tag(const void *name) {
+	fsn *n = *(fsn *const *)name;
+	if (!n) {
+		return NULL;
+	}
+	// Engine classes the binding asks about exist; extension classes once registered.
+	static const char *engine[] = { "Object", "Node", "Node3D", "Node2D", "CanvasItem", "RefCounted", "Resource",
+		"PackedScene", "CharacterBody2D", "CharacterBody3D", "RigidBody2D", "RigidBody3D" };
+	for (size_t i = 0; i < sizeof engine / sizeof engine[0]; i++) {
+		if (strcmp(n->data, engine[i]) == 0) {
+			return n;
+		}
+	}
+	return find_class(n) ? (void *)n : NULL;
+}
+static void *cast_to(void *obj, void *tag) {
+	// Everything is a Node in the fake, nothing is RefCounted.
+	return strcmp(((fsn *)tag)->data, "RefCounted") == 0 ? NULL : obj;
+}
+static void ref_set_object(void *ref, void *obj) { *(void **)ref = obj; }
+
+static int singleton_dummy;
+static void *get_singleton(const void *name) { (void)name; return &singleton_dummy; }
+
+// Method binds: a pointer to one of these names.
+typedef struct {
+	char cls[48], method[48];
+	gdx_int hash;
+} fbind;
+static fbind binds[128];
+static int nbinds;
+
+static void *get_method_bind(const void *cls, const void *method, gdx_int hash) {
+	if (nbinds >= 128) {
+		return NULL;
+	}
+	fbind *b = &binds[nbinds++];
+	snprintf(b->cls, sizeof b->cls, "%s", sn_text(cls));
+	snprintf(b->method, sizeof b->method, "%s", sn_text(method));
+	b->hash = hash;
+	return b;
+}
+
+static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
+	fbind *b = mb;
+	(void)obj;
+	if (strcmp(b->method, "notification") == 0) {
+		record("ptrcall notification %lld", (long long)*(const int64_t *)args[0]);
+	} else if (strcmp(b->method, "set_global_position") == 0 && strcmp(b->cls, "Node3D") == 0) {
+		const float *v = args[0];
+		record("ptrcall Node3D.set_global_position %g %g %g", v[0], v[1], v[2]);
+	} else if (strcmp(b->method, "get_child_count") == 0) {
+		*(int64_t *)ret = 3;
+	}
+}
+
+static void method_call(void *mb, void *obj, const void **args, gdx_int argc, void *r_ret, gdx_call_error *err) {
+	fbind *b = mb;
+	(void)obj;
+	memset(r_ret, 0, sizeof(fvariant));
+	err->error = 0;
+	if (strcmp(b->method, "emit_signal") == 0) {
+		const fvariant *name = args[0];
+		char line[200];
+		int n = snprintf(line, sizeof line, "emit %s", name->type == T_STRING_NAME ? sn_text(&name->v.p) : "?");
+		for (gdx_int i = 1; i < argc && n < (int)sizeof line; i++) {
+			const fvariant *a = args[i];
+			switch (a->type) {
+				case T_BOOL: n += snprintf(line + n, sizeof line - (size_t)n, " %s", a->v.b ? "true" : "false"); break;
+				case T_INT: n += snprintf(line + n, sizeof line - (size_t)n, " %lld", (long long)a->v.i); break;
+				case T_FLOAT: n += snprintf(line + n, sizeof line - (size_t)n, " %g", a->v.f); break;
+				case T_STRING: n += snprintf(line + n, sizeof line - (size_t)n, " %s", a->v.p ? ((fstr *)a->v.p)->data : ""); break;
+				default: n += snprintf(line + n, sizeof line - (size_t)n, " <%u>", a->type);
+			}
+		}
+		record("%s", line);
+		fvariant *r = r_ret;
+		r->type = T_INT; // Error OK
+	}
+}
+
+// ---- ClassDB registration (recorded) ----
+static void register_class(void *lib, const void *name, const void *parent, const gdx_class_info4 *info) {
+	(void)lib;
+	if (nclasses >= MAX_CLASSES) {
+		return;
+	}
+	fclass *c = &classes[nclasses++];
+	c->name = *(fsn *const *)name, c->parent = *(fsn *const *)parent, c->info = *info, c->live = 1;
+	record("class %s extends %s runtime=%d notification=%d", sn_text(name), sn_text(parent), info->is_runtime,
+			info->notification_func != NULL);
+}
+
+static const char *pi_text(const gdx_property_info *p) {
+	static char buf[200];
+	const fstr *hs = *(fstr *const *)p->hint_string;
+	snprintf(buf, sizeof buf, "%s:%u class=%s hint=%u/%s usage=%u", sn_text(p->name), p->type,
+			sn_text(p->class_name), p->hint, hs ? hs->data : "", p->usage);
+	return buf;
+}
+
+static void register_method(void *lib, const void *cls, const gdx_method_info *m) {
+	(void)lib;
+	char line[256];
+	int n = snprintf(line, sizeof line, "method %s.%s flags=%u args=%u", sn_text(cls), sn_text(m->name),
+			m->method_flags, m->argument_count);
+	for (uint32_t i = 0; i < m->argument_count && n < (int)sizeof line; i++) {
+		n += snprintf(line + n, sizeof line - (size_t)n, " [%s meta=%u]", pi_text(&m->arguments_info[i]),
+				m->arguments_metadata[i]);
+	}
+	if (m->has_return_value && n < (int)sizeof line) {
+		snprintf(line + n, sizeof line - (size_t)n, " -> %u", m->return_value_info->type);
+	}
+	record("%s", line);
+	// Keep the entry points so tests can call the method.
+	fake_method_add(sn_text(cls), sn_text(m->name), m->method_userdata, m->call_func, m->ptrcall_func);
+}
+
+static void register_property(void *lib, const void *cls, const gdx_property_info *p, const void *setter, const void *getter) {
+	(void)lib;
+	record("property %s.%s set=%s get=%s", sn_text(cls), pi_text(p), sn_text(setter), sn_text(getter));
+}
+
+static void register_group(void *lib, const void *cls, const void *group, const void *prefix) {
+	(void)lib;
+	const fstr *g = *(fstr *const *)group, *p = *(fstr *const *)prefix;
+	record("group %s.%s prefix=%s", sn_text(cls), g ? g->data : "", p ? p->data : "");
+}
+
+static void register_subgroup(void *lib, const void *cls, const void *group, const void *prefix) {
+	(void)lib;
+	const fstr *g = *(fstr *const *)group, *p = *(fstr *const *)prefix;
+	record("subgroup %s.%s prefix=%s", sn_text(cls), g ? g->data : "", p ? p->data : "");
+}
+
+static void register_signal(void *lib, const void *cls, const void *name, const gdx_property_info *args, gdx_int argc) {
+	(void)lib;
+	char line[256];
+	int n = snprintf(line, sizeof line, "signal %s.%s", sn_text(cls), sn_text(name));
+	for (gdx_int i = 0; i < argc && n < (int)sizeof line; i++) {
+		n += snprintf(line + n, sizeof line - (size_t)n, " [%s]", pi_text(&args[i]));
+	}
+	record("%s", line);
+}
+
+static void register_constant(void *lib, const void *cls, const void *e, const void *name, gdx_int value, gdx_bool bitfield) {
+	(void)lib;
+	record("constant %s.%s.%s=%lld bitfield=%d", sn_text(cls), sn_text(e), sn_text(name), (long long)value, bitfield);
+}
+
+static void unregister_class(void *lib, const void *cls) {
+	(void)lib;
+	fclass *c = find_class(*(fsn *const *)cls);
+	if (c) {
+		c->live = 0;
+	}
+	record("unregister %s", sn_text(cls));
+}
+
+static void library_path(void *lib, void *r) { (void)lib; *(fstr **)r = fstr_new("fake.so", 7); }
+static void editor_help(const char *xml, gdx_int len) { record("docs %.*s", (int)(len > 40 ? 40 : len), xml); }
+
+// ---- get_proc ----
+typedef struct {
+	const char *name;
+	void *fn;
+} entry;
+
+static const entry table[] = {
+	{ "print_error", (void *)print_error },
+	{ "print_warning", (void *)print_warning },
+	{ "get_godot_version", (void *)get_version },
+	{ "get_library_path", (void *)library_path },
+	{ "variant_new_copy", (void *)variant_new_copy },
+	{ "variant_new_nil", (void *)variant_new_nil },
+	{ "variant_destroy", (void *)variant_destroy },
+	{ "variant_get_type", (void *)variant_get_type },
+	{ "variant_stringify", (void *)variant_stringify },
+	{ "variant_can_convert_strict", (void *)can_convert_strict },
+	{ "variant_construct", (void *)variant_construct },
+	{ "get_variant_from_type_constructor", (void *)get_from },
+	{ "get_variant_to_type_constructor", (void *)get_to },
+	{ "variant_get_ptr_constructor", (void *)get_ctor },
+	{ "variant_get_ptr_destructor", (void *)get_dtor },
+	{ "variant_get_ptr_builtin_method", (void *)get_builtin },
+	{ "variant_get_ptr_utility_function", (void *)get_utility },
+	{ "string_new_with_utf8_chars_and_len2", (void *)str_new_len2 },
+	{ "string_to_utf8_chars", (void *)str_to_utf8 },
+	{ "string_name_new_with_utf8_chars_and_len", (void *)sn_new_len },
+	{ "packed_byte_array_operator_index", (void *)pba_index },
+	{ "packed_string_array_operator_index", (void *)psa_index },
+	{ "dictionary_operator_index", (void *)variant_index },
+	{ "array_operator_index", (void *)variant_index_i },
+	{ "object_method_bind_call", (void *)method_call },
+	{ "object_method_bind_ptrcall", (void *)method_ptrcall },
+	{ "object_destroy", (void *)object_destroy },
+	{ "global_get_singleton", (void *)get_singleton },
+	{ "object_get_instance_binding", (void *)get_binding },
+	{ "object_set_instance_binding", (void *)set_binding },
+	{ "object_set_instance", (void *)object_set_instance },
+	{ "object_cast_to", (void *)cast_to },
+	{ "object_get_instance_from_id", (void *)object_from_id },
+	{ "object_get_instance_id", (void *)object_id },
+	{ "ref_set_object", (void *)ref_set_object },
+	{ "classdb_construct_object2", (void *)construct_object2 },
+	{ "classdb_get_method_bind", (void *)get_method_bind },
+	{ "classdb_get_class_tag", (void *)class_tag },
+	{ "classdb_register_extension_class4", (void *)register_class },
+	{ "classdb_register_extension_class_method", (void *)register_method },
+	{ "classdb_register_extension_class_integer_constant", (void *)register_constant },
+	{ "classdb_register_extension_class_property", (void *)register_property },
+	{ "classdb_register_extension_class_property_group", (void *)register_group },
+	{ "classdb_register_extension_class_property_subgroup", (void *)register_subgroup },
+	{ "classdb_register_extension_class_signal", (void *)register_signal },
+	{ "classdb_unregister_extension_class", (void *)unregister_class },
+	{ "editor_help_load_xml_from_utf8_chars_and_len", (void *)editor_help },
+};
+
+static gdx_fnptr get_proc(const char *name) {
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+		if (strcmp(table[i].name, name) == 0) {
+			return (gdx_fnptr)table[i].fn;
+		}
+	}
+	record("missing interface function %s", name);
+	return NULL;
+}
+
+static gdx_init init;
+static int library_token;
+
+int fake_load(void) { return nearzero_init(get_proc, &library_token, &init); }
+uint32_t fake_minimum_level(void) { return init.minimum_level; }
+void fake_initialize(uint32_t level) { init.initialize(init.userdata, level); }
+void fake_deinitialize(uint32_t level) { init.deinitialize(init.userdata, level); }
+
+void *fake_construct(const char *cls) {
+	fsn *n = intern(cls, (int64_t)strlen(cls));
+	return construct_object2(&n);
+}
+
+void fake_destroy(void *obj) { object_destroy(obj); }
+
+uintptr_t fake_virtual(void *obj, const char *name, uint32_t hash) {
+	fobject *o = obj;
+	fsn *n = intern(name, (int64_t)strlen(name));
+	return (uintptr_t)o->ext->info.get_virtual_call_data_func(o->ext->info.class_userdata, &n, hash);
+}
+
+void fake_call_virtual(void *obj, const char *name, uintptr_t data, const void **args, void *ret) {
+	fobject *o = obj;
+	fsn *n = intern(name, (int64_t)strlen(name));
+	o->ext->info.call_virtual_with_data_func(o->instance, &n, (void *)data, args, ret);
+}
+
+void fake_notify(void *obj, int32_t what) {
+	fobject *o = obj;
+	if (o->ext && o->ext->info.notification_func) {
+		o->ext->info.notification_func(o->instance, what, 0);
+	}
+}
+
+void *fake_instance(void *obj) { return ((fobject *)obj)->instance; }
+
+void fake_variant_int(void *r, int64_t i) { fvariant *v = r; memset(v, 0, sizeof *v); v->type = T_INT; v->v.i = i; }
+void fake_variant_float(void *r, double f) { fvariant *v = r; memset(v, 0, sizeof *v); v->type = T_FLOAT; v->v.f = f; }
+void fake_variant_string(void *r, const char *s) {
+	fvariant *v = r;
+	memset(v, 0, sizeof *v);
+	v->type = T_STRING;
+	v->v.p = fstr_new(s, (int64_t)strlen(s));
+}
+int64_t fake_variant_get_int(const void *r) { return ((const fvariant *)r)->v.i; }
+uint32_t fake_variant_get_type(const void *r) { return ((const fvariant *)r)->type; }
+const char *fake_variant_get_string(const void *r) {
+	const fvariant *v = r;
+	return v->type == T_STRING && v->v.p ? ((fstr *)v->v.p)->data : "";
+}
+void fake_variant_destroy(void *r) { variant_destroy(r); }
+const char *fake_string_text(const void *s) { const fstr *f = *(fstr *const *)s; return f ? f->data : ""; }
+void fake_string_destroy(void *s) { fstr_unref(*(fstr **)s); *(fstr **)s = NULL; }
+
+// ---- registered methods, callable from tests ----
+typedef struct {
+	char cls[48], name[48];
+	void *userdata, *call, *ptrcall;
+} fmethod;
+static fmethod methods[256];
+static int nmethods;
+
+void fake_method_add(const char *cls, const char *name, void *userdata, void *call, void *ptrcall) {
+	if (nmethods >= 256) {
+		return;
+	}
+	fmethod *m = &methods[nmethods++];
+	snprintf(m->cls, sizeof m->cls, "%s", cls);
+	snprintf(m->name, sizeof m->name, "%s", name);
+	m->userdata = userdata, m->call = call, m->ptrcall = ptrcall;
+}
+
+static fmethod *find_method(const char *cls, const char *name) {
+	for (int i = 0; i < nmethods; i++) {
+		if (strcmp(methods[i].cls, cls) == 0 && strcmp(methods[i].name, name) == 0) {
+			return &methods[i];
+		}
+	}
+	return NULL;
+}
+
+typedef void (*ptrcall_fn)(void *, void *, const void **, void *);
+typedef void (*call_fn)(void *, void *, const void **, gdx_int, void *, gdx_call_error *);
+
+int fake_method_ptrcall(const char *cls, const char *name, void *obj, const void **args, void *ret) {
+	fmethod *m = find_method(cls, name);
+	if (!m) {
+		return 0;
+	}
+	((ptrcall_fn)m->ptrcall)(m->userdata, ((fobject *)obj)->instance, args, ret);
+	return 1;
+}
+
+int fake_method_call(const char *cls, const char *name, void *obj, const void **args, gdx_int argc, void *ret, gdx_call_error *err) {
+	fmethod *m = find_method(cls, name);
+	if (!m) {
+		return 0;
+	}
+	memset(ret, 0, sizeof(fvariant));
+	memset(err, 0, sizeof *err);
+	((call_fn)m->call)(m->userdata, ((fobject *)obj)->instance, args, argc, ret, err);
+	return 1;
+}
