@@ -29,6 +29,13 @@ func (o Object) Notification(what int32) {
 	mbObjectNotification.words(o.ptr, uint64(int64(what)), wordBool(false), 0)
 }
 
+// NotifyPropertyListChanged tells the editor that o's properties changed
+// (Object.notify_property_list_changed): the inspector re-reads them, so a
+// setter that changes other properties shows their new values.
+func (o Object) NotifyPropertyListChanged() {
+	mbObjectNotifyPropertyListChanged.words(o.ptr, 0, 0, 0)
+}
+
 // EmitSignal emits the signal name with args (Object.emit_signal, through
 // the Variant call path since it is vararg). The args stay yours. Declared
 // signals (Signal1…) are the typed way; this serves any signal.
@@ -245,6 +252,13 @@ func IsEditorHint() bool { return fromBlob[bool](mbEngineIsEditorHint.words(engi
 // PhysicsFrames returns the number of physics frames since start-up.
 func PhysicsFrames() uint64 {
 	return fromBlob[uint64](mbEngineGetPhysicsFrames.words(engineSingleton, 0, 0, 0))
+}
+
+// PhysicsTicksPerSecond returns the physics frames per second of wall
+// time (Engine.physics_ticks_per_second; 60 by default). The delta passed
+// to _physics_process is its inverse times Engine.time_scale.
+func PhysicsTicksPerSecond() int {
+	return int(fromBlob[int64](mbEngineGetPhysicsTicks.words(engineSingleton, 0, 0, 0)))
 }
 
 // ProcessFrames returns the number of process frames since start-up.

@@ -82,6 +82,9 @@ func TestFakeEngineChild(t *testing.T) {
 	Method1R(c, "greet", func(p *fakeProbe, name string) string { return "hi " + name + " from " + p.label }, "name")
 	hit := NewSignal2[int64, string](c, "hit", "damage", "label")
 	Method1(c, "fire", func(p *fakeProbe, damage int64) { require.NoError(t, hit.Emit(p, damage, p.label)) }, "damage")
+	unheard, jammed := NewSignal0(c, "unheard"), NewSignal0(c, "jammed")
+	Method0(c, "fire_unheard", func(p *fakeProbe) { assert.NoError(t, unheard.Emit(p), "no listener is not an error") })
+	Method0(c, "fire_jammed", func(p *fakeProbe) { assert.Equal(t, EngineError(31), jammed.Emit(p)) })
 	Method0(c, "boom", func(*fakeProbe) { panic("boom") })
 	Method0(c, "report", func(*fakeProbe) { PrintWarning("careful") })
 	Method0(c, "cleanup_count", func(*fakeProbe) { cleaned++ })
@@ -210,6 +213,10 @@ func TestFakeEngineChild(t *testing.T) {
 		r, _ := fakeengine.Call("FakeProbe", "fire", obj, 7)
 		assert.Zero(t, r.Error)
 		assert.Contains(t, fakeengine.Records(), "emit hit 7 probe")
+		fakeengine.Call("FakeProbe", "fire_unheard", obj)
+		fakeengine.Call("FakeProbe", "fire_jammed", obj)
+		assert.Contains(t, fakeengine.Records(), "emit unheard")
+		assert.Contains(t, fakeengine.Records(), "emit jammed")
 	})
 
 	t.Run("errors and panics reach the console with Go file and line", func(t *testing.T) {

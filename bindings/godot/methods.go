@@ -24,6 +24,8 @@ var (
 	mbObjectNotification = engineMethod("Object", "notification", 4023243586)
 	mbObjectEmitSignal   = engineMethod("Object", "emit_signal", 4047867050) // vararg: call path only
 
+	mbObjectNotifyPropertyListChanged = engineMethod("Object", "notify_property_list_changed", 3218959716)
+
 	mbRefCountedReference   = engineMethod("RefCounted", "reference", 2240911060)
 	mbRefCountedUnreference = engineMethod("RefCounted", "unreference", 2240911060)
 
@@ -73,6 +75,7 @@ var (
 	mbEngineIsEditorHint     = engineMethod("Engine", "is_editor_hint", 36873697)
 	mbEngineGetPhysicsFrames = engineMethod("Engine", "get_physics_frames", 3905245786)
 	mbEngineGetProcessFrames = engineMethod("Engine", "get_process_frames", 3905245786)
+	mbEngineGetPhysicsTicks  = engineMethod("Engine", "get_physics_ticks_per_second", 3905245786)
 	mbTimeGetTicksUsec       = engineMethod("Time", "get_ticks_usec", 3905245786)
 	mbOSGetMainThreadID      = engineMethod("OS", "get_main_thread_id", 3905245786)
 	mbOSGetThreadCallerID    = engineMethod("OS", "get_thread_caller_id", 3905245786)

@@ -29,11 +29,23 @@ func emit(obj unsafe.Pointer, args *callArgs, n int) error {
 	if r.error.error != 0 {
 		return &CallError{Code: int(r.error.error), Argument: int(r.error.argument), Expected: int(r.error.expected)}
 	}
-	if code, ok := int64Codec.fromVar(ret); ok && code != 0 {
+	switch code, _ := int64Codec.fromVar(ret); code {
+	case errOK, errUnavailable, errCantAcquireResource:
+		// ERR_UNAVAILABLE: nobody is connected (the engine prints its own
+		// error for a signal that does not exist). ERR_CANT_ACQUIRE_RESOURCE:
+		// the object's signals are blocked. Neither is the emitter's fault.
+		return nil
+	default:
 		return EngineError(code)
 	}
-	return nil
 }
+
+// Godot Error codes emit treats as success.
+const (
+	errOK                  = 0
+	errUnavailable         = 2
+	errCantAcquireResource = 28
+)
 
 func (c *Class[T]) addSignal(name string, args ...argInfo) *signalDecl {
 	s := &signalDecl{name: name, args: args}

@@ -490,6 +490,13 @@ static void method_call(void *mb, void *obj, const void **args, gdx_int argc, vo
 		record("%s", line);
 		fvariant *r = r_ret;
 		r->type = T_INT; // Error OK
+		// Like the engine: a signal nobody listens to answers ERR_UNAVAILABLE;
+		// "jammed" stands for any other failure (ERR_INVALID_PARAMETER).
+		if (name->type == T_STRING_NAME && strcmp(sn_text(&name->v.p), "unheard") == 0) {
+			r->v.i = 2;
+		} else if (name->type == T_STRING_NAME && strcmp(sn_text(&name->v.p), "jammed") == 0) {
+			r->v.i = 31;
+		}
 	}
 }
 

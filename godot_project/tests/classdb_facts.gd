@@ -1,0 +1,42 @@
+# Prints what ClassDB knows about the nearzero classes as one JSON line
+# (prefixed NZ_FACTS=), then quits. Run by the GODOT integration test:
+#   godot --headless --path godot_project --script res://tests/classdb_facts.gd
+extends SceneTree
+
+func _initialize() -> void:
+	var facts := {
+		"version": Engine.get_version_info(),
+		"classes": {},
+	}
+	for cls in ["NetRoom", "NetPredictor"]:
+		var info := {"exists": ClassDB.class_exists(cls)}
+		if info.exists:
+			info.parent = ClassDB.get_parent_class(cls)
+			info.can_instantiate = ClassDB.can_instantiate(cls)
+			var props := {}
+			for p in ClassDB.class_get_property_list(cls, true):
+				if p.usage & (PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP | PROPERTY_USAGE_CATEGORY):
+					continue
+				props[p.name] = {"type": p.type, "hint": p.hint, "hint_string": p.hint_string, "usage": p.usage}
+			info.properties = props
+			var sigs := {}
+			for s in ClassDB.class_get_signal_list(cls, true):
+				var args := []
+				for a in s.args:
+					args.append({"name": a.name, "type": a.type})
+				sigs[s.name] = args
+			info.signals = sigs
+			var methods := []
+			for m in ClassDB.class_get_method_list(cls, true):
+				methods.append(m.name)
+			info.methods = methods
+			# Defaults as the editor sees them: a fresh instance's values.
+			var obj = ClassDB.instantiate(cls)
+			var defaults := {}
+			for name in props:
+				defaults[name] = var_to_str(obj.get(name))
+			info.defaults = defaults
+			obj.free()
+		facts.classes[cls] = info
+	print("NZ_FACTS=" + JSON.stringify(facts))
+	quit(0)

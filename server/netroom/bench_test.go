@@ -1,0 +1,121 @@
+package netroom
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/sender"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/client"
+)
+
+// frameRig is a room with n bound remotes whose link delivers one state
+// per remote per 60 Hz frame: the per-frame path of a NetRoom and its
+// NetPredictors.
+type frameRig struct {
+	room    *Room
+	link    *fakeLink
+	remotes []*Remote
+	frame   int
+}
+
+func newFrameRig(tb testing.TB, n int) *frameRig {
+	tb.Helper()
+	link := &fakeLink{}
+	r, err := New(Config{Server: "x:1", Clock: &fakeClock{}})
+	require.NoError(tb, err)
+	// Seat the room by hand: no goroutines needed for the frame path.
+	r.link, r.status, r.inRoom, r.slot, r.synced = link, StatusConnected, true, 0, true
+	g := &frameRig{room: r, link: link}
+	for i := range n {
+		rem, err := NewRemote(predict.Config{})
+		require.NoError(tb, err)
+		require.NoError(tb, r.Bind(i+1, rem))
+		g.remotes = append(g.remotes, rem)
+	}
+	link.states = make([]client.RemoteState, 0, n)
+	return g
+}
+
+var rigRot = geom.AxisAngle(geom.Up3D, 0.3)
+
+// step runs one frame: states arrive, the room updates and routes, every
+// remote draws.
+func (g *frameRig) step() {
+	const dt = time.Second / 60
+	now := time.Duration(g.frame) * dt
+	g.link.mu.Lock()
+	for i := range g.remotes {
+		a := float64(g.frame) / 60
+		g.link.states = append(g.link.states, client.RemoteState{
+			State: wire.State{Slot: uint8(i + 1), Seq: wire.Seq(g.frame), Fields: wire.HasAcc | wire.HasTurn,
+				Pos: geom.Vec3{X: 5 * math.Cos(a), Z: 5 * math.Sin(a)}, Vel: geom.Vec3{X: -5 * math.Sin(a), Z: 5 * math.Cos(a)},
+				Acc: geom.Vec3{X: -5 * math.Cos(a), Z: -5 * math.Sin(a)}, Turn: 1, Rot: rigRot},
+			Local: now - 30*time.Millisecond, Arrival: now - time.Millisecond,
+		})
+	}
+	g.link.mu.Unlock()
+	g.room.Update(now)
+	g.room.Route()
+	for _, rem := range g.remotes {
+		rem.Frame(now)
+	}
+	g.frame++
+}
+
+func TestFramePathDoesNotAllocate(t *testing.T) {
+	g := newFrameRig(t, 64)
+	for range 100 {
+		g.step() // grow the buffers
+	}
+	allocs := testing.AllocsPerRun(200, g.step)
+	assert.Zero(t, allocs, "Update, Route and 64 Frames per frame")
+	assert.Equal(t, uint64(64*g.frame), g.room.Stats().Routed, "every state reached its Remote")
+
+	loc, err := NewLocal(sender.Config{})
+	require.NoError(t, err)
+	i := 0
+	allocs = testing.AllocsPerRun(200, func() {
+		i++
+		loc.Sample(time.Duration(i)*time.Second/60, geom.Vec3{X: float64(i)}, rigRot, geom.Vec3{}, false)
+		loc.Poll(1)
+	})
+	assert.Zero(t, allocs, "Local.Sample and Poll")
+}
+
+// BenchmarkFrame64 is one frame of 64 remote entities, each with a new
+// state: the room's Update and Route plus 64 predictor frames. The
+// entity/op metric is the cost per remote entity per frame in Go (the
+// NetPredictor node adds one engine call to place its root).
+func BenchmarkFrame64(b *testing.B) {
+	g := newFrameRig(b, 64)
+	for range 100 {
+		g.step()
+	}
+	b.ReportAllocs()
+	start := time.Now()
+	for b.Loop() {
+		g.step()
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/64, "ns/entity")
+}
+
+// BenchmarkLocal is one physics frame of the local entity: sample and poll.
+func BenchmarkLocal(b *testing.B) {
+	loc, err := NewLocal(sender.Config{})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		a := float64(i) / 60
+		loc.Sample(time.Duration(i)*time.Second/60, geom.Vec3{X: 5 * math.Cos(a), Z: 5 * math.Sin(a)}, rigRot, geom.Vec3{}, false)
+		loc.Poll(1)
+	}
+}

@@ -1,0 +1,223 @@
+package netroom
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/server/client"
+)
+
+// Defaults of Config.
+const (
+	// DefaultConnectTimeout bounds one connection attempt.
+	DefaultConnectTimeout = 5 * time.Second
+	// DefaultRequestTimeout bounds create, join and leave.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultCloseTimeout bounds the goodbye at Close.
+	DefaultCloseTimeout = 2 * time.Second
+	// DefaultDirectSilence is how long a direct link may stay silent before
+	// it is reported down: at 60 states a second, 15 missed states. The
+	// bench found that waiting longer (500 ms) tripled the worst error of a
+	// direct-link outage.
+	DefaultDirectSilence = 250 * time.Millisecond
+	// DefaultClientName names the client build in the server's logs.
+	DefaultClientName = "nearzero-godot"
+)
+
+var (
+	// ErrConfig indicates an invalid Config; the wrapping error names the field.
+	ErrConfig = errors.New("netroom: invalid config")
+	// ErrNoServer indicates a connect without a server address.
+	ErrNoServer = errors.New("netroom: no server address")
+)
+
+// Config configures a Room. The zero value of every field means its
+// default; only Server has none (connecting without it fails with
+// ErrNoServer).
+type Config struct {
+	// Server is the room server: "ws://host:port/ws", "wss://...", an
+	// http(s) URL, or just "host:port" (ws://, path /ws). See ServerURL.
+	Server string
+	// Name is the display name sent when connecting; empty keeps the one
+	// the server stored for this identity (or a generated one).
+	Name string
+	// Token is the identity token of an earlier session (Room.Token);
+	// empty asks the server for a new anonymous identity.
+	Token string
+	// ClientName names the client build in the server's logs. Default
+	// "nearzero-godot".
+	ClientName string
+	// Lag is the lag simulator under the server link; the zero value is off.
+	// It applies from the next connect.
+	Lag client.LagConfig
+	// Sync tunes the clock synchronisation; zero fields are netcode/clock's
+	// defaults.
+	Sync clock.SyncConfig
+	// Clock is the local clock every time is on. Default: a WallClock
+	// started by New.
+	Clock Clock
+	// Dial connects to the server. Default DialClient (the real client);
+	// tests pass a fake.
+	Dial Dialer
+	// ConnectTimeout bounds one connection attempt. Default 5 s.
+	ConnectTimeout time.Duration
+	// RequestTimeout bounds create, join and leave. Default 10 s.
+	RequestTimeout time.Duration
+	// CloseTimeout bounds the goodbye at Close and Disconnect. Default 2 s.
+	CloseTimeout time.Duration
+	// DirectSilence is how long a direct link may stay silent before the
+	// room reports it down to the server. Default 250 ms.
+	DirectSilence time.Duration
+	// Log receives the room's logs. Default: discarded.
+	Log *slog.Logger
+}
+
+// withDefaults returns a copy of c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	def := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.ConnectTimeout, DefaultConnectTimeout)
+	def(&c.RequestTimeout, DefaultRequestTimeout)
+	def(&c.CloseTimeout, DefaultCloseTimeout)
+	def(&c.DirectSilence, DefaultDirectSilence)
+	if c.ClientName == "" {
+		c.ClientName = DefaultClientName
+	}
+	if c.Dial == nil {
+		c.Dial = DialClient
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports the first field out of range, with defaults applied.
+// An empty Server is valid here (a Room may be made before the address is
+// known); connecting without one fails.
+func (c Config) Validate() error {
+	d := c.withDefaults()
+	switch {
+	case d.ConnectTimeout < 0 || d.RequestTimeout < 0 || d.CloseTimeout < 0:
+		return fmt.Errorf("%w: ConnectTimeout %v, RequestTimeout %v and CloseTimeout %v must not be negative",
+			ErrConfig, d.ConnectTimeout, d.RequestTimeout, d.CloseTimeout)
+	case d.DirectSilence < 0:
+		return fmt.Errorf("%w: DirectSilence %v must not be negative", ErrConfig, d.DirectSilence)
+	case d.Lag.Latency < 0 || d.Lag.Jitter < 0 || !(d.Lag.Loss >= 0 && d.Lag.Loss <= 1):
+		return fmt.Errorf("%w: Lag latency %v and jitter %v must not be negative, loss %v must be in [0, 1]",
+			ErrConfig, d.Lag.Latency, d.Lag.Jitter, d.Lag.Loss)
+	}
+	if strings.TrimSpace(d.Server) != "" {
+		if _, err := ServerURL(d.Server); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	if err := d.Sync.Validate(); err != nil {
+		return fmt.Errorf("%w: Sync: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// ServerURL turns what a user typed as the server address into the
+// WebSocket URL the client dials: "host:port" becomes
+// "ws://host:port/ws", http and https become ws and wss, and an empty path
+// becomes /ws. Other schemes and empty hosts are errors.
+func ServerURL(addr string) (string, error) {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		return "", ErrNoServer
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "ws://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return "", fmt.Errorf("server address %q: %w", addr, err)
+	}
+	switch u.Scheme {
+	case "ws", "wss":
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	default:
+		return "", fmt.Errorf("server address %q: scheme %q is not ws, wss, http or https", addr, u.Scheme)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("server address %q: no host", addr)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/ws"
+	}
+	return u.String(), nil
+}
+
+// Profile is a preset of the two prediction settings that depend most on
+// how an entity moves (ARCHITECTURE.md §6: short prediction for erratic
+// movers, longer for vehicles).
+type Profile int
+
+// Profiles. The numbers are the NetPredictor inspector's enum values.
+const (
+	// ProfileVehicle: PredictionCap 300 ms, SmoothingTau 150 ms (the
+	// predict defaults): momentum makes long extrapolation pay.
+	ProfileVehicle Profile = 0
+	// ProfileCharacter: PredictionCap 150 ms, SmoothingTau 50 ms: a
+	// character changes direction at once, so extrapolating far overshoots,
+	// and a quick fade keeps it close to its true path (found by the bench).
+	ProfileCharacter Profile = 1
+	// ProfileCustom: the two settings as set.
+	ProfileCustom Profile = 2
+)
+
+// Character preset values.
+const (
+	CharacterPredictionCap = 150 * time.Millisecond
+	CharacterSmoothingTau  = 50 * time.Millisecond
+)
+
+// String returns "vehicle", "character", "custom" or "invalid".
+func (p Profile) String() string {
+	switch p {
+	case ProfileVehicle:
+		return "vehicle"
+	case ProfileCharacter:
+		return "character"
+	case ProfileCustom:
+		return "custom"
+	}
+	return "invalid"
+}
+
+// Preset returns the profile's prediction cap and smoothing time
+// constant; ok is false for ProfileCustom (and invalid values), which have
+// none.
+func (p Profile) Preset() (predictionCap, smoothingTau time.Duration, ok bool) {
+	switch p {
+	case ProfileVehicle:
+		return predict.DefaultPredictionCap, predict.DefaultSmoothingTau, true
+	case ProfileCharacter:
+		return CharacterPredictionCap, CharacterSmoothingTau, true
+	}
+	return 0, 0, false
+}
+
+// ProfileOf returns the profile whose preset is exactly (predictionCap,
+// smoothingTau), or ProfileCustom.
+func ProfileOf(predictionCap, smoothingTau time.Duration) Profile {
+	for _, p := range []Profile{ProfileVehicle, ProfileCharacter} {
+		if c, t, _ := p.Preset(); c == predictionCap && t == smoothingTau {
+			return p
+		}
+	}
+	return ProfileCustom
+}

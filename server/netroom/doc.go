@@ -1,0 +1,48 @@
+// Package netroom is the engine-free model behind the Godot nodes NetRoom
+// and NetPredictor (extension/): everything those nodes decide, written as
+// plain Go that `go test` reaches without the engine. The nodes only move
+// values between the engine and this package.
+//
+// # Parts
+//
+//	Room    one player's connection and room: connect, create, join, leave,
+//	        ready, start, vote...; turns what the server said into Events
+//	        (the nodes' signals), keeps the player list, says which remote
+//	        players need a spawned scene (EventSpawn, EventDespawn) and
+//	        routes each received state to the Remote bound to its slot.
+//	Remote  the drawing side of one remote entity: a netcode/predict
+//	        Predictor plus the ghost / hidden / snapped changes that become
+//	        signals.
+//	Local   the owning side: a netcode/sender Sender fed each physics frame,
+//	        stamped with the frame's own time (a FrameClock, one per
+//	        process), handing due states to the Room.
+//	RoomWarnings, PredictorWarnings
+//	        the nodes' configuration warnings, from what the editor sees.
+//
+// # Threads
+//
+// A Room, its Remotes and Locals belong to one goroutine: the engine's
+// main thread, which calls Update, Route and Frame once per frame. Blocking
+// work (dial, create, join, leave, close) runs in goroutines that never
+// call back: they queue their result, and the next Update applies it. The
+// network client (server/client) likewise queues events and states until
+// they are polled. So no engine call can ever come from a goroutine.
+//
+// # Time
+//
+// Every time is a time.Duration on one local clock (Config.Clock), the one
+// the client stamps arrivals with: a Remote's samples, the frame time passed
+// to Frame and a Local's stamps are all on it. The server's clock is reached
+// through Room.ServerTime.
+//
+// # Invariants
+//
+//   - No cgo and no engine; goroutines only for blocking network calls, and
+//     every one ends at Close.
+//   - Update, Route, Remote.Frame and Local.Sample/Poll do not allocate when
+//     nothing happened in the room (the per-frame path).
+//   - Events come out in the order the server's messages arrived; after
+//     EventDisconnected or EventLeft no spawned slot remains (each got
+//     EventDespawn).
+//   - A slot is spawned at most once at a time, and never the local one.
+package netroom

@@ -1,0 +1,94 @@
+package netroom
+
+import (
+	"time"
+
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// EventKind says what happened; each kind is one NetRoom signal.
+type EventKind uint8
+
+// Event kinds. The comment names the fields set.
+const (
+	// EventConnected: the server welcomed us (connected()).
+	EventConnected EventKind = iota + 1
+	// EventDisconnected: the connection is gone for good; Text says why
+	// ("" after Disconnect or Close) (disconnected(reason)).
+	EventDisconnected
+	// EventReconnecting: the connection dropped and is being retried; Text
+	// says why (reconnecting(reason)).
+	EventReconnecting
+	// EventReconnected: the connection is back, with the seat if we had one
+	// (reconnected()).
+	EventReconnected
+	// EventSynced: the clock is synchronised to the server; remote
+	// entities are drawn from now on (clock_synced()).
+	EventSynced
+	// EventJoined: we have a seat: Code, Slot (room_joined(code, slot)).
+	EventJoined
+	// EventLeft: we no longer have a seat (room_left()).
+	EventLeft
+	// EventError: a request was refused or failed: Code (a protocol.Code,
+	// or CodeLocal for a failure on this side), Text the message
+	// (room_error(code, message)).
+	EventError
+	// EventPlayerJoined: Slot took a seat; Text is the name
+	// (player_joined(slot, name)). On joining a room, one for every
+	// player already there, ourselves included.
+	EventPlayerJoined
+	// EventPlayerLeft: Slot's seat is free (player_left(slot)).
+	EventPlayerLeft
+	// EventPlayerUpdated: something about Slot changed: name, connected,
+	// loaded, ready, round flags (player_updated(slot)).
+	EventPlayerUpdated
+	// EventHostChanged: Slot is the host now, -1 for none (host_changed(slot)).
+	EventHostChanged
+	// EventPhaseChanged: the room entered Phase; Next is when the next phase
+	// begins on its own, on the server clock (0 for no deadline); in the
+	// countdown it is the go time (phase_changed(phase, next_phase_time)).
+	EventPhaseChanged
+	// EventResults: a round ended: Results (results(results)).
+	EventResults
+	// EventNotice: a one-off announcement: Text is the kind, Detail the
+	// text (notice(kind, text)).
+	EventNotice
+	// EventSpawn: remote player Slot needs its scene (player_spawned).
+	EventSpawn
+	// EventDespawn: remote player Slot's scene must go (player_despawned).
+	EventDespawn
+)
+
+var eventNames = map[EventKind]string{
+	EventConnected: "connected", EventDisconnected: "disconnected", EventReconnecting: "reconnecting",
+	EventReconnected: "reconnected", EventSynced: "synced", EventJoined: "joined", EventLeft: "left",
+	EventError: "error", EventPlayerJoined: "player_joined", EventPlayerLeft: "player_left",
+	EventPlayerUpdated: "player_updated", EventHostChanged: "host_changed", EventPhaseChanged: "phase_changed",
+	EventResults: "results", EventNotice: "notice", EventSpawn: "spawn", EventDespawn: "despawn",
+}
+
+// String returns the kind's name ("player_joined"), or "unknown".
+func (k EventKind) String() string {
+	if s, ok := eventNames[k]; ok {
+		return s
+	}
+	return "unknown"
+}
+
+// CodeLocal is EventError's Code for a failure on this side: no server
+// address, a connection that could not be made, a time-out, a malformed
+// room code, a request while another is in flight.
+const CodeLocal protocol.Code = 0
+
+// Event is one thing for the node to signal. Only the fields its kind
+// names are set.
+type Event struct {
+	Kind    EventKind
+	Slot    int
+	Code    protocol.Code
+	Text    string
+	Detail  string
+	Phase   protocol.Phase
+	Next    time.Duration // server clock
+	Results *protocol.Results
+}

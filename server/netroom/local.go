@@ -1,0 +1,84 @@
+package netroom
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/sender"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Local is the owning side of the local player's entity: each physics
+// frame it samples the entity, stamped with the frame's own time (from a
+// FrameClock), and it says when a state is due. Not safe for concurrent use;
+// Sample and Poll never allocate.
+type Local struct {
+	snd   *sender.Sender
+	stamp time.Duration // the newest sample's time
+	has   bool
+	buf   [wire.MaxStateSize]byte
+	st    wire.State
+}
+
+// NewLocal returns a Local sending with cfg (zero fields: defaults).
+func NewLocal(cfg sender.Config) (*Local, error) {
+	s, err := sender.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("netroom.NewLocal: %w", err)
+	}
+	return &Local{snd: s}, nil
+}
+
+// Config returns the sender's configuration, defaults filled in.
+func (l *Local) Config() sender.Config { return l.snd.Config() }
+
+// Sample records the entity at the end of the physics frame whose time is
+// t (local clock; FrameClock.At). With hasVel, vel is the body's own
+// velocity (a CharacterBody's or RigidBody's); otherwise it is derived
+// from positions.
+func (l *Local) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel geom.Vec3, hasVel bool) {
+	if hasVel {
+		l.snd.SampleWithVelocity(t, pos, rot, vel)
+	} else {
+		l.snd.Sample(t, pos, rot)
+	}
+	l.stamp, l.has = t, true
+}
+
+// Poll returns the state to send now, if one is due at the newest sample's
+// time, from slot. The state is the Local's: send it before the next Poll.
+func (l *Local) Poll(slot int) (*wire.State, bool) {
+	if !l.has {
+		return nil, false
+	}
+	b, ok, err := l.snd.Poll(l.stamp, uint8(slot), l.buf[:0])
+	if !ok || err != nil {
+		return nil, false
+	}
+	if wire.DecodeState(b, &l.st) != nil {
+		return nil, false
+	}
+	return &l.st, true
+}
+
+// SetExtras sets the animation state and input bits sent from now on.
+func (l *Local) SetExtras(anim, input uint8) { l.snd.SetExtras(anim, input) }
+
+// SetGameFlags sets the game flags (wire.FlagGame0, wire.FlagGame1) sent
+// from now on.
+func (l *Local) SetGameFlags(f wire.Flags) { l.snd.SetGameFlags(f) }
+
+// Teleport marks the next sample as a jump (respawn): receivers snap to it
+// instead of fading.
+func (l *Local) Teleport() { l.snd.Teleport() }
+
+// Reset forgets the samples and the schedule (after the entity was out of
+// play); the next state is flagged as a teleport.
+func (l *Local) Reset() {
+	l.snd.Reset()
+	l.has = false
+}
+
+// Stats returns the sender's counters.
+func (l *Local) Stats() sender.Stats { return l.snd.Stats() }

@@ -1,0 +1,852 @@
+package netroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/client"
+	"github.com/nearzero/nearzero/server/protocol"
+)
+
+// MaxSlots is the number of slots a Room tracks: a slot is one byte on the
+// wire.
+const MaxSlots = 256
+
+var (
+	// ErrClosed indicates a call on a closed Room.
+	ErrClosed = errors.New("netroom: closed")
+	// ErrNotConnected indicates a request that needs the connection while
+	// it is down (reconnecting).
+	ErrNotConnected = errors.New("netroom: not connected")
+	// ErrNotInRoom indicates a request that needs a seat.
+	ErrNotInRoom = errors.New("netroom: not in a room")
+	// ErrInRoom indicates create or join while seated; leave first.
+	ErrInRoom = errors.New("netroom: already in a room")
+	// ErrBusy indicates a request while create, join or leave is in flight.
+	ErrBusy = errors.New("netroom: another request is in flight")
+	// ErrSlot indicates a slot outside 0..MaxSlots-1.
+	ErrSlot = errors.New("netroom: slot out of range")
+)
+
+// Status is the state of a Room's connection.
+type Status uint8
+
+// Statuses.
+const (
+	StatusDisconnected Status = iota
+	StatusConnecting
+	StatusConnected
+	StatusReconnecting
+)
+
+// String returns "disconnected", "connecting", "connected" or "reconnecting".
+func (s Status) String() string {
+	switch s {
+	case StatusDisconnected:
+		return "disconnected"
+	case StatusConnecting:
+		return "connecting"
+	case StatusConnected:
+		return "connected"
+	case StatusReconnecting:
+		return "reconnecting"
+	}
+	return "invalid"
+}
+
+type opKind uint8
+
+const (
+	opDial opKind = iota + 1
+	opCreate
+	opJoin
+	opLeave
+)
+
+// opResult is what a goroutine hands back to Update.
+type opResult struct {
+	kind opKind
+	gen  uint64
+	link Link
+	err  error
+}
+
+// request is a create or join waiting for the connection.
+type request struct {
+	kind opKind // opCreate or opJoin; 0 for none
+	code string
+}
+
+// Stats are counters for debug figures and tests.
+type Stats struct {
+	// Routed is the number of received states handed to a Remote.
+	Routed uint64
+	// Unrouted is the number of received states for a slot with no Remote
+	// bound (not spawned yet, or no NetPredictor in its scene).
+	Unrouted uint64
+	// Refused is the number of routed states the Remote's predictor
+	// refused (duplicates, stale, non-finite).
+	Refused uint64
+	// DirectDown is the number of direct links reported down for silence.
+	DirectDown uint64
+}
+
+// Room is one player's connection to the room server and seat in a room,
+// as the NetRoom node sees it. Make it with New; drive it from one
+// goroutine (the engine's main thread): call Update once per frame and
+// Route before drawing. Its methods never block.
+type Room struct {
+	cfg   Config // main thread; Server, Name and Lag change with the setters
+	clock Clock
+
+	// Main thread only.
+	status   Status
+	link     Link
+	gen      uint64 // connection attempt; results of older ones are stale
+	want     request
+	busy     bool // create, join or leave in flight
+	synced   bool
+	code     string
+	invite   string
+	slot     int
+	inRoom   bool
+	room     protocol.RoomState
+	players  []protocol.PlayerState // room.Players, owned
+	spawned  [MaxSlots]bool
+	remotes  [MaxSlots]*Remote
+	direct   directWatch
+	pending  []Event // queued events, delivered by the next Update
+	out      []Event // Update's result, reused
+	cevs     []client.Event
+	states   []client.RemoteState
+	stats    Stats
+	isClosed bool
+
+	// Goroutines hand results over through mu.
+	mu      sync.Mutex
+	results []opResult
+	spare   []opResult
+	wg      sync.WaitGroup
+	life    context.Context // cancelled by Close
+	endLife context.CancelFunc
+}
+
+// New returns a disconnected Room. Nothing runs until Connect, Create or Join.
+func New(cfg Config) (*Room, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("netroom.New: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1}
+	if r.clock == nil {
+		r.clock = NewWallClock()
+	}
+	r.room.Host = -1
+	r.life, r.endLife = context.WithCancel(context.Background())
+	return r, nil
+}
+
+// Clock returns the local clock every time of the Room is on.
+func (r *Room) Clock() Clock { return r.clock }
+
+// Now reads the local clock.
+func (r *Room) Now() time.Duration { return r.clock.Now() }
+
+// SetServer sets the server address for the next connect.
+func (r *Room) SetServer(addr string) { r.cfg.Server = addr }
+
+// Server returns the server address as set.
+func (r *Room) Server() string { return r.cfg.Server }
+
+// SetLag sets the lag simulator for the next connect.
+func (r *Room) SetLag(l client.LagConfig) { r.cfg.Lag = l }
+
+// SetToken sets the identity token for the next connect.
+func (r *Room) SetToken(token string) { r.cfg.Token = token }
+
+// Token returns the identity token: the server's once connected (keep it
+// to stay the same player next time), else the one set.
+func (r *Room) Token() string {
+	if r.link != nil {
+		return r.link.Token()
+	}
+	return r.cfg.Token
+}
+
+// SetName changes the display name: it is sent at once when connected and
+// used for every later connect.
+func (r *Room) SetName(name string) error {
+	r.cfg.Name = name
+	if r.link == nil || r.status != StatusConnected {
+		return nil
+	}
+	return r.send(&protocol.SetName{Name: name})
+}
+
+// Name returns the display name as set.
+func (r *Room) Name() string { return r.cfg.Name }
+
+// Status returns the connection's state.
+func (r *Room) Status() Status { return r.status }
+
+// Synced reports whether the clock is synchronised to the server.
+func (r *Room) Synced() bool { return r.synced }
+
+// InRoom reports whether we have a seat.
+func (r *Room) InRoom() bool { return r.inRoom }
+
+// Code returns the room's code, "" when in none.
+func (r *Room) Code() string { return r.code }
+
+// Invite returns the room's invite link, "" when in none.
+func (r *Room) Invite() string { return r.invite }
+
+// Slot returns our slot, -1 when in no room.
+func (r *Room) Slot() int { return r.slot }
+
+// Host returns the host's slot, -1 when in no room or hostless.
+func (r *Room) Host() int { return r.room.Host }
+
+// Phase returns the room's phase, "" when in no room.
+func (r *Room) Phase() protocol.Phase { return r.room.Phase }
+
+// State returns the room's latest state; its Players slice is Players().
+func (r *Room) State() protocol.RoomState { return r.room }
+
+// Players returns the seats in the room, in the server's order. The slice
+// is the Room's: read it before the next Update.
+func (r *Room) Players() []protocol.PlayerState { return r.players }
+
+// Player returns the seat of slot; false when nobody holds it.
+func (r *Room) Player(slot int) (protocol.PlayerState, bool) {
+	for _, p := range r.players {
+		if p.Slot == slot {
+			return p, true
+		}
+	}
+	return protocol.PlayerState{}, false
+}
+
+// Spawned reports whether slot currently has a spawned scene (between its
+// EventSpawn and EventDespawn).
+func (r *Room) Spawned(slot int) bool { return slot >= 0 && slot < MaxSlots && r.spawned[slot] }
+
+// Stats returns the counters.
+func (r *Room) Stats() Stats { return r.stats }
+
+// RTT returns the best recent round trip to the server, 0 when disconnected.
+func (r *Room) RTT() time.Duration {
+	if r.link == nil {
+		return 0
+	}
+	return r.link.RTT()
+}
+
+// ServerTime maps a local time onto the server's clock; ok is false until
+// the clock is synchronised (the value is then the local time).
+func (r *Room) ServerTime(local time.Duration) (time.Duration, bool) {
+	if r.link == nil || !r.synced {
+		return local, false
+	}
+	return r.link.ServerTime(local), true
+}
+
+// LocalTime maps a server time onto the local clock; ok is false until the
+// clock is synchronised.
+func (r *Room) LocalTime(server time.Duration) (time.Duration, bool) {
+	if r.link == nil || !r.synced {
+		return server, false
+	}
+	return r.link.LocalTime(server), true
+}
+
+// Connect starts connecting, unless connected or connecting already. The
+// outcome comes as EventConnected, or EventError then EventDisconnected.
+func (r *Room) Connect() error {
+	switch {
+	case r.isClosed:
+		return r.fail(ErrClosed)
+	case r.status != StatusDisconnected:
+		return nil
+	}
+	url, err := ServerURL(r.cfg.Server)
+	if err != nil {
+		return r.fail(fmt.Errorf("connect: %w", err))
+	}
+	r.gen++
+	gen := r.gen
+	r.status = StatusConnecting
+	opts := &client.Options{
+		Token: r.cfg.Token, Name: r.cfg.Name, ClientName: r.cfg.ClientName, Clock: r.clock,
+		Log: r.cfg.Log, DialTimeout: r.cfg.ConnectTimeout, RequestTimeout: r.cfg.RequestTimeout,
+		CloseTimeout: r.cfg.CloseTimeout, Sync: r.cfg.Sync, Lag: r.cfg.Lag,
+	}
+	dial := r.cfg.Dial
+	r.goDo(func(ctx context.Context) opResult {
+		link, err := dial(ctx, url, opts)
+		return opResult{kind: opDial, gen: gen, link: link, err: err}
+	})
+	return nil
+}
+
+// Create opens a new room with the server's default settings and takes
+// its first seat (as host); it connects first when needed. The outcome comes
+// as EventJoined, or EventError.
+func (r *Room) Create() error { return r.request(request{kind: opCreate}) }
+
+// Join takes a seat in the room with codeOrLink (a code, any case, or an
+// invite link); it connects first when needed. The outcome comes as
+// EventJoined, or EventError.
+func (r *Room) Join(codeOrLink string) error {
+	if _, err := protocol.ParseRoomCode(codeOrLink); err != nil {
+		return r.fail(fmt.Errorf("join: %w", err))
+	}
+	return r.request(request{kind: opJoin, code: codeOrLink})
+}
+
+func (r *Room) request(q request) error {
+	switch {
+	case r.isClosed:
+		return r.fail(ErrClosed)
+	case r.inRoom:
+		return r.fail(fmt.Errorf("%s: %w", q.kind, ErrInRoom))
+	case r.busy || r.want.kind != 0:
+		return r.fail(fmt.Errorf("%s: %w", q.kind, ErrBusy))
+	}
+	switch r.status {
+	case StatusDisconnected:
+		if err := r.Connect(); err != nil {
+			return err
+		}
+		r.want = q
+		return nil
+	case StatusConnecting:
+		r.want = q
+		return nil
+	case StatusReconnecting:
+		return r.fail(fmt.Errorf("%s: %w", q.kind, ErrNotConnected))
+	}
+	r.start(q)
+	return nil
+}
+
+// start runs a create, join or leave on the link.
+func (r *Room) start(q request) {
+	link, gen := r.link, r.gen
+	if q.kind == opLeave && !r.inRoom {
+		_ = r.fail(fmt.Errorf("leave: %w", ErrNotInRoom)) // a queued leave outlived the seat
+		return
+	}
+	r.busy = true
+	r.goDo(func(ctx context.Context) opResult {
+		var err error
+		switch q.kind {
+		case opCreate:
+			_, err = link.Create(ctx, nil)
+		case opJoin:
+			_, err = link.Join(ctx, q.code)
+		case opLeave:
+			err = link.Leave(ctx)
+		}
+		return opResult{kind: q.kind, gen: gen, err: err}
+	})
+}
+
+// Leave gives up the seat. The outcome comes as EventLeft, or EventError.
+// While a create or join is still in flight, the leave waits for it.
+func (r *Room) Leave() error {
+	switch {
+	case r.isClosed:
+		return r.fail(ErrClosed)
+	case r.busy && r.want.kind == 0 && r.link != nil:
+		r.want = request{kind: opLeave}
+		return nil
+	case !r.inRoom || r.link == nil:
+		return r.fail(fmt.Errorf("leave: %w", ErrNotInRoom))
+	case r.busy:
+		return r.fail(fmt.Errorf("leave: %w", ErrBusy))
+	}
+	r.start(request{kind: opLeave})
+	return nil
+}
+
+// SetReady sets or clears our ready flag in the lobby.
+func (r *Room) SetReady(ready bool) error { return r.sendInRoom(&protocol.Ready{Ready: ready}) }
+
+// ReportLoaded reports level loading progress in the lobby, 0 to 1 (1 is
+// loaded; Start needs every player loaded and ready).
+func (r *Room) ReportLoaded(progress float64) error {
+	return r.sendInRoom(&protocol.Loading{Progress: min(max(progress, 0), 1)})
+}
+
+// ReportInPosition reports, in the start handshake, that our entity is at
+// its start position.
+func (r *Room) ReportInPosition() error { return r.sendInRoom(&protocol.InPosition{}) }
+
+// Start is the host's start button.
+func (r *Room) Start() error { return r.sendInRoom(&protocol.Start{}) }
+
+// Vote casts (true) or withdraws a restart vote.
+func (r *Room) Vote(restart bool) error { return r.sendInRoom(&protocol.Vote{Restart: restart}) }
+
+// Finish reports that we finished the round, with a game score.
+func (r *Room) Finish(score float64) error { return r.sendInRoom(&protocol.Finish{Score: score}) }
+
+func (r *Room) sendInRoom(m protocol.Message) error {
+	if !r.inRoom || r.link == nil {
+		return r.fail(fmt.Errorf("%s: %w", protocol.TypeName(m.Type()), ErrNotInRoom))
+	}
+	return r.send(m)
+}
+
+func (r *Room) send(m protocol.Message) error {
+	if r.status != StatusConnected {
+		return r.fail(fmt.Errorf("%s: %w", protocol.TypeName(m.Type()), ErrNotConnected))
+	}
+	if err := r.link.Send(m); err != nil {
+		return r.fail(fmt.Errorf("%s: %w", protocol.TypeName(m.Type()), err))
+	}
+	return nil
+}
+
+// SendState queues our entity's state for the server. It never blocks and
+// queues no event: states are droppable, so one sent while not in a room
+// (ErrNotInRoom) or while reconnecting is simply dropped.
+func (r *Room) SendState(s *wire.State) error {
+	if !r.inRoom || r.link == nil {
+		return ErrNotInRoom
+	}
+	if err := r.link.SendState(s); err != nil {
+		return fmt.Errorf("netroom: send state: %w", err)
+	}
+	return nil
+}
+
+// Bind makes rem the Remote that receives slot's states (replacing any).
+func (r *Room) Bind(slot int, rem *Remote) error {
+	if slot < 0 || slot >= MaxSlots {
+		return fmt.Errorf("bind %d: %w", slot, ErrSlot)
+	}
+	r.remotes[slot] = rem
+	return nil
+}
+
+// Unbind removes rem from slot, if it is the one bound there.
+func (r *Room) Unbind(slot int, rem *Remote) {
+	if slot >= 0 && slot < MaxSlots && r.remotes[slot] == rem {
+		r.remotes[slot] = nil
+	}
+}
+
+// Bound returns the Remote bound to slot, or nil.
+func (r *Room) Bound(slot int) *Remote {
+	if slot < 0 || slot >= MaxSlots {
+		return nil
+	}
+	return r.remotes[slot]
+}
+
+// Route hands every state received since the last call to the Remote bound
+// to its sender's slot, and returns how many it routed. Call it before
+// drawing; calling it from every NetPredictor is fine (the first call of a
+// frame takes the states, the rest find few or none). It does not allocate
+// once its buffer has grown to a frame's worth of states.
+func (r *Room) Route() int {
+	if r.link == nil {
+		return 0
+	}
+	r.states = r.link.PollStates(r.states[:0])
+	n := 0
+	for i := range r.states {
+		rs := &r.states[i]
+		slot := int(rs.State.Slot)
+		rem := r.remotes[slot]
+		if rem == nil || slot == r.slot {
+			r.stats.Unrouted++
+			continue
+		}
+		if rem.Add(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
+			r.stats.Routed++
+			n++
+		} else {
+			r.stats.Refused++
+		}
+	}
+	return n
+}
+
+// AddDirect hands a state that came over a direct link from its sender
+// (stamp already mapped onto the local clock at local) to the bound Remote,
+// and keeps the link's liveness: the first arrival reports the link up to
+// the server, and DirectSilence without one reports it down. (This build
+// has no direct transport; the method is the seam for one.)
+func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
+	slot := int(s.Slot)
+	if slot == r.slot || !r.inRoom {
+		return false
+	}
+	if r.direct.arrived(slot, arrival) && r.link != nil {
+		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
+	}
+	rem := r.remotes[slot]
+	if rem == nil {
+		r.stats.Unrouted++
+		return false
+	}
+	ok := rem.Add(predict.PathDirect, s, local, arrival)
+	if ok {
+		r.stats.Routed++
+	} else {
+		r.stats.Refused++
+	}
+	return ok
+}
+
+// Update applies what happened since the last call (finished requests,
+// server messages, connection changes) and returns the events in order,
+// after those queued by method calls since. now is the local time. The
+// slice is reused by the next call.
+func (r *Room) Update(now time.Duration) []Event {
+	r.mu.Lock()
+	results := r.results
+	r.results = r.spare[:0]
+	r.mu.Unlock()
+	for i := range results {
+		r.applyResult(&results[i])
+		results[i] = opResult{}
+	}
+	r.spare = results[:0]
+
+	if r.link != nil {
+		r.cevs = r.link.PollEvents(r.cevs[:0])
+		for i := range r.cevs {
+			r.applyEvent(&r.cevs[i])
+			r.cevs[i] = client.Event{}
+		}
+	}
+	if r.link != nil && r.direct.nUp > 0 {
+		for slot := range MaxSlots {
+			if r.direct.down(slot, now, r.cfg.DirectSilence) {
+				r.stats.DirectDown++
+				_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
+			}
+		}
+	}
+	r.out = append(r.out[:0], r.pending...)
+	clear(r.pending)
+	r.pending = r.pending[:0]
+	return r.out
+}
+
+// emit queues an event for the next Update's result.
+func (r *Room) emit(e Event) { r.pending = append(r.pending, e) }
+
+// fail queues EventError for a local failure and returns err.
+func (r *Room) fail(err error) error {
+	r.emit(errorEvent(err))
+	return err
+}
+
+// errorEvent describes err as EventError: the protocol code when there is
+// one (update required reworded for players), else CodeLocal.
+func errorEvent(err error) Event {
+	code := protocol.CodeOf(err)
+	if errors.Is(err, wire.ErrUpdateRequired) {
+		code = protocol.CodeUpdateRequired
+	}
+	if code < 0 {
+		code = CodeLocal
+	}
+	text := err.Error()
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Message != "" {
+		text = pe.Message
+	}
+	if code == protocol.CodeUpdateRequired {
+		text = fmt.Sprintf("update required: this game speaks nearzero protocol %d, rules %d, and the server another version (%s)",
+			wire.ProtocolVersion, wire.RulesVersion, text)
+	}
+	return Event{Kind: EventError, Code: code, Text: text}
+}
+
+func (r *Room) applyResult(res *opResult) {
+	if res.gen != r.gen {
+		if res.link != nil {
+			r.closeLink(res.link, false) // a connect overtaken by Disconnect
+		}
+		return
+	}
+	switch res.kind {
+	case opDial:
+		if res.err != nil {
+			r.status = StatusDisconnected
+			r.want = request{}
+			r.emit(errorEvent(fmt.Errorf("connect: %w", res.err)))
+			r.emit(Event{Kind: EventDisconnected, Text: res.err.Error()})
+			return
+		}
+		r.link, r.status = res.link, StatusConnected
+		r.emit(Event{Kind: EventConnected})
+		if q := r.want; q.kind != 0 {
+			r.want = request{}
+			r.start(q)
+		}
+	case opCreate, opJoin, opLeave:
+		r.busy = false
+		var pe *protocol.Error
+		if res.err != nil && !errors.As(res.err, &pe) {
+			// A refusal (*protocol.Error) arrives as a server message too
+			// and is reported from there; this is a local failure.
+			r.emit(errorEvent(res.err))
+		}
+		if q := r.want; q.kind != 0 {
+			r.want = request{}
+			r.start(q)
+		}
+	}
+}
+
+func (r *Room) applyEvent(ev *client.Event) {
+	switch ev.Kind {
+	case client.EventMessage:
+		r.applyMessage(ev.Msg)
+	case client.EventSynced:
+		r.synced = true
+		r.emit(Event{Kind: EventSynced})
+	case client.EventReconnecting:
+		r.status = StatusReconnecting
+		r.emit(Event{Kind: EventReconnecting, Text: errText(ev.Err)})
+	case client.EventReconnected:
+		r.status = StatusConnected
+		r.emit(Event{Kind: EventReconnected})
+	case client.EventRoomLost:
+		if ev.Err != nil {
+			r.emit(errorEvent(ev.Err))
+		}
+		r.leaveRoom()
+	case client.EventDisconnected:
+		if ev.Err != nil && (protocol.CodeOf(ev.Err) == protocol.CodeUpdateRequired || errors.Is(ev.Err, wire.ErrUpdateRequired)) {
+			r.emit(errorEvent(ev.Err))
+		}
+		r.gone(errText(ev.Err), false)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// gone ends the connection on our side: seat, link and status. With
+// leave, the seat is given up first (in the goodbye goroutine).
+func (r *Room) gone(reason string, leave bool) {
+	leave = leave && r.inRoom
+	r.leaveRoom()
+	if r.link != nil {
+		r.closeLink(r.link, leave)
+		r.link = nil
+	}
+	r.gen++ // requests in flight on the old link are stale
+	r.status, r.synced, r.busy, r.want = StatusDisconnected, false, false, request{}
+	r.emit(Event{Kind: EventDisconnected, Text: reason})
+}
+
+func (r *Room) applyMessage(m protocol.Message) {
+	switch m := m.(type) {
+	case *protocol.Joined:
+		if r.inRoom && m.Code != r.code {
+			r.leaveRoom()
+		}
+		rejoin := r.inRoom && m.Code == r.code && m.Slot == r.slot
+		r.code, r.invite, r.slot, r.inRoom = m.Code, m.Invite, m.Slot, true
+		if !rejoin {
+			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
+			r.room = protocol.RoomState{Host: -1}
+			r.players = r.players[:0]
+		}
+		r.applyRoom(&m.Room, !rejoin)
+	case *protocol.RoomState:
+		if r.inRoom && m.Code == r.code && m.Rev >= r.room.Rev {
+			r.applyRoom(m, false)
+		}
+	case *protocol.Left:
+		r.leaveRoom()
+	case *protocol.Results:
+		r.emit(Event{Kind: EventResults, Results: m})
+	case *protocol.Notice:
+		r.emit(Event{Kind: EventNotice, Text: m.Kind, Detail: m.Text})
+	case *protocol.Error:
+		r.emit(errorEvent(m))
+	}
+}
+
+// applyRoom takes the new room state and emits what changed; first is true
+// for the state that came with joining.
+func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
+	old := r.players
+	for _, p := range st.Players {
+		prev, ok := findPlayer(old, p.Slot)
+		switch {
+		case !ok:
+			r.emit(Event{Kind: EventPlayerJoined, Slot: p.Slot, Text: p.Name})
+		case prev != p:
+			r.emit(Event{Kind: EventPlayerUpdated, Slot: p.Slot})
+		}
+	}
+	for _, p := range old {
+		if _, ok := findPlayer(st.Players, p.Slot); !ok {
+			r.emit(Event{Kind: EventPlayerLeft, Slot: p.Slot})
+			r.despawn(p.Slot)
+		}
+	}
+	if first || st.Host != r.room.Host {
+		r.emit(Event{Kind: EventHostChanged, Slot: st.Host})
+	}
+	if first || st.Phase != r.room.Phase {
+		next := st.DeadlineUS
+		if next == 0 && st.Phase == protocol.PhaseCountdown {
+			next = st.GoUS
+		}
+		r.emit(Event{Kind: EventPhaseChanged, Phase: st.Phase, Next: protocol.DurationUS(next)})
+	}
+	r.room = *st
+	r.players = append(r.players[:0], st.Players...)
+	r.room.Players = r.players
+	for _, p := range r.players {
+		if p.Slot != r.slot && p.Slot >= 0 && p.Slot < MaxSlots && !r.spawned[p.Slot] {
+			r.spawned[p.Slot] = true
+			r.emit(Event{Kind: EventSpawn, Slot: p.Slot})
+		}
+	}
+}
+
+func findPlayer(ps []protocol.PlayerState, slot int) (protocol.PlayerState, bool) {
+	for _, p := range ps {
+		if p.Slot == slot {
+			return p, true
+		}
+	}
+	return protocol.PlayerState{}, false
+}
+
+func (r *Room) despawn(slot int) {
+	if slot >= 0 && slot < MaxSlots && r.spawned[slot] {
+		r.spawned[slot] = false
+		r.emit(Event{Kind: EventDespawn, Slot: slot})
+	}
+}
+
+// leaveRoom forgets the seat: every spawned slot is despawned, then
+// EventLeft.
+func (r *Room) leaveRoom() {
+	if !r.inRoom {
+		return
+	}
+	for slot := range r.spawned {
+		r.despawn(slot)
+	}
+	r.inRoom, r.code, r.invite, r.slot = false, "", "", -1
+	r.room = protocol.RoomState{Host: -1}
+	r.players = r.players[:0]
+	r.direct = directWatch{}
+	r.emit(Event{Kind: EventLeft})
+}
+
+// Disconnect closes the connection (the server holds the seat for a
+// while: Leave first to give it up). Events: EventDespawn for every
+// spawned slot, EventLeft when seated, EventDisconnected with an empty
+// reason; they come with the next Update.
+func (r *Room) Disconnect() {
+	if r.status == StatusDisconnected {
+		return
+	}
+	r.gone("", false)
+}
+
+// Quit gives up the seat (if seated) and disconnects, in one goodbye: the
+// leave is sent before the connection closes. The events are those of
+// Disconnect. The Room can connect again.
+func (r *Room) Quit() {
+	if r.status == StatusDisconnected {
+		return
+	}
+	r.gone("", true)
+}
+
+// Close quits (a Room closed for good has no use for a held seat) and
+// stops the Room; later calls fail with ErrClosed. Its goroutines end
+// within twice CloseTimeout (see Wait).
+func (r *Room) Close() {
+	if r.isClosed {
+		return
+	}
+	r.Quit()
+	r.isClosed = true
+	r.endLife()
+}
+
+// Wait waits up to d for the Room's goroutines (a goodbye in flight) to
+// end, and reports whether they did.
+func (r *Room) Wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// goDo runs f in a goroutine and queues its result for Update.
+func (r *Room) goDo(f func(ctx context.Context) opResult) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		res := f(r.life)
+		r.mu.Lock()
+		r.results = append(r.results, res)
+		r.mu.Unlock()
+	}()
+}
+
+// closeLink says goodbye on link in a goroutine, leaving the room first
+// when leave is set.
+func (r *Room) closeLink(link Link, leave bool) {
+	timeout := r.cfg.CloseTimeout
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		if leave {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			_ = link.Leave(ctx)
+			cancel()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		_ = link.Close(ctx)
+	}()
+}
+
+func (k opKind) String() string {
+	switch k {
+	case opDial:
+		return "connect"
+	case opCreate:
+		return "create room"
+	case opJoin:
+		return "join room"
+	case opLeave:
+		return "leave room"
+	}
+	return "request"
+}

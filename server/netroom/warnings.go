@@ -1,0 +1,92 @@
+package netroom
+
+import (
+	"fmt"
+
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/sender"
+)
+
+// RoomSetup is what the editor knows about a NetRoom node, for its
+// configuration warnings.
+type RoomSetup struct {
+	// Server is the server_address property.
+	Server string
+	// HasPlayerScene reports whether player_scene is set.
+	HasPlayerScene bool
+	// SpawnPath is the spawn_path property, and SpawnPathOK whether it
+	// resolves to a node (only checked when the path is not empty).
+	SpawnPath   string
+	SpawnPathOK bool
+}
+
+// RoomWarnings returns the configuration warnings of a NetRoom node, one
+// sentence each, in a fixed order: server address, player scene, spawn
+// path.
+func RoomWarnings(s RoomSetup) []string {
+	var w []string
+	if s.Server == "" {
+		w = append(w, "No server_address: set the room server's address (ws://host:port/ws or host:port), "+
+			"in the inspector or from a script before create_room or join_room.")
+	} else if _, err := ServerURL(s.Server); err != nil {
+		w = append(w, fmt.Sprintf("server_address is not usable: %v.", err))
+	}
+	if !s.HasPlayerScene {
+		w = append(w, "No player_scene: remote players will not be spawned or drawn. "+
+			"Set a scene with a NetPredictor in it.")
+	}
+	if s.SpawnPath != "" && !s.SpawnPathOK {
+		w = append(w, fmt.Sprintf("spawn_path %q does not point to a node.", s.SpawnPath))
+	}
+	return w
+}
+
+// PredictorSetup is what the editor knows about a NetPredictor node, for
+// its configuration warnings.
+type PredictorSetup struct {
+	// RootPath is the root_path property; RootFound whether it resolves to
+	// a node, RootClass that node's class and RootSpatial whether it is a
+	// Node3D or a Node2D.
+	RootPath    string
+	RootFound   bool
+	RootClass   string
+	RootName    string
+	RootSpatial bool
+	// RoomPath is the room_path property; RoomFound whether it (when set)
+	// or the search above the node found a NetRoom.
+	RoomPath  string
+	RoomFound bool
+	// Predict and Send are the settings as the inspector holds them.
+	Predict predict.Config
+	Send    sender.Config
+}
+
+// PredictorWarnings returns the configuration warnings of a NetPredictor
+// node, one sentence each, in a fixed order: root, room, settings.
+func PredictorWarnings(s PredictorSetup) []string {
+	var w []string
+	switch {
+	case s.RootPath == "":
+		w = append(w, `root_path is empty: point it to the Node3D or Node2D this node moves (default: the parent, "..").`)
+	case !s.RootFound:
+		w = append(w, fmt.Sprintf("root_path %q does not point to a node.", s.RootPath))
+	case !s.RootSpatial:
+		w = append(w, fmt.Sprintf("The root %q is a %s: NetPredictor moves a Node3D or a Node2D.", s.RootName, s.RootClass))
+	}
+	switch {
+	case s.RoomPath != "" && !s.RoomFound:
+		w = append(w, fmt.Sprintf("room_path %q does not point to a NetRoom.", s.RoomPath))
+	case s.RoomPath == "" && !s.RoomFound:
+		w = append(w, "No NetRoom above this node (an ancestor, or a child of an ancestor). "+
+			"At run time a NetPredictor sends through the NetRoom above it, or through the only NetRoom in the tree, "+
+			"or is bound by the NetRoom that spawns its scene: in a player scene used as a NetRoom's player_scene, "+
+			"or instanced into the scene that holds the NetRoom, this is expected. Otherwise add a NetRoom or set room_path.")
+	}
+	if err := s.Predict.Validate(); err != nil {
+		w = append(w, fmt.Sprintf("Prediction settings: %v.", err))
+	}
+	if err := s.Send.Validate(); err != nil {
+		w = append(w, fmt.Sprintf("Sending settings: %v.", err))
+	}
+	return w
+}

@@ -1,0 +1,67 @@
+package netroom
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/sender"
+)
+
+func TestRoomWarnings(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup RoomSetup
+		want  []string // a phrase of each warning, in order
+	}{
+		{name: "complete", setup: RoomSetup{Server: "127.0.0.1:8787", HasPlayerScene: true, SpawnPath: "..", SpawnPathOK: true}},
+		{name: "bare", setup: RoomSetup{SpawnPath: "..", SpawnPathOK: true}, want: []string{"No server_address", "No player_scene"}},
+		{name: "bad address", setup: RoomSetup{Server: "ftp://x", HasPlayerScene: true}, want: []string{"not usable"}},
+		{name: "spawn path lost", setup: RoomSetup{Server: "h:1", HasPlayerScene: true, SpawnPath: "../World"}, want: []string{`"../World" does not point`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := RoomWarnings(tc.setup)
+			if assert.Len(t, got, len(tc.want), "%q", got) {
+				for i, phrase := range tc.want {
+					assert.Contains(t, got[i], phrase)
+				}
+			}
+		})
+	}
+}
+
+func TestPredictorWarnings(t *testing.T) {
+	good := PredictorSetup{RootPath: "..", RootFound: true, RootClass: "CharacterBody3D", RootSpatial: true, RoomFound: true}
+	with := func(f func(*PredictorSetup)) PredictorSetup { s := good; f(&s); return s }
+	cases := []struct {
+		name  string
+		setup PredictorSetup
+		want  []string
+	}{
+		{name: "complete", setup: good},
+		{name: "empty root path", setup: with(func(s *PredictorSetup) { s.RootPath = "" }), want: []string{"root_path is empty"}},
+		{name: "root not found", setup: with(func(s *PredictorSetup) { s.RootFound = false }), want: []string{`".." does not point`}},
+		{name: "root not spatial", setup: with(func(s *PredictorSetup) { s.RootSpatial, s.RootClass, s.RootName = false, "Node", "Game" }),
+			want: []string{`The root "Game" is a Node`}},
+		{name: "no room above", setup: with(func(s *PredictorSetup) { s.RoomFound = false }), want: []string{"No NetRoom above"}},
+		{name: "room path lost", setup: with(func(s *PredictorSetup) { s.RoomPath, s.RoomFound = "../Net", false }), want: []string{`room_path "../Net"`}},
+		{name: "ghost after hide", setup: with(func(s *PredictorSetup) { s.Predict.GhostAfter = 3 * time.Second }),
+			want: []string{"GhostAfter (3s) must be less than HideAfter (2s)"}},
+		{name: "send rate", setup: with(func(s *PredictorSetup) { s.Send.Rate = 5000 }), want: []string{"Rate is 5000"}},
+		{name: "everything wrong, in order", setup: PredictorSetup{RootPath: "x", Predict: predict.Config{PredictionCap: 2 * time.Second},
+			Send: sender.Config{Rate: -1}}, want: []string{"does not point", "No NetRoom above", "PredictionCap", "Rate"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PredictorWarnings(tc.setup)
+			if assert.Len(t, got, len(tc.want), "%q", got) {
+				for i, phrase := range tc.want {
+					assert.Contains(t, got[i], phrase)
+				}
+			}
+		})
+	}
+}

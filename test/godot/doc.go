@@ -1,0 +1,21 @@
+// Package godottest holds the engine integration test of the Godot addon
+// (integration_test.go). It runs only when the environment variable GODOT
+// names a Godot 4.4+ binary, and skips, saying so, otherwise:
+//
+//	GODOT=/path/to/godot go test ./test/godot/ -v
+//
+// It builds the addon (./build.sh addon), imports a copy of godot_project/
+// headless, checks what ClassDB says about NetRoom and NetPredictor, times
+// 64 remote NetPredictors in the engine, then runs a room server in-process
+// on 127.0.0.1:0 and two headless Godot processes in one room: one moves
+// its entity on a circle as a function of the synced server time, the other
+// records where it draws it; the test prints the error and bounds it.
+//
+// # Invariants
+//
+//   - Loopback only; every process it starts is killed at the end; the
+//     repository's godot_project/ is never written (except its git-ignored
+//     bin/ by build.sh), and Godot's user and editor data go to a
+//     temporary directory.
+//   - Bounded: each step has its own time-out, the whole test a few minutes.
+package godottest
