@@ -10,6 +10,8 @@
 #   --nz-radius=R --nz-omega=W           the circle: R m, W rad/s, about the
 #                                        origin at height 1, as a function of
 #                                        the server clock
+#   --nz-lag-ms=L --nz-jitter-ms=J       NetRoom's lag simulator on this
+#                                        player's server link (each way)
 # The Peer root processes after every other node (process_priority 1000), so
 # it reads where the NetPredictors drew this frame.
 extends Node3D
@@ -43,6 +45,10 @@ func _ready() -> void:
 	omega = float(args.get("omega", "1"))
 	record_for = float(args.get("seconds", "6"))
 	room.server_address = args.get("server", "")
+	if args.has("lag-ms"):
+		room.lag_latency_ms = float(args["lag-ms"])
+		room.lag_jitter_ms = float(args.get("jitter-ms", "0"))
+		room.lag_enabled = true
 	room.display_name = role
 	room.room_joined.connect(_on_joined)
 	room.room_error.connect(func(code, message): _log("room_error %d %s" % [code, message]))

@@ -10,21 +10,25 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxPlayers        = 16
-	DefaultMinPlayers        = 1
-	DefaultSeatHold          = 20 * time.Second
-	DefaultHandshakeTimeout  = 10 * time.Second
-	DefaultCountdown         = 3 * time.Second
-	DefaultRoundLimit        = 3 * time.Minute
-	DefaultMinRoundLimit     = 30 * time.Second
-	DefaultMaxRoundLimit     = time.Hour
-	DefaultTimeWarning       = 10 * time.Second
-	DefaultResultsFor        = 10 * time.Second
-	DefaultSendRate          = 60.0
-	DefaultRateFactor        = 1.5
-	DefaultTopSpeed          = 100.0
-	DefaultSpeedFactor       = 2.0
-	DefaultMoveSlack         = 1.0
+	DefaultMaxPlayers       = 16
+	DefaultMinPlayers       = 1
+	DefaultSeatHold         = 20 * time.Second
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultCountdown        = 3 * time.Second
+	DefaultRoundLimit       = 3 * time.Minute
+	DefaultMinRoundLimit    = 30 * time.Second
+	DefaultMaxRoundLimit    = time.Hour
+	DefaultTimeWarning      = 10 * time.Second
+	DefaultResultsFor       = 10 * time.Second
+	DefaultSendRate         = 60.0
+	DefaultRateFactor       = 1.5
+	DefaultTopSpeed         = 100.0
+	DefaultSpeedFactor      = 2.0
+	DefaultMoveSlack        = 1.0
+	// 2D games count in pixels: a player crossing a 1920-px screen in a
+	// second is fast but not absurd.
+	DefaultTopSpeed2D        = 2000.0
+	DefaultMoveSlack2D       = 32.0
 	DefaultStampGapAllowance = 250 * time.Millisecond
 	DefaultTeleportEvery     = time.Second
 	DefaultControlRate       = 20.0
@@ -82,16 +86,21 @@ type Config struct {
 	// NoMotionChecks turns off the speed and teleport checks (for games
 	// whose units the server cannot judge). Default false: checks on.
 	NoMotionChecks bool
-	// TopSpeed is the game's top speed in units (metres, or pixels in 2D)
-	// per second. Default 100.
+	// TopSpeed is the game's top speed in units (metres) per second, for
+	// 3D states. Default 100.
 	TopSpeed float64
+	// TopSpeed2D is the top speed for 2D states, in pixels per second: the
+	// state's kind says which units it uses. Default 2000.
+	TopSpeed2D float64
 	// SpeedFactor times TopSpeed is the fastest plausible speed: a state
 	// reporting more is rejected, and so is a move longer than this speed
 	// allows over the gap between two states. Default 2.
 	SpeedFactor float64
-	// MoveSlack is the distance in units added to every allowed move.
-	// Default 1.
+	// MoveSlack is the distance in units added to every allowed move of a
+	// 3D state. Default 1.
 	MoveSlack float64
+	// MoveSlack2D is MoveSlack for 2D states, in pixels. Default 32.
+	MoveSlack2D float64
 	// StampGapAllowance caps how much longer than the arrival gap the
 	// sender's own stamp gap may count (so states bunched by a network
 	// stall pass, while forged stamps buy at most this). Default 250 ms.
@@ -142,6 +151,8 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.TopSpeed, DefaultTopSpeed)
 	setDefault(&d.SpeedFactor, DefaultSpeedFactor)
 	setDefault(&d.MoveSlack, DefaultMoveSlack)
+	setDefault(&d.TopSpeed2D, DefaultTopSpeed2D)
+	setDefault(&d.MoveSlack2D, DefaultMoveSlack2D)
 	setDefault(&d.StampGapAllowance, DefaultStampGapAllowance)
 	setDefault(&d.TeleportEvery, DefaultTeleportEvery)
 	setDefault(&d.ControlRate, DefaultControlRate)
@@ -190,6 +201,8 @@ func (c *Config) Validate() error {
 	case d.TopSpeed <= 0 || d.SpeedFactor < 1 || d.MoveSlack < 0:
 		return bad("TopSpeed %v, SpeedFactor %v, MoveSlack %v: need positive, at least 1, not negative",
 			d.TopSpeed, d.SpeedFactor, d.MoveSlack)
+	case d.TopSpeed2D <= 0 || d.MoveSlack2D < 0:
+		return bad("TopSpeed2D %v, MoveSlack2D %v: need positive, not negative", d.TopSpeed2D, d.MoveSlack2D)
 	case d.StampGapAllowance < 0 || d.TeleportEvery < 0:
 		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:

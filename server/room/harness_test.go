@@ -156,6 +156,15 @@ func stateFrame(t *testing.T, seq int, stamp time.Duration, pos, vel geom.Vec3, 
 	return b
 }
 
+// stateFrame2D encodes a 2D state moving along x, in pixels.
+func stateFrame2D(t *testing.T, seq int, stamp time.Duration, x, v float64, flags wire.Flags) []byte {
+	t.Helper()
+	b, err := wire.AppendState(nil, &wire.State{Dim2D: true, Seq: wire.Seq(seq), Stamp: wire.StampOf(stamp),
+		Pos: geom.Vec3{X: x}, Vel: geom.Vec3{X: v}, Rot: geom.Quat{W: 1}, Flags: flags, Slot: 99})
+	require.NoError(t, err)
+	return b
+}
+
 // stepsOf returns the analytics steps emitted for user, in order.
 func (h *harness) stepsOf(user string) []analytics.Step {
 	var out []analytics.Step

@@ -104,13 +104,18 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 
 // checkMotion returns why st is implausible after s's last state, or
 // numRejects when it is fine. Speed: the reported velocity may not exceed
-// SpeedFactor x TopSpeed. Teleport: the distance from the last accepted
-// position may not exceed that speed times the gap, plus MoveSlack; the gap
+// SpeedFactor x TopSpeed (TopSpeed2D for 2D states). Teleport: the distance
+// from the last accepted position may not exceed that speed times the gap,
+// plus MoveSlack (MoveSlack2D); the gap
 // is the arrival gap, or the sender's stamp gap when longer (states
 // bunched by a stall) but by at most StampGapAllowance more. A state flagged
 // wire.FlagTeleport skips the distance test, once per TeleportEvery.
 func (r *Room) checkMotion(now time.Duration, s *seat, st *wire.State) Reject {
-	limit := r.cfg.SpeedFactor * r.cfg.TopSpeed
+	top, slack := r.cfg.TopSpeed, r.cfg.MoveSlack
+	if st.Dim2D {
+		top, slack = r.cfg.TopSpeed2D, r.cfg.MoveSlack2D
+	}
+	limit := r.cfg.SpeedFactor * top
 	if v := st.Vel; v.Dot(v) > limit*limit {
 		return RejectSpeed
 	}
@@ -125,7 +130,7 @@ func (r *Room) checkMotion(now time.Duration, s *seat, st *wire.State) Reject {
 	}
 	arrival := now - s.lastArrival
 	gap := max(arrival, min(st.Stamp.Sub(s.lastStamp), arrival+r.cfg.StampGapAllowance))
-	allowed := limit*gap.Seconds() + r.cfg.MoveSlack
+	allowed := limit*gap.Seconds() + slack
 	if d := st.Pos.Sub(s.last.Pos); d.Dot(d) > allowed*allowed {
 		return RejectTeleport
 	}

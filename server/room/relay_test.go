@@ -119,7 +119,8 @@ type motion struct {
 	dt, sdt time.Duration
 	x, v    float64
 	flags   wire.Flags
-	seq     int // 0: next sequence number
+	seq     int  // 0: next sequence number
+	dim2D   bool // a 2D state (pixels)
 }
 
 func TestChecks(t *testing.T) {
@@ -128,6 +129,13 @@ func TestChecks(t *testing.T) {
 		out := make([]motion, n)
 		for i := range out {
 			out[i] = motion{dt: tick, sdt: tick, x: speed * float64(i+1) * tick.Seconds(), v: speed}
+		}
+		return out
+	}
+	steady2D := func(n int, speed float64) []motion {
+		out := steady(n, speed)
+		for i := range out {
+			out[i].dim2D = true
 		}
 		return out
 	}
@@ -143,6 +151,13 @@ func TestChecks(t *testing.T) {
 		{name: "absurd speed", states: append(steady(10, 50), motion{dt: tick, sdt: tick, x: 10, v: 250}),
 			rejected: map[Reject]int{RejectSpeed: 1}},
 		{name: "teleport", states: append(steady(10, 50), motion{dt: tick, sdt: tick, x: 1000, v: 50}),
+			rejected: map[Reject]int{RejectTeleport: 1}},
+		{name: "2D pixels at 1500 px/s pass", states: steady2D(240, 1500)},
+		{name: "2D absurd speed", states: append(steady2D(10, 500),
+			motion{dt: tick, sdt: tick, x: 100, v: 5000, dim2D: true}),
+			rejected: map[Reject]int{RejectSpeed: 1}},
+		{name: "2D teleport", states: append(steady2D(10, 500),
+			motion{dt: tick, sdt: tick, x: 5000, v: 500, dim2D: true}),
 			rejected: map[Reject]int{RejectTeleport: 1}},
 		{name: "teleport flag once per second", states: append(steady(10, 50),
 			motion{dt: tick, sdt: tick, x: 1000, v: 0, flags: wire.FlagTeleport},
@@ -200,7 +215,11 @@ func TestChecks(t *testing.T) {
 					s = m.seq
 				}
 				seq++
-				h.r.HandleFrame(h.now, a, stateFrame(t, s, stamp, geom.Vec3{X: m.x}, geom.Vec3{X: m.v}, m.flags))
+				frame := stateFrame(t, s, stamp, geom.Vec3{X: m.x}, geom.Vec3{X: m.v}, m.flags)
+				if m.dim2D {
+					frame = stateFrame2D(t, s, stamp, m.x, m.v, m.flags)
+				}
+				h.r.HandleFrame(h.now, a, frame)
 			}
 			total := 0
 			for r, n := range tc.rejected {

@@ -9,7 +9,10 @@
 // 64 remote NetPredictors in the engine, then runs a room server in-process
 // on 127.0.0.1:0 and two headless Godot processes in one room: one moves
 // its entity on a circle as a function of the synced server time, the other
-// records where it draws it; the test prints the error and bounds it.
+// records where it draws it; the test prints the error and bounds it. It
+// does so twice: on plain loopback, and with NetRoom's lag simulator adding
+// 50 ms (± 5 ms) each way on both players' links, so states are about
+// 100 ms old when they arrive.
 //
 // # Invariants
 //

@@ -43,7 +43,7 @@ type options struct {
 	origins                                                     multi
 	roomSize, maxRooms, minPlayers                              int
 	drainGrace, seatHold, roundLimit, handshake, countdown      time.Duration
-	sendRate, topSpeed                                          float64
+	sendRate, topSpeed, topSpeed2D                              float64
 	noMotionChecks, version                                     bool
 }
 
@@ -73,7 +73,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.handshake, "handshake-timeout", room.DefaultHandshakeTimeout, "how long the start handshake waits for players to be in position")
 	fs.DurationVar(&o.countdown, "countdown", room.DefaultCountdown, "countdown before a round starts")
 	fs.Float64Var(&o.sendRate, "send-rate", room.DefaultSendRate, "expected states per second per player; the limit is 1.5x this")
-	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in units per second; states faster than twice this, or moving farther, are refused")
+	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in metres per second (3D states); states faster than twice this, or moving farther, are refused")
+	fs.Float64Var(&o.topSpeed2D, "top-speed-2d", room.DefaultTopSpeed2D, "the same for 2D states, in pixels per second")
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
 	fs.BoolVar(&o.version, "version", false, "print the protocol and rules versions and exit")
 	fs.Usage = func() {
@@ -94,7 +95,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 
 func (o *options) config() *server.Config {
 	rc := room.Config{MaxPlayers: o.roomSize, MinPlayers: o.minPlayers, SeatHold: o.seatHold, RoundLimit: o.roundLimit,
-		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed,
+		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D,
 		NoMotionChecks: o.noMotionChecks}
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
