@@ -165,7 +165,7 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 		}
 	}
 	c.sentTrue = make([]time.Duration, 1<<16)
-	frames := int(w.end.Seconds()*float64(time.Second)/float64(cmp.Or(spec.Frames.Period, simnet.DefaultFramePeriod))) + 16
+	frames := int(w.end/cmp.Or(spec.Frames.Period, simnet.DefaultFramePeriod)) + 16
 	for i := range c.series {
 		c.series[i].grow(frames, i == 0)
 	}
@@ -421,8 +421,8 @@ func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration)
 	}
 	if e := &c.baseSeen[uint16(s.Seq)%1024]; *e != uint32(s.Seq)+1 {
 		*e = uint32(s.Seq) + 1
-		c.interp.add(snap{t: s.Time, seq: uint16(s.Seq), pos: s.Pos})
-		c.lerp.add(uint16(s.Seq), s.Pos)
+		c.interp.add(snap{t: s.Time, pos: s.Pos})
+		c.lerp.add(s.Seq, s.Pos)
 	}
 }
 

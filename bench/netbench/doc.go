@@ -18,7 +18,7 @@
 //   - Only the sockets are simulated: the states are those netcode/sender
 //     encodes, the server path goes through a real room.Room (checks,
 //     re-stamping, relay), and the predictor is netcode/predict.
-//   - The truth of each bot is stepped at 1 ms on true time, independent of
+//   - The truth of each bot is stepped at 2 ms on true time, independent of
 //     frames and network, except where a scenario couples them (contact
 //     impulses, round starts).
 package netbench

@@ -79,26 +79,28 @@ func ReadRecording(rd io.Reader) (*Recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read recording: %w: %w", ErrRecording, err)
 	}
+	first := 1 // the file's line number of rows[0]
 	if len(rows) > 0 && rows[0][0] == inputHeader[0] {
-		rows = rows[1:]
+		rows, first = rows[1:], 2
 	}
 	rec := &Recording{}
 	for i, row := range rows {
+		line := first + i
 		var nums [5]float64
 		for j := range nums {
 			col := []int{0, 2, 3, 4, 5}[j]
 			v, err := strconv.ParseFloat(row[col], 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("read recording: %w: line %d, column %s: %q is not a finite number",
-					ErrRecording, i+2, inputHeader[col], row[col])
+					ErrRecording, line, inputHeader[col], row[col])
 			}
 			nums[j] = v
 		}
 		if row[1] != "a" && row[1] != "b" {
-			return nil, fmt.Errorf("read recording: %w: line %d: client %q is not a or b", ErrRecording, i+2, row[1])
+			return nil, fmt.Errorf("read recording: %w: line %d: client %q is not a or b", ErrRecording, line, row[1])
 		}
 		if nums[0] < 0 || nums[0] > 1e6 {
-			return nil, fmt.Errorf("read recording: %w: line %d: time %v s out of range", ErrRecording, i+2, nums[0])
+			return nil, fmt.Errorf("read recording: %w: line %d: time %v s out of range", ErrRecording, line, nums[0])
 		}
 		rec.Events = append(rec.Events, InputEvent{
 			// Whole microseconds: recorded times are on the bots' 2 ms grid,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // Method names: how a client draws the other player.
@@ -27,7 +28,6 @@ const interpDelay = 100 * time.Millisecond
 // snap is one received snapshot, on the receiver's clock.
 type snap struct {
 	t   time.Duration
-	seq uint16
 	pos geom.Vec3
 }
 
@@ -92,13 +92,13 @@ func (b *interpBuf) draw(now time.Duration) (pos geom.Vec3, ok, dry bool) {
 // halfway toward the newest received position.
 type lerpState struct {
 	has, hasDrawn bool
-	seq           uint16
+	seq           wire.Seq
 	latest, drawn geom.Vec3
 }
 
 // add takes a received position; only the newest by sequence counts.
-func (l *lerpState) add(seq uint16, pos geom.Vec3) {
-	if l.has && int16(seq-l.seq) <= 0 {
+func (l *lerpState) add(seq wire.Seq, pos geom.Vec3) {
+	if l.has && !seq.Newer(l.seq) {
 		return
 	}
 	l.has, l.seq, l.latest = true, seq, pos

@@ -83,7 +83,8 @@ type Options struct {
 	Tuning Tuning
 	// Inputs replays recorded inputs instead of the scripted drivers.
 	Inputs *Recording
-	// Record, when not nil, receives the bots' input changes.
+	// Record, when not nil, receives the bots' input changes; one run at a
+	// time (RunTable refuses it for more than one job).
 	Record *Recording
 	// Trace keeps per-frame series in the Result for -trace.
 	Trace bool

@@ -50,9 +50,13 @@ func (o TableOptions) Jobs() []Job {
 // is called after each run with the runs done and the total, from one
 // goroutine at a time. Each run is a pure function of its scenario,
 // variant and seed, so the rows do not depend on the parallelism (except
-// wall_seconds).
+// wall_seconds). With Record set it refuses more than one job.
 func RunTable(o TableOptions, progress func(done, total int)) ([]Row, []Trace, error) {
 	jobs := o.Jobs()
+	if o.Record != nil && len(jobs) != 1 {
+		// Runs in parallel would append to one recording at once.
+		return nil, nil, fmt.Errorf("netbench: Record needs exactly one run, not %d", len(jobs))
+	}
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)

@@ -30,7 +30,6 @@ func quickTable(t *testing.T) []Row {
 	t.Helper()
 	quick.once.Do(func() {
 		quick.stats = map[string]RunStats{}
-		var mu sync.Mutex
 		var wg sync.WaitGroup
 		scs := Scenarios()
 		results := make([]*Result, len(scs))
@@ -48,10 +47,8 @@ func quickTable(t *testing.T) []Row {
 				quick.err = errs[i]
 				return
 			}
-			mu.Lock()
 			quick.rows = append(quick.rows, r.Rows...)
 			quick.stats[scs[i].Name] = r.Stats
-			mu.Unlock()
 		}
 	})
 	require.NoError(t, quick.err)
@@ -187,6 +184,19 @@ func TestRunTableOrderAndParallelism(t *testing.T) {
 	assert.Equal(t, Ablations[0].Name, one[6].Variant)
 }
 
+func TestRunTableRecordNeedsOneRun(t *testing.T) {
+	scs := []Scenario{must(Lookup("direct-20")), must(Lookup("server-only"))}
+	o := TableOptions{Options: Options{Seed: 2, Duration: time.Second, Record: &Recording{}}, Scenarios: scs}
+	_, _, err := RunTable(o, nil)
+	assert.ErrorContains(t, err, "exactly one run")
+	assert.Empty(t, o.Record.Events, "nothing ran")
+
+	o.Scenarios = scs[:1]
+	_, _, err = RunTable(o, nil)
+	require.NoError(t, err)
+	assert.NotEmpty(t, o.Record.Events)
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
@@ -245,8 +255,8 @@ func TestRecordAndReplay(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, rec.Events, back.Events, "the CSV round trip is exact")
 
-	// The replay drives the same bots; a different seed changes only the
-	// network and the frames, so the truth is the same but the errors differ.
+	// The replay drives the same bots, and with the same seed the network
+	// and the frames are the same too: the run is identical.
 	again, err := Run(sc, Options{Seed: 5, Duration: 5 * time.Second, Inputs: back})
 	require.NoError(t, err)
 	for i := range first.Rows {
@@ -256,6 +266,8 @@ func TestRecordAndReplay(t *testing.T) {
 
 	_, err = ReadRecording(strings.NewReader("t_s,client,throttle,brake,steer,heading_rad,jump\n1,c,0,0,0,0,0\n"))
 	assert.ErrorIs(t, err, ErrRecording)
+	assert.ErrorContains(t, err, "line 2:", "the header is line 1")
 	_, err = ReadRecording(strings.NewReader("1,a,NaN,0,0,0,0\n"))
 	assert.ErrorIs(t, err, ErrRecording)
+	assert.ErrorContains(t, err, "line 1,", "no header: the first row is line 1")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/simnet"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,11 +23,11 @@ const streamLen = time.Minute
 
 func newStream(seed uint64) stream {
 	r := rand.New(rand.NewPCG(seed, 1))
-	jitter := halfNormal(5 * time.Millisecond)
+	jitter := simnet.NormalJitter{Sigma: 5 * time.Millisecond}
 	var s stream
 	last := time.Duration(0)
 	for t := time.Duration(0); t < streamLen; t += time.Second / 60 {
-		last = max(last, t+40*time.Millisecond+jitter(r)) // a late state holds back the next
+		last = max(last, t+40*time.Millisecond+jitter.Sample(r)) // a late state holds back the next
 		s.stamps = append(s.stamps, wire.StampOf(3*time.Hour+t))
 		s.arrivals = append(s.arrivals, last)
 	}

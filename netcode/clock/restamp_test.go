@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/simnet"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ func newRestamper(t testing.TB, cfg *RestampConfig) *Restamper {
 
 // restampWorld is a sender 40 ms away whose clock reads 3 h ahead of the
 // receiver's, on a link with the given jitter.
-func restampWorld(jitter jitterFn) stampWorld {
+func restampWorld(jitter simnet.Jitter) stampWorld {
 	return stampWorld{
 		sender:   simClock{offset: 3 * time.Hour},
 		receiver: simClock{offset: 20 * time.Minute},
@@ -36,20 +37,21 @@ func TestRestampAccuracy(t *testing.T) {
 	}{
 		{"constant latency, exact round trip", func(w *stampWorld) { w.exactRTT = true },
 			3 * time.Minute, 20 * time.Microsecond, 20 * time.Microsecond},
-		{"normal jitter", func(w *stampWorld) { w.link.jitter = halfNormal(5 * time.Millisecond) },
+		{"normal jitter", func(w *stampWorld) { w.link.jitter = simnet.NormalJitter{Sigma: 5 * time.Millisecond} },
 			3 * time.Minute, 2 * time.Millisecond, 4 * time.Millisecond},
-		{"long-tailed jitter", func(w *stampWorld) { w.link.jitter = pareto(3*time.Millisecond, 1.5, time.Second) },
-			3 * time.Minute, 2 * time.Millisecond, 4 * time.Millisecond},
+		{"long-tailed jitter", func(w *stampWorld) {
+			w.link.jitter = simnet.ParetoJitter{Scale: 3 * time.Millisecond, Alpha: 1.5, Max: time.Second}
+		}, 3 * time.Minute, 2 * time.Millisecond, 4 * time.Millisecond},
 		{"busy sender", func(w *stampWorld) {
-			w.link.jitter = halfNormal(2 * time.Millisecond)
-			w.wait = pareto(2*time.Millisecond, 1.5, 100*time.Millisecond)
+			w.link.jitter = simnet.NormalJitter{Sigma: 2 * time.Millisecond}
+			w.wait = simnet.ParetoJitter{Scale: 2 * time.Millisecond, Alpha: 1.5, Max: 100 * time.Millisecond}
 		}, 3 * time.Minute, 2 * time.Millisecond, 4 * time.Millisecond},
 		{"50 ppm drift for 10 minutes", func(w *stampWorld) {
-			w.link.jitter = halfNormal(5 * time.Millisecond)
+			w.link.jitter = simnet.NormalJitter{Sigma: 5 * time.Millisecond}
 			w.sender.ppm = 50
 		}, 10 * time.Minute, 3 * time.Millisecond, 5 * time.Millisecond},
 		{"-50 ppm drift for 10 minutes", func(w *stampWorld) {
-			w.link.jitter = halfNormal(5 * time.Millisecond)
+			w.link.jitter = simnet.NormalJitter{Sigma: 5 * time.Millisecond}
 			w.receiver.ppm = 50
 		}, 10 * time.Minute, 3 * time.Millisecond, 5 * time.Millisecond},
 	} {
@@ -59,7 +61,7 @@ func TestRestampAccuracy(t *testing.T) {
 			var all []stampMeas
 			for i := range seeds {
 				seed := uint64(5000 + i)
-				w := restampWorld(noJitter)
+				w := restampWorld(nil)
 				tc.world(&w)
 				meas := runRestamp(newRestamper(t, nil), w, seed, tc.dur)
 				require.Zero(t, checkSlide(t, meas, DefaultRestampSlewRate), "seed %d: jumps after the first state", seed)
@@ -101,7 +103,7 @@ func TestRestampStallIsNotAStep(t *testing.T) {
 		{"4 s hold", 4 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := restampWorld(halfNormal(3 * time.Millisecond))
+			w := restampWorld(simnet.NormalJitter{Sigma: 3 * time.Millisecond})
 			w.link.loss = 0.1
 			w.link.stalls = []stall{{10 * time.Second, tc.hold}, {20 * time.Second, tc.hold}, {25 * time.Second, tc.hold}}
 			meas := runRestamp(newRestamper(t, nil), w, 6000, 40*time.Second)
@@ -126,7 +128,7 @@ func TestRestampSenderClockStep(t *testing.T) {
 		{"back 200 ms", -200 * time.Millisecond, DefaultStepAfter + 100*time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := restampWorld(halfNormal(2 * time.Millisecond))
+			w := restampWorld(simnet.NormalJitter{Sigma: 2 * time.Millisecond})
 			w.sender.steps = []clockStep{{stepAt, tc.delta}}
 			meas := runRestamp(newRestamper(t, nil), w, 7000, time.Minute)
 			require.Equal(t, 1, checkSlide(t, meas, DefaultRestampSlewRate), "one jump")
@@ -148,7 +150,7 @@ func TestRestampSenderClockStep(t *testing.T) {
 
 func TestRestampStampWrap(t *testing.T) {
 	period := time.Duration(1<<32) * wire.StampUnit
-	plain := restampWorld(halfNormal(3 * time.Millisecond))
+	plain := restampWorld(simnet.NormalJitter{Sigma: 3 * time.Millisecond})
 	wrapping := plain
 	// The stamps wrap 30 s into the run; the offsets differ by whole ticks.
 	wrapping.sender.offset = period - 30*time.Second

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/simnet"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -44,28 +45,6 @@ func (c simClock) trueAt(local time.Duration) time.Duration {
 	return time.Duration(math.Round(float64(local-c.offset) / (1 + c.ppm*1e-6)))
 }
 
-// jitterFn draws the extra, non-negative delay of one packet on top of the
-// link's base: queueing only ever adds to the propagation time.
-type jitterFn func(r *rand.Rand) time.Duration
-
-func noJitter(*rand.Rand) time.Duration { return 0 }
-
-// halfNormal draws |N(0, σ²)|.
-func halfNormal(sigma time.Duration) jitterFn {
-	return func(r *rand.Rand) time.Duration {
-		return time.Duration(math.Abs(r.NormFloat64()) * float64(sigma))
-	}
-}
-
-// pareto draws a long-tailed delay scale·(U^(-1/α) - 1), capped at limit.
-func pareto(scale time.Duration, alpha float64, limit time.Duration) jitterFn {
-	return func(r *rand.Rand) time.Duration {
-		u := 1 - r.Float64() // (0, 1]
-		d := float64(scale) * (math.Pow(u, -1/alpha) - 1)
-		return time.Duration(min(d, float64(limit)))
-	}
-}
-
 // stall holds every packet that enters the link during [at, at+hold) until
 // at+hold, then releases them together (Wi-Fi retries, a busy router).
 type stall struct{ at, hold time.Duration }
@@ -73,7 +52,7 @@ type stall struct{ at, hold time.Duration }
 // simLink is one direction of a link.
 type simLink struct {
 	base   time.Duration
-	jitter jitterFn
+	jitter simnet.Jitter
 	loss   float64 // probability of a drop
 	stalls []stall
 }
@@ -85,7 +64,7 @@ func (l simLink) delay(r *rand.Rand, t time.Duration) (time.Duration, bool) {
 	lost := r.Float64() < l.loss
 	d := l.base
 	if l.jitter != nil {
-		d += l.jitter(r)
+		d += l.jitter.Sample(r)
 	}
 	for _, s := range l.stalls {
 		if t >= s.at && t < s.at+s.hold {
@@ -194,7 +173,7 @@ type stampWorld struct {
 	sender, receiver simClock
 	link             simLink       // sender to receiver; round trips use it both ways
 	every            time.Duration // send interval (default 1/60 s)
-	wait             jitterFn      // time from sampling a state to sending it (busy main thread)
+	wait             simnet.Jitter // time from sampling a state to sending it (busy main thread)
 	rttEvery         time.Duration // round trips measured this far apart after 16 at 250 ms (default 2 s; negative: none)
 	exactRTT         bool          // measure the round trip as 2·base, without jitter
 }
@@ -227,7 +206,7 @@ func runRestamp(r *Restamper, w stampWorld, seed uint64, dur time.Duration) []st
 	for t := time.Duration(0); t < dur; t += every {
 		wait := time.Duration(0)
 		if w.wait != nil {
-			wait = w.wait(rng)
+			wait = w.wait.Sample(rng)
 		}
 		d, ok := w.link.delay(rng, t+wait)
 		if ok {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/simnet"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ func newSync(t testing.TB, cfg *SyncConfig) *Sync {
 
 // randomSyncWorld draws clocks and a symmetric link with one-way base
 // latency in [20, 100) ms.
-func randomSyncWorld(seed uint64, jitter jitterFn, ppm float64) syncWorld {
+func randomSyncWorld(seed uint64, jitter simnet.Jitter, ppm float64) syncWorld {
 	r := rand.New(rand.NewPCG(seed, 1))
 	base := 20*time.Millisecond + time.Duration(r.Int64N(int64(80*time.Millisecond)))
 	return syncWorld{
@@ -34,14 +35,14 @@ func TestSyncAccuracy(t *testing.T) {
 	warm := 6 * time.Second // 16 pings at 250 ms plus the slowest round trip
 	for _, tc := range []struct {
 		name       string
-		jitter     jitterFn
+		jitter     simnet.Jitter
 		ppm        float64
 		dur        time.Duration
 		p95, worst time.Duration
 	}{
-		{"normal jitter", halfNormal(5 * time.Millisecond), 0, 3 * time.Minute, time.Millisecond, 2 * time.Millisecond},
-		{"long-tailed jitter", pareto(3*time.Millisecond, 1.5, time.Second), 0, 3 * time.Minute, 1500 * time.Microsecond, 3 * time.Millisecond},
-		{"50 ppm drift", halfNormal(5 * time.Millisecond), 50, 10 * time.Minute, 2 * time.Millisecond, 4 * time.Millisecond},
+		{"normal jitter", simnet.NormalJitter{Sigma: 5 * time.Millisecond}, 0, 3 * time.Minute, time.Millisecond, 2 * time.Millisecond},
+		{"long-tailed jitter", simnet.ParetoJitter{Scale: 3 * time.Millisecond, Alpha: 1.5, Max: time.Second}, 0, 3 * time.Minute, 1500 * time.Microsecond, 3 * time.Millisecond},
+		{"50 ppm drift", simnet.NormalJitter{Sigma: 5 * time.Millisecond}, 50, 10 * time.Minute, 2 * time.Millisecond, 4 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var all []syncMeas
@@ -69,7 +70,7 @@ func TestSyncLossAndStalls(t *testing.T) {
 	var all []syncMeas
 	for i := range seeds {
 		seed := uint64(2000 + i)
-		w := randomSyncWorld(seed, halfNormal(5*time.Millisecond), 0)
+		w := randomSyncWorld(seed, simnet.NormalJitter{Sigma: 5 * time.Millisecond}, 0)
 		for _, l := range []*simLink{&w.up, &w.down} {
 			l.loss = 0.1
 		}
@@ -94,7 +95,7 @@ func TestSyncLossAndStalls(t *testing.T) {
 // less give identical pongs, so the estimates are identical, and the error
 // in the first world is half the asymmetry.
 func TestSyncAsymmetry(t *testing.T) {
-	jitter := halfNormal(5 * time.Millisecond)
+	jitter := simnet.NormalJitter{Sigma: 5 * time.Millisecond}
 	server := simClock{offset: 7 * time.Second}
 	asym := syncWorld{
 		client: simClock{offset: 3 * time.Second},
@@ -211,7 +212,7 @@ func TestSyncStep(t *testing.T) {
 // of a jittery run.
 func TestSyncStepInSimulation(t *testing.T) {
 	const stepAt = 60 * time.Second
-	w := randomSyncWorld(4000, halfNormal(5*time.Millisecond), 0)
+	w := randomSyncWorld(4000, simnet.NormalJitter{Sigma: 5 * time.Millisecond}, 0)
 	w.server.steps = []clockStep{{stepAt, 200 * time.Millisecond}}
 	run := runSync(newSync(t, nil), w, 4000, 2*time.Minute, 6*time.Second, 100*time.Millisecond)
 	require.Len(t, run.jumps, 1, "one jump, at the first pong after the step")

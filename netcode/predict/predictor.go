@@ -26,8 +26,8 @@ type Pose struct {
 	Raw geom.Vec3
 	// Visibility is Visible, Ghost or Hidden, by time since the last arrival.
 	Visibility Visibility
-	// Collidable is false while Ghost or Hidden and inside the
-	// contact-trust window.
+	// Collidable is true only when Visible and past the contact-trust
+	// window: false while Ghost or Hidden, or inside that window.
 	Collidable bool
 	// Snapped reports that this call cleared the smoothing offset: a
 	// teleport flag, or an offset beyond Config.TeleportDistance.

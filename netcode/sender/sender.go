@@ -220,7 +220,9 @@ func (s *Sender) NextDue() time.Duration {
 // same stamp: a heartbeat. So an entity that samples slower than Rate, or
 // not at all, still sends at the rate; receivers drop the copy by its stamp
 // (predict refuses a second sample with the same time) unless the first
-// was lost.
+// was lost. While a receiver's clock mapping slides (clock.Restamper,
+// clock.Sync), the copy maps to a time up to SlewRate times the send
+// interval away (tens of µs) and is kept, as a sample of the same pose.
 //
 // On an encoding error (which accepted samples cannot cause) the send slot
 // is used up, dst is returned unchanged and no Seq is used.

@@ -27,13 +27,25 @@ func (c Clock) Read(trueTime time.Duration) time.Duration {
 	return c.Offset + trueTime + time.Duration(drift)
 }
 
-// TrueTime is the inverse of Read: the true time at which the clock reads
-// local. TrueTime(Read(t)) is within 1 ns of t.
+// TrueTime is the inverse of Read: the first true time at which the clock
+// reads local or later, so an event scheduled there sees Read >= local.
+// TrueTime(Read(t)) is within 1 ns of t.
 func (c Clock) TrueTime(local time.Duration) time.Duration {
 	k := c.PPM * 1e-6
 	x := local - c.Offset
 	// x/(1+k) = x - x*k/(1+k); again only the small term is a float.
-	return x - time.Duration(math.Round(float64(x)*k/(1+k)))
+	t := x - time.Duration(math.Round(float64(x)*k/(1+k)))
+	// Rounding lands up to a nanosecond either side; Read never decreases
+	// (|PPM| < 1e6), so step to the first reading at or past local. A timer
+	// set a nanosecond early would see the clock short of local and, set
+	// again from TrueTime, fire at the same instant for ever.
+	for c.Read(t) < local {
+		t++
+	}
+	for c.Read(t-1) >= local {
+		t--
+	}
+	return t
 }
 
 // Since returns how long the local clock measures between true times from

@@ -46,6 +46,26 @@ func TestClockInverse(t *testing.T) {
 	}
 }
 
+// TestClockTrueTimeIsFirstReading checks that TrueTime(l) is the first true
+// time whose reading reaches l, for readings that Read may skip: a timer set
+// there must not find the clock a nanosecond short (the bench's ping loop
+// would then re-arm at the same instant for ever).
+func TestClockTrueTimeIsFirstReading(t *testing.T) {
+	r := NewScheduler(testSeed(t)).Rand("clock-first")
+	for range 20000 {
+		c := Clock{
+			Offset: time.Duration(r.Int64N(int64(48*time.Hour))) - 24*time.Hour,
+			PPM:    (r.Float64()*2 - 1) * 500,
+		}
+		local := time.Duration(r.Int64N(int64(48*time.Hour))) - 24*time.Hour
+		tt := c.TrueTime(local)
+		if !assert.GreaterOrEqual(t, c.Read(tt), local, "clock %+v: reading at TrueTime(%v)", c, local) ||
+			!assert.Less(t, c.Read(tt-1), local, "clock %+v: TrueTime(%v) is not the first", c, local) {
+			return
+		}
+	}
+}
+
 func TestClockSince(t *testing.T) {
 	c := Clock{Offset: 5 * time.Second, PPM: 50}
 	assert.Equal(t, 2*time.Second+100*time.Microsecond, c.Since(time.Minute, time.Minute+2*time.Second))

@@ -146,12 +146,7 @@ func (f *Frames) tick() {
 		d += max(f.cfg.Jitter.Sample(f.rJitter), 0)
 	}
 	if f.cfg.Hitches != nil && now >= f.nextHitch {
-		h := *f.cfg.Hitches
-		hd := h.For
-		if h.Jitter > 0 {
-			hd = time.Duration(float64(hd) * (1 + h.Jitter*(2*f.rHitch.Float64()-1)))
-		}
-		d += hd
+		d += f.cfg.Hitches.length(f.rHitch)
 		f.nextHitch = f.hitchGap(now + d)
 	}
 	f.s.At(now+d, f.tickFn)

@@ -40,6 +40,15 @@ type Stalls struct {
 	Jitter float64
 }
 
+// length draws one stall's length: For spread by Jitter. It draws from r
+// only when Jitter is set.
+func (st Stalls) length(r *rand.Rand) time.Duration {
+	if st.Jitter == 0 {
+		return st.For
+	}
+	return time.Duration(float64(st.For) * (1 + st.Jitter*(2*r.Float64()-1)))
+}
+
 func (st Stalls) withDefaults() Stalls {
 	if st.Every == 0 {
 		st.Every = DefaultStallEvery
@@ -443,12 +452,8 @@ func (g *stallGen) count() {
 
 func (g *stallGen) next() {
 	gap := time.Duration(g.r.ExpFloat64() * float64(g.cfg.Every))
-	d := g.cfg.For
-	if g.cfg.Jitter > 0 {
-		d = time.Duration(float64(d) * (1 + g.cfg.Jitter*(2*g.r.Float64()-1)))
-	}
 	from := g.cur.To + gap
-	g.cur, g.counted = Window{From: from, To: from + d}, false
+	g.cur, g.counted = Window{From: from, To: from + g.cfg.length(g.r)}, false
 }
 
 // fifo is a growable ring buffer of queued packets.
