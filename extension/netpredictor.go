@@ -91,7 +91,7 @@ type NetPredictor struct {
 	scale3  [3]float32
 	scale2  [2]float32
 	modul   godot.Color // the 2D root's own modulate, for ghosts
-	visible bool        // as last applied
+	visible bool        // the root's visible flag, as read at resolve or last applied
 
 	// Debug figures.
 	frameUsec float64
@@ -133,6 +133,12 @@ func init() {
 			p.rootPath.Destroy()
 			p.rootPath = v.Copy()
 			p.kind = rootNone
+			if p.ready && p.IsInsideTree() {
+				// A new root at run time: Ready resolved the old one, and
+				// its dimension may differ.
+				p.resolveRoot()
+				p.dirty = true
+			}
 			p.UpdateConfigurationWarnings()
 		}).Hint(godot.HintNodePathTypes, "Node3D,Node2D")
 	godot.Property(c, "room_path", func(p *NetPredictor) godot.NodePath { return p.roomPath.Copy() },
@@ -341,7 +347,7 @@ func (p *NetPredictor) resolveRoot() {
 	}
 	p.rootID = node.ID()
 	if n3, ok := godot.Cast[godot.Node3D](node); ok {
-		p.kind, p.root3 = root3D, n3
+		p.kind, p.root3, p.visible = root3D, n3, n3.IsVisible()
 		b := n3.GlobalTransform().Basis
 		for i := range 3 {
 			p.scale3[i] = length3(b.Column(i))
@@ -354,7 +360,7 @@ func (p *NetPredictor) resolveRoot() {
 		return
 	}
 	if n2, ok := godot.Cast[godot.Node2D](node); ok {
-		p.kind, p.root2 = root2D, n2
+		p.kind, p.root2, p.visible = root2D, n2, n2.IsVisible()
 		t := n2.GlobalTransform()
 		p.scale2 = [2]float32{length2(t.X), length2(t.Y)}
 		p.modul = n2.Modulate()

@@ -134,3 +134,33 @@ func TestCodecUnsupported(t *testing.T) {
 	require.Len(t, ci.errs, 1)
 	assert.Contains(t, ci.errs[0].Error(), "complex64 has no Variant mapping")
 }
+
+// TestBeforeLoad: before the engine loads (unit tests), the helpers behind
+// engine values return empty values instead of calling a NULL interface
+// function.
+func TestBeforeLoad(t *testing.T) {
+	require.False(t, Loaded())
+	tests := []struct {
+		name string
+		f    func() any
+		want any
+	}{
+		{"Variant.String", func() any { return Variant{}.String() }, ""},
+		{"[]byte Variant", func() any { v := NewVariant([]byte{1, 2}); defer v.Destroy(); return v.Type() }, TypeNil},
+		{"PackedByteArray", func() any { a := NewPackedByteArray([]byte{1, 2}); defer a.Destroy(); return a.Len() }, 0},
+		{"PackedStringArray", func() any {
+			a := NewPackedStringArray([]string{"a"})
+			defer a.Destroy()
+			return a.Strings()
+		}, []string(nil)},
+		{"Dictionary.Get", func() any { _, ok := DictionaryGet[int64](Dictionary{}, "k"); return ok }, false},
+		{"Array.At", func() any { _, ok := ArrayAt[int64](Array{}, 0); return ok }, false},
+		{"StringName.String", func() any { return NewStringName("x").String() }, ""},
+		{"NodePath.String", func() any { return NewNodePath("../x").String() }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.f())
+		})
+	}
+}

@@ -530,6 +530,10 @@ gdx_convert_result gdx_variant_convert(uint32_t type, gdx_variant src) {
 }
 
 void gdx_variant_stringify(const void *variant, void *r_string) {
+	if (!loaded) {
+		memset(r_string, 0, 8); // unit tests: the empty String
+		return;
+	}
 	p_variant_stringify(variant, r_string);
 }
 
@@ -547,18 +551,30 @@ void gdx_builtin_call(void *fn, void *base, const void *a0, const void *a1, void
 }
 
 uint8_t *gdx_packed_byte_array_ptr(void *array, gdx_int index) {
+	if (!loaded) {
+		return NULL;
+	}
 	return p_packed_byte_array_operator_index(array, index);
 }
 
 void *gdx_packed_string_array_at(void *array, gdx_int index) {
+	if (!loaded) {
+		return NULL;
+	}
 	return p_packed_string_array_operator_index(array, index);
 }
 
 void *gdx_dictionary_at(void *dict, const void *key) {
+	if (!loaded) {
+		return NULL;
+	}
 	return p_dictionary_operator_index(dict, key);
 }
 
 void *gdx_array_at(void *array, gdx_int index) {
+	if (!loaded) {
+		return NULL;
+	}
 	return p_array_operator_index(array, index);
 }
 

@@ -212,7 +212,7 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 		"lag_latency_ms", "lag_jitter_ms", "lag_loss_percent", "room_code", "local_slot", "phase", "is_synced"} {
 		assert.Contains(t, room.Properties, p, "NetRoom.%s", p)
 	}
-	assert.NotZero(t, room.Properties["room_code"].Usage&usageReadOnly, "status is read-only")
+	assert.NotZero(t, room.Properties["room_code"].Usage&usageReadOnly, "room_code is read-only")
 	for sig, args := range map[string][]string{
 		"connected": nil, "disconnected": {"reason"}, "reconnecting": {"reason"}, "room_joined": {"code", "slot"},
 		"room_error": {"code", "message"}, "player_joined": {"slot", "name"}, "player_left": {"slot"},
