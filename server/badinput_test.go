@@ -177,6 +177,20 @@ func TestFloodOutsideRoomCloses(t *testing.T) {
 	assert.Equal(t, protocol.CodeRateLimited, errs[0].Code)
 }
 
+func TestControlRateAloneKeepsDefaultBurst(t *testing.T) {
+	// A configured ControlRate with ControlBurst left zero means the default
+	// burst outside rooms too, as it does inside them.
+	e := newEnv(t, func(c *Config) { c.Room.ControlRate = 50 })
+	r := e.raw()
+	r.hello()
+	for i := range 5 {
+		r.send(protocol.MustMarshal(&protocol.Ping{TUS: int64(i)}))
+		m := r.next()
+		require.IsType(t, &protocol.Pong{}, m, "ping %d answered: %+v", i, m)
+		assert.Equal(t, int64(i), m.(*protocol.Pong).TUS)
+	}
+}
+
 func TestSendQueuesBackpressure(t *testing.T) {
 	s := &Server{cfg: (&Config{StateQueue: 4, ControlQueue: 3}).withDefaults()}
 	var err error

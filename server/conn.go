@@ -211,8 +211,8 @@ func (c *conn) handle(msg []byte) {
 			switch wire.ControlType(msg[3]) {
 			case protocol.TypeLeave:
 				h.do(func(now time.Duration) {
+					c.uncount() // before Left, which Leave queues, can reach the client
 					h.r.Leave(now, c)
-					c.uncount() // before Left can reach the client
 				})
 				c.uncount()
 				c.host = nil
@@ -249,10 +249,10 @@ func (c *conn) uncount() {
 
 // outside handles a message from a connection in no room.
 func (c *conn) outside(now time.Duration, msg []byte) {
-	rate, burst := c.s.cfg.Room.ControlRate, c.s.cfg.Room.ControlBurst
-	if rate == 0 {
-		rate, burst = room.DefaultControlRate, room.DefaultControlBurst
-	}
+	// Each field takes its own default, as in the room: a configured rate
+	// with no burst must not mean a burst of zero.
+	rc := &c.s.cfg.Room
+	rate, burst := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
 	if now > c.bucket.at {
 		c.bucket.tokens = min(burst, c.bucket.tokens+rate*(now-c.bucket.at).Seconds())
 		c.bucket.at = now
@@ -392,12 +392,13 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 	c.sendMsg(&protocol.Welcome{User: user, Token: token, Name: name, ServerUS: protocol.US(now),
 		Protocol: wire.ProtocolVersion, Rules: wire.RulesVersion, Draining: draining,
 		Limits: protocol.Limits{MaxPlayers: or(rc.MaxPlayers, room.DefaultMaxPlayers),
-			SendRate:   orF(rc.SendRate, room.DefaultSendRate),
-			MaxStates:  orF(rc.SendRate, room.DefaultSendRate) * orF(rc.RateFactor, room.DefaultRateFactor),
+			SendRate:   or(rc.SendRate, room.DefaultSendRate),
+			MaxStates:  or(rc.SendRate, room.DefaultSendRate) * or(rc.RateFactor, room.DefaultRateFactor),
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold))}})
 }
 
+// or returns v, or d when v is the zero value (a Config default).
 func or[T comparable](v, d T) T {
 	var zero T
 	if v == zero {
@@ -405,8 +406,6 @@ func or[T comparable](v, d T) T {
 	}
 	return v
 }
-
-func orF(v, d float64) float64 { return or(v, d) }
 
 func (c *conn) saveName() {
 	user, name, at := c.user, c.name, c.s.wall(c.s.now())
@@ -483,11 +482,12 @@ func (c *conn) seat(h *host, via protocol.Via) bool {
 	// A room that closed since the lookup never runs f: that is a not-found.
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
 	h.do(func(now time.Duration) {
-		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via}); err == nil {
-			c.host = h
-			c.count() // before Joined can reach the client
-
+		c.count() // before Joined, which Join queues, can reach the client
+		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via}); err != nil {
+			c.uncount()
+			return
 		}
+		c.host = h
 	})
 	if err != nil {
 		var e *protocol.Error

@@ -268,15 +268,20 @@ func (s *Server) hostsLocked() []*host {
 	return out
 }
 
+func (s *Server) connsLocked() []*conn {
+	out := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
 // closeAll closes every connection with code, spread evenly over spread,
 // and refuses new ones.
 func (s *Server) closeAll(code protocol.Code, reason string, spread time.Duration) {
 	s.mu.Lock()
 	s.closingAll = true
-	conns := make([]*conn, 0, len(s.conns))
-	for c := range s.conns {
-		conns = append(conns, c)
-	}
+	conns := s.connsLocked()
 	s.mu.Unlock()
 	if len(conns) == 0 {
 		return
@@ -320,20 +325,26 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// CloseNow may wait for a close handshake under way: never under
+		// s.mu (cleanups need it), and not one connection after another.
 		s.mu.Lock()
-		for c := range s.conns {
-			_ = c.ws.CloseNow()
-		}
+		conns := s.connsLocked()
 		s.mu.Unlock()
+		var cut sync.WaitGroup
+		for _, c := range conns {
+			cut.Go(func() { _ = c.ws.CloseNow() })
+		}
+		cut.Wait()
 		<-done
 		errs = append(errs, fmt.Errorf("shutdown: connections forced closed: %w", ctx.Err()))
 	}
 	s.mu.Lock()
-	for code, h := range s.rooms {
-		h.stopTimer()
-		delete(s.rooms, code)
-	}
+	hosts := s.hostsLocked()
+	clear(s.rooms)
 	s.mu.Unlock()
+	for _, h := range hosts { // outside s.mu: never with a host's lock
+		h.stopTimer()
+	}
 	close(s.stop)
 	s.bg.Wait()
 	if s.events != nil {

@@ -73,7 +73,8 @@ type Sink struct {
 	w       *bufio.Writer
 	q       chan Event
 	done    chan struct{}
-	once    sync.Once
+	mu      sync.RWMutex // Emit holds it to read; Close takes it to close q
+	closed  bool         // guarded by mu
 	dropped atomic.Uint64
 	err     error // guarded by done: written by the goroutine before it ends
 }
@@ -99,11 +100,13 @@ func NewSink(w io.Writer, cfg *SinkConfig) *Sink {
 // Emit queues e for writing. It never blocks: when the queue is full the
 // event is dropped and counted (Dropped). Emit after Close drops too.
 func (s *Sink) Emit(e Event) {
-	select {
-	case <-s.done:
+	// The read lock keeps Close from closing q under a send (a panic); it
+	// is only ever held for a non-blocking send.
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
 		s.dropped.Add(1)
 		return
-	default:
 	}
 	select {
 	case s.q <- e:
@@ -118,7 +121,12 @@ func (s *Sink) Dropped() uint64 { return s.dropped.Load() }
 // Close writes what is queued, flushes, and stops the goroutine. It returns
 // the first write error, if any. Later calls return the same.
 func (s *Sink) Close() error {
-	s.once.Do(func() { close(s.q) })
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.q)
+	}
+	s.mu.Unlock()
 	<-s.done
 	return s.err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,25 @@ func TestEmitNeverBlocks(t *testing.T) {
 	require.NoError(t, s.Close())
 	s.Emit(big)
 	assert.Greater(t, s.Dropped(), uint64(91), "emit after close drops")
+}
+
+func TestEmitDuringCloseDoesNotPanic(t *testing.T) {
+	for round := range 50 {
+		s := NewSink(io.Discard, &SinkConfig{Queue: 1})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 200 {
+					s.Emit(Event{Step: StepLeft})
+				}
+			})
+		}
+		require.NoError(t, s.Close(), "round %d", round)
+		wg.Wait()
+		before := s.Dropped()
+		s.Emit(Event{Step: StepLeft})
+		assert.Equal(t, before+1, s.Dropped(), "round %d: emit after close drops", round)
+	}
 }
 
 type failingWriter struct{}

@@ -371,7 +371,9 @@ func (c *Client) randFloat() float64 {
 
 // readLoop reads messages until the connection ends.
 func (c *Client) readLoop(s *session) error {
-	buf := make([]byte, maxMessage)
+	// One byte over the read limit: a message of exactly maxMessage bytes
+	// fills buf[:maxMessage] and ends with EOF; the library refuses more.
+	buf := make([]byte, maxMessage+1)
 	for {
 		typ, rd, err := s.ws.Reader(context.Background())
 		if err != nil {
@@ -395,7 +397,7 @@ func (c *Client) readLoop(s *session) error {
 			continue
 		}
 		if c.lagIn != nil {
-			c.lagIn.push(append([]byte(nil), buf[:n]...), wire.KindOf(buf) == wire.KindControl)
+			c.lagIn.push(append([]byte(nil), buf[:n]...), wire.KindOf(buf[:n]) == wire.KindControl)
 			continue
 		}
 		c.process(buf[:n], c.clock.Now())
@@ -476,13 +478,18 @@ func (c *Client) control(m protocol.Message, at time.Duration) {
 			answer = true
 		}
 	}
-	if answer && c.pending != nil {
-		c.pending <- result{msg: m}
-		c.pending = nil
+	var waiter chan result
+	if answer {
+		waiter, c.pending = c.pending, nil
 	}
 	c.mu.Unlock()
 	if deliver {
 		c.push(Event{Kind: EventMessage, Msg: m, At: at})
+	}
+	if waiter != nil {
+		// After the push: a waiting Join's caller (reconnect) queues
+		// EventReconnected, which must come after this message's event.
+		waiter <- result{msg: m} // cap 1, one send: never blocks
 	}
 }
 
@@ -508,7 +515,7 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	ctx := context.Background()
 	ping := time.NewTimer(0)
 	defer ping.Stop()
-	var ctl [][]byte
+	var ctl, states [][]byte
 	var batch []byte
 	for {
 		c.mu.Lock()
@@ -535,9 +542,11 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 			}
 			ctl, c.outCtl = c.outCtl, ctl[:0]
 			batch = batch[:0]
-			for _, st := range c.outState.drain(nil) {
+			states = c.outState.drain(states[:0])
+			for _, st := range states {
 				batch = append(batch, st...)
 			}
+			clear(states)
 			c.mu.Unlock()
 			if len(ctl) == 0 && len(batch) == 0 {
 				break
@@ -741,9 +750,7 @@ func (c *Client) SendState(s *wire.State) error {
 		c.lagOut.push(b, false)
 		return nil
 	}
-	if err := c.enqueue(b, false); errors.Is(err, ErrNotConnected) {
-		return nil // dropped: states are droppable
-	}
+	_ = c.enqueue(b, false) // ErrNotConnected: dropped, states are droppable
 	return nil
 }
 

@@ -27,14 +27,11 @@ type Metrics struct {
 	RoundsTotal    prometheus.Counter
 	RestampAgeSecs prometheus.Histogram
 	rejected       *prometheus.CounterVec
-	rejectedRoom   [len(roomRejects)]prometheus.Counter
+	rejectedRoom   []prometheus.Counter // by room.Reject
 	phases         *prometheus.GaugeVec
 	kicked         *prometheus.CounterVec
 	closes         *prometheus.CounterVec
 }
-
-var roomRejects = [...]room.Reject{room.RejectRate, room.RejectMalformed, room.RejectStale, room.RejectSpeed,
-	room.RejectTeleport, room.RejectControlRate, room.RejectUnknownType, room.RejectBadRequest, room.RejectVersion}
 
 // Connection-level rejection reasons (the room's come from room.Reject).
 const (
@@ -80,8 +77,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
 		Help: "Build information; always 1."}, []string{"protocol", "rules", "go"})
 	build.WithLabelValues(strconv.Itoa(int(wire.ProtocolVersion)), strconv.Itoa(int(wire.RulesVersion)), runtime.Version()).Set(1)
-	for i, r := range roomRejects {
-		m.rejectedRoom[i] = m.rejected.WithLabelValues(r.String())
+	for _, r := range room.Rejects() { // in order: the index is the Reject
+		m.rejectedRoom = append(m.rejectedRoom, m.rejected.WithLabelValues(r.String()))
 	}
 	for _, r := range []string{ReasonNotInRoom, ReasonOversized, ReasonTextFrame, ReasonBadHello, ReasonBadToken,
 		ReasonVersion, ReasonHelloSlow, ReasonJoinFailed} {
@@ -111,7 +108,7 @@ func (m *Metrics) StatesRelayed(n int) {
 
 // Rejected implements room.Metrics.
 func (m *Metrics) Rejected(r room.Reject) {
-	if int(r) < len(m.rejectedRoom) && roomRejects[r] == r {
+	if int(r) < len(m.rejectedRoom) {
 		m.rejectedRoom[r].Inc()
 		return
 	}

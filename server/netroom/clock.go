@@ -104,17 +104,16 @@ func (c *StepClock) Reset() { c.t, c.has = 0, false }
 // concurrent use.
 type FrameClock struct {
 	StepClock
-	frame uint64
-	t     time.Duration
-	has   bool
+	frame uint64 // the frame whose time StepClock holds, once it holds one
 }
 
 // At returns the time of physics frame number frame, computing it with
-// Step(wall, step) the first time that frame is asked for.
+// Step(wall, step) the first time that frame is asked for (or the first
+// time after Reset).
 func (c *FrameClock) At(frame uint64, wall, step time.Duration) time.Duration {
-	if c.has && frame == c.frame {
-		return c.t
+	if !c.has || frame != c.frame {
+		c.frame = frame
+		c.Step(wall, step)
 	}
-	c.frame, c.t, c.has = frame, c.Step(wall, step), true
 	return c.t
 }

@@ -126,6 +126,8 @@ func TestFrameClock(t *testing.T) {
 	assert.Equal(t, a, c.At(1, time.Second+3*time.Millisecond, step), "same frame, same time, whoever asks")
 	b := c.At(2, time.Second+20*time.Millisecond, step)
 	assert.Equal(t, time.Second+step+catchUpOf(step), b, "next frame, late: one step on, plus the catch-up")
+	c.Reset()
+	assert.Equal(t, 2*time.Second, c.At(2, 2*time.Second, step), "after Reset the frame starts at the wall time")
 }
 
 // catchUpOf is the default catch-up per frame of a step, as Step computes it.

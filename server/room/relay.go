@@ -178,9 +178,7 @@ func (r *Room) kick(now time.Duration, s *seat, code protocol.Code, reason strin
 
 // rejectControl answers a refused control message with an Error.
 func (r *Room) rejectControl(now time.Duration, s *seat, why Reject, e *protocol.Error) {
-	if s.peer != nil {
-		r.sendError(s, e)
-	}
+	r.sendError(s, e)
 	r.reject(now, s, why, nil)
 }
 

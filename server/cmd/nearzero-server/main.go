@@ -108,7 +108,7 @@ func (o *options) config() *server.Config {
 		rc.TimeWarning = rc.RoundLimit / 4
 	}
 	return &server.Config{Addr: o.addr, MaxRooms: o.maxRooms, DrainGrace: o.drainGrace, Room: rc,
-		CloseSpread: min(server.DefaultCloseSpread, o.drainGrace), OriginPatterns: o.origins}
+		OriginPatterns: o.origins} // CloseSpread's default already fits within a short DrainGrace
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
