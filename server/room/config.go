@@ -37,8 +37,11 @@ const (
 	DefaultAbuseDecay        = 20.0
 	DefaultInviteBase        = "nearzero://"
 
-	// MaxSlots is the largest MaxPlayers: a slot is one byte on the wire.
-	MaxSlots = 250
+	// MaxSlots is the largest MaxPlayers. The room state, with every seat
+	// taken, the longest names and the largest game settings, must fit one
+	// control message (wire.MaxControlBody; a test checks it), and each of
+	// N players receives N-1 states per tick.
+	MaxSlots = 32
 )
 
 // ErrInvalidConfig indicates a Config field out of range or two fields

@@ -19,7 +19,7 @@ func TestConfigValidate(t *testing.T) {
 		want string // substring of the error; "" for valid
 	}{
 		{"zero is defaults", Config{}, ""},
-		{"too many players", Config{MaxPlayers: MaxSlots + 1}, "MaxPlayers 251"},
+		{"too many players", Config{MaxPlayers: MaxSlots + 1}, "MaxPlayers 33"},
 		{"min above max", Config{MaxPlayers: 2, MinPlayers: 3}, "MinPlayers 3"},
 		{"round limits crossed", Config{MinRoundLimit: time.Hour, MaxRoundLimit: time.Minute}, "MinRoundLimit 1h0m0s above MaxRoundLimit 1m0s"},
 		{"warning not below min round", Config{TimeWarning: 40 * time.Second}, "TimeWarning 40s not below MinRoundLimit 30s"},
