@@ -33,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/metrics"
+	"slices"
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
@@ -54,6 +55,13 @@ var (
 	models  []*netroom.Room
 	closing []*netroom.Room
 )
+
+// retire lists m among the Rooms saying goodbye, once, and forgets those
+// that have finished, so scene changes do not grow the list.
+func retire(m *netroom.Room) {
+	closing = slices.DeleteFunc(closing, func(c *netroom.Room) bool { return c == m || c.Idle() })
+	closing = append(closing, m)
+}
 
 // logger returns the logger of the network code. It writes warnings and
 // errors to the process's stderr (the terminal Godot runs in), not to the

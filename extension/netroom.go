@@ -175,7 +175,7 @@ func (n *NetRoom) Cleanup() {
 		models = slices.Delete(models, i, i+1)
 	}
 	if n.model.Status() != netroom.StatusDisconnected {
-		closing = append(closing, n.model)
+		retire(n.model)
 	}
 	n.model.Close()
 	n.scene.Release()
@@ -197,7 +197,7 @@ func (n *NetRoom) ExitTree() {
 	}
 	if n.model.Status() != netroom.StatusDisconnected {
 		n.model.Quit()
-		closing = append(closing, n.model)
+		retire(n.model)
 		if !n.applying { // a handler freeing the node: the events go with it
 			n.apply(n.model.Update(procClock.Now())) // despawns and signals
 		}

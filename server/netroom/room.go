@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -128,12 +129,13 @@ type Room struct {
 	isClosed bool
 
 	// Goroutines hand results over through mu.
-	mu      sync.Mutex
-	results []opResult
-	spare   []opResult
-	wg      sync.WaitGroup
-	life    context.Context // cancelled by Close
-	endLife context.CancelFunc
+	mu       sync.Mutex
+	results  []opResult
+	spare    []opResult
+	wg       sync.WaitGroup  // goroutines in flight (see spawn)
+	inFlight atomic.Int32    // the same count, readable without waiting
+	life     context.Context // cancelled by Close
+	endLife  context.CancelFunc
 }
 
 // New returns a disconnected Room. Nothing runs until Connect, Create or Join.
@@ -792,6 +794,21 @@ func (r *Room) Close() {
 	r.endLife()
 }
 
+// Idle reports, without waiting, whether the Room has no goroutine in
+// flight (no request or goodbye): a closed, idle Room needs nothing more.
+func (r *Room) Idle() bool { return r.inFlight.Load() == 0 }
+
+// spawn runs f in a goroutine counted by Wait and Idle.
+func (r *Room) spawn(f func()) {
+	r.wg.Add(1)
+	r.inFlight.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer r.inFlight.Add(-1)
+		f()
+	}()
+}
+
 // Wait waits up to d for the Room's goroutines (a goodbye in flight) to
 // end, and reports whether they did.
 func (r *Room) Wait(d time.Duration) bool {
@@ -809,23 +826,19 @@ func (r *Room) Wait(d time.Duration) bool {
 
 // goDo runs f in a goroutine and queues its result for Update.
 func (r *Room) goDo(f func(ctx context.Context) opResult) {
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
+	r.spawn(func() {
 		res := f(r.life)
 		r.mu.Lock()
 		r.results = append(r.results, res)
 		r.mu.Unlock()
-	}()
+	})
 }
 
 // closeLink says goodbye on link in a goroutine, leaving the room first
 // when leave is set.
 func (r *Room) closeLink(link Link, leave bool) {
 	timeout := r.cfg.CloseTimeout
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
+	r.spawn(func() {
 		if leave {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			_ = link.Leave(ctx)
@@ -834,7 +847,7 @@ func (r *Room) closeLink(link Link, leave bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		_ = link.Close(ctx)
-	}()
+	})
 }
 
 func (k opKind) String() string {

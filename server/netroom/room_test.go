@@ -448,6 +448,24 @@ func TestCloseLeaves(t *testing.T) {
 	assert.True(t, h.link.closed)
 }
 
+func TestIdleWhileSayingGoodbye(t *testing.T) {
+	h := newHarness(t, Config{})
+	assert.True(t, h.room.Idle(), "a new Room runs nothing")
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
+	h.until(func([]Event) bool { return h.room.InRoom() && !h.room.busy })
+	release := make(chan struct{})
+	h.link.mu.Lock()
+	h.link.leaveFn = func() error { <-release; return nil }
+	h.link.mu.Unlock()
+	h.room.Close()
+	assert.False(t, h.room.Idle(), "the goodbye is in flight")
+	close(release)
+	require.True(t, h.room.Wait(5*time.Second))
+	assert.True(t, h.room.Idle())
+}
+
 func TestClosedRoom(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.room.Close()
