@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
-	"github.com/nearzero/nearzero/server/netroom"
 )
 
 // These tests check the declarations without the engine: what Godot will

@@ -5,7 +5,7 @@
 // It registers two nodes:
 //
 //	NetRoom       the connection to the room server and the seat in a room
-//	              (server/netroom.Room): signals for every room event, spawns
+//	              (client/netroom.Room): signals for every room event, spawns
 //	              a scene per remote player.
 //	NetPredictor  on the owning player's machine, samples its root each
 //	              physics frame and sends (netroom.Local, netcode/sender);
@@ -13,13 +13,13 @@
 //	              entity is now (netroom.Remote, netcode/predict).
 //
 // This package is thin glue: it moves values between engine objects and
-// server/netroom, where every decision is made and tested without the
+// client/netroom, where every decision is made and tested without the
 // engine.
 //
 // # Invariants
 //
 //   - Engine calls happen only in engine callbacks (the main thread); the
-//     network runs in server/client's goroutines, which hand data over to
+//     network runs in client's goroutines, which hand data over to
 //     be applied in _process and _physics_process.
 //   - One Go runtime per process and no reload (reloadable = false).
 //   - All times are on one process clock (procClock), which the network
@@ -37,7 +37,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
-	"github.com/nearzero/nearzero/server/netroom"
+	"github.com/nearzero/nearzero/client/netroom"
 )
 
 // Process-wide state, touched only on the engine's main thread (except

@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/netroom"
 )
 
 // mode is what a NetPredictor does.

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/netroom"
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 // NetRoom is the node of a player's connection and seat: the engine side

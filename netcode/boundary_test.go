@@ -23,6 +23,7 @@ func forbidden(path string) string {
 		return "cgo"
 	case strings.HasPrefix(path, module+"bindings"),
 		strings.HasPrefix(path, module+"extension"),
+		strings.HasPrefix(path, module+"client"),
 		strings.HasPrefix(path, module+"server"):
 		return "a package outside the pure core"
 	}
@@ -32,6 +33,7 @@ func forbidden(path string) string {
 func TestForbidden(t *testing.T) {
 	for path, bad := range map[string]bool{
 		"C": true, module + "bindings": true, module + "extension/x": true, module + "server/room": true,
+		module + "client": true, module + "client/netroom": true,
 		"fmt": false, module + "netcode/wire": false, "github.com/x448/float16": false,
 	} {
 		assert.Equal(t, bad, forbidden(path) != "", path)

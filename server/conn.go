@@ -14,9 +14,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/metrics"
-	"github.com/nearzero/nearzero/server/protocol"
 	"github.com/nearzero/nearzero/server/room"
 )
 

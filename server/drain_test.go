@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 // playing starts a round in a new room of the given bots.

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/analytics"
-	"github.com/nearzero/nearzero/server/protocol"
 	"github.com/nearzero/nearzero/server/room"
 )
 

@@ -17,10 +17,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/analytics"
 	"github.com/nearzero/nearzero/server/identity"
 	"github.com/nearzero/nearzero/server/metrics"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // Storage is what the server keeps on disk; *store.Store implements it.

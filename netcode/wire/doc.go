@@ -65,7 +65,7 @@
 //	off size field
 //	  0   1  0xC0
 //	  1   2  protocol version, uint16
-//	  3   1  message type (defined by the protocol user, see server/protocol)
+//	  3   1  message type (defined by the protocol user, see netcode/protocol)
 //	  4   …  body, at most MaxControlBody bytes (JSON for the room protocol)
 //
 // A control frame of another protocol version decodes to an

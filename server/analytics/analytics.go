@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 // Step is a funnel step.

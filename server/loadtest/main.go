@@ -32,12 +32,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/protocol"
 	"github.com/nearzero/nearzero/server/room"
 )
 

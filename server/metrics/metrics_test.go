@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/room"
 )
 

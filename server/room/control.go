@@ -4,9 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/analytics"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // handleControl decodes and dispatches one control frame from a seated player.

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/protocol"
 	"github.com/nearzero/nearzero/server/room"
 )
 

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/analytics"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // harness drives one Room on simulated time.

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/identity"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // TestFullRoomStateFits builds the largest room state a room can send (every

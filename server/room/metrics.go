@@ -3,7 +3,7 @@ package room
 import (
 	"time"
 
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 // Reject is why a frame was refused.

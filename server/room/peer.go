@@ -1,8 +1,8 @@
 package room
 
 import (
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // Peer is a seated player's connection as the room sees it. The server's

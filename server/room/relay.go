@@ -4,8 +4,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // offsetSampleEvery is how often (in accepted states per player) the

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/analytics"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // Hooks are where a room reports what the server keeps or counts. Every

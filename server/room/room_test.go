@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/analytics"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 func TestConfigValidate(t *testing.T) {

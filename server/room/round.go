@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/analytics"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // Tick advances the room's timers to now: expired seat holds, the

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nearzero/nearzero/server/client"
+	"github.com/nearzero/nearzero/client"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -22,8 +22,8 @@ func TestOptionsValidate(t *testing.T) {
 	}{
 		{"nil is defaults", nil, ""},
 		{"backoff crossed", &Options{BackoffMin: time.Second, BackoffMax: time.Millisecond}, "BackoffMin 1s must be positive and at most BackoffMax 1ms"},
-		{"loss over 1", &Options{Lag: LagConfig{Loss: 2}}, "Loss 2"},
-		{"negative latency", &Options{Lag: LagConfig{Latency: -1}}, "Latency -1ns"},
+		{"loss over 1", &Options{Lag: LagConfig{Loss: 2}}, "Lag: lagsim: invalid config: loss 2"},
+		{"negative latency", &Options{Lag: LagConfig{Latency: -1}}, "Lag: lagsim: invalid config: latency -1ns"},
 		{"bad sync", &Options{Sync: syncWithSlew(2)}, "Sync"},
 	}
 	for _, tc := range cases {
@@ -57,7 +57,7 @@ func TestDelayLine(t *testing.T) {
 	var reliable []int
 	done := make(chan struct{})
 	const n = 200
-	d := newDelayLine(LagConfig{Latency: time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.5}, 7,
+	d, err := newDelayLine(LagConfig{Latency: time.Millisecond, Jitter: 5 * time.Millisecond, Loss: 0.5}, 7,
 		func(b []byte, rel bool) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -69,6 +69,7 @@ func TestDelayLine(t *testing.T) {
 				}
 			}
 		})
+	require.NoError(t, err)
 	defer d.close()
 	for i := 0; i < n; i++ {
 		d.push([]byte{byte(i)}, i%2 == 0)

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/netcode/predict"
-	"github.com/nearzero/nearzero/server/client"
 )
 
 func TestServerURL(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/predict"
-	"github.com/nearzero/nearzero/server/client"
 )
 
 // Defaults of Config.

@@ -14,8 +14,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // maxMessage is the largest message the client reads.
@@ -60,7 +60,7 @@ type Client struct {
 	closeOnce sync.Once
 	wg        sync.WaitGroup
 	reqMu     sync.Mutex // one Create/Join/Leave at a time
-	lagOut    *delayLine // nil when the simulator is off
+	lagOut    *delayLine // the lag simulator, both ways; pass-through while off
 	lagIn     *delayLine
 
 	mu       sync.Mutex // guards everything below
@@ -135,10 +135,9 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	if c.sync, err = clock.NewSync(&o.Sync); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
-	if o.Lag.On() {
-		c.lagOut = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
-		c.lagIn = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
-	}
+	// Options were validated above, so the lines cannot refuse the config.
+	c.lagOut, _ = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
+	c.lagIn, _ = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
 	ws, err := c.connect(ctx)
 	if err != nil {
 		c.endLife()
@@ -396,7 +395,7 @@ func (c *Client) readLoop(s *session) error {
 		if typ != websocket.MessageBinary {
 			continue
 		}
-		if c.lagIn != nil {
+		if c.lagIn.active() {
 			c.lagIn.push(append([]byte(nil), buf[:n]...), wire.KindOf(buf[:n]) == wire.KindControl)
 			continue
 		}
@@ -583,7 +582,7 @@ func (c *Client) sendMsg(m protocol.Message) error {
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	if c.lagOut != nil {
+	if c.lagOut.active() {
 		c.lagOut.push(b, true)
 		return nil
 	}
@@ -746,7 +745,7 @@ func (c *Client) SendState(s *wire.State) error {
 	if err != nil {
 		return fmt.Errorf("send state: %w", err)
 	}
-	if c.lagOut != nil {
+	if c.lagOut.active() {
 		c.lagOut.push(b, false)
 		return nil
 	}
@@ -864,9 +863,7 @@ func (c *Client) Stats() Stats {
 	c.mu.Lock()
 	s := c.stats
 	c.mu.Unlock()
-	if c.lagOut != nil {
-		s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
-	}
+	s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
 	return s
 }
 
@@ -913,8 +910,18 @@ func (c *Client) Close(ctx context.Context) error {
 }
 
 func (c *Client) stopLag() {
-	if c.lagOut != nil {
-		c.lagOut.close()
-		c.lagIn.close()
+	c.lagOut.close()
+	c.lagIn.close()
+}
+
+// SetLag changes the lag simulator live, both directions; the zero value
+// turns it off. Messages already delayed keep their due times, and reliable
+// messages keep their order across the change.
+func (c *Client) SetLag(l LagConfig) error {
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("set lag: %w", err)
 	}
+	_ = c.lagOut.setConfig(l) // validated above: cannot fail
+	_ = c.lagIn.setConfig(l)
+	return nil
 }

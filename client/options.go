@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/lagsim"
 )
 
 // Defaults of Options.
@@ -87,21 +88,12 @@ type Options struct {
 	Seed uint64
 }
 
-// LagConfig is the lag simulator of ARCHITECTURE.md §7: it sits under the
-// server link, in both directions. States may be dropped and reordered by
-// jitter; reliable messages are delayed but keep their order. The zero
-// value is off.
-type LagConfig struct {
-	// Latency is the one-way delay added to every message, each way.
-	Latency time.Duration
-	// Jitter adds a uniform random extra delay in [0, Jitter) per message.
-	Jitter time.Duration
-	// Loss is the probability, 0 to 1, that a state is dropped, each way.
-	Loss float64
-}
-
-// On reports whether the simulator changes anything.
-func (l LagConfig) On() bool { return l.Latency > 0 || l.Jitter > 0 || l.Loss > 0 }
+// LagConfig is the lag simulator of ARCHITECTURE.md §7 (netcode/lagsim):
+// it sits under the server link, the same settings in both directions.
+// States may be dropped and reordered by jitter; reliable messages are
+// delayed but keep their order. The zero value is off; Client.SetLag
+// changes it live.
+type LagConfig = lagsim.Config
 
 // ErrInvalidOptions indicates an Options field out of range.
 var ErrInvalidOptions = errors.New("client: invalid options")
@@ -154,8 +146,9 @@ func (o *Options) Validate() error {
 		return bad("BackoffMin %v must be positive and at most BackoffMax %v", d.BackoffMin, d.BackoffMax)
 	case d.EventQueue < 1 || d.StateQueue < 1 || d.SendQueue < 1:
 		return bad("queues must hold at least 1 (EventQueue %d, StateQueue %d, SendQueue %d)", d.EventQueue, d.StateQueue, d.SendQueue)
-	case d.Lag.Latency < 0 || d.Lag.Jitter < 0 || d.Lag.Loss < 0 || d.Lag.Loss > 1:
-		return bad("lag Latency %v, Jitter %v must not be negative and Loss %v must be in 0..1", d.Lag.Latency, d.Lag.Jitter, d.Lag.Loss)
+	}
+	if err := d.Lag.Validate(); err != nil {
+		return fmt.Errorf("%w: Lag: %w", ErrInvalidOptions, err)
 	}
 	if err := d.Sync.Validate(); err != nil {
 		return fmt.Errorf("%w: Sync: %w", ErrInvalidOptions, err)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // Link is the part of *client.Client a Room uses. It exists so that tests

@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // MaxSlots is the number of slots a Room tracks: a slot is one byte on the

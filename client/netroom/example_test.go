@@ -3,7 +3,7 @@ package netroom_test
 import (
 	"fmt"
 
-	"github.com/nearzero/nearzero/server/netroom"
+	"github.com/nearzero/nearzero/client/netroom"
 )
 
 // What a player types as the server address becomes the URL dialled.

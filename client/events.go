@@ -3,8 +3,8 @@ package client
 import (
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // EventKind says what happened.

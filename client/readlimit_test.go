@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // TestReadsMessageOfExactlyMaxSize: a control frame with the largest body

@@ -25,7 +25,7 @@
 // main thread, which calls Update, Route and Frame once per frame. Blocking
 // work (dial, create, join, leave, close) runs in goroutines that never
 // call back: they queue their result, and the next Update applies it. The
-// network client (server/client) likewise queues events and states until
+// network client (client) likewise queues events and states until
 // they are polled. So no engine call can ever come from a goroutine.
 //
 // # Time

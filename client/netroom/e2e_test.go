@@ -14,9 +14,9 @@ import (
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/server"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // startServer runs a room server on loopback for the test.

@@ -3,7 +3,7 @@ package netroom
 import (
 	"time"
 
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 // EventKind says what happened; each kind is one NetRoom signal.

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // runServer runs a server on loopback; stop shuts it down.

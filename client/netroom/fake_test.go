@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/client"
-	"github.com/nearzero/nearzero/server/protocol"
 )
 
 // fakeLink is a scriptable Link: the test queues client events and states

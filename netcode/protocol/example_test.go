@@ -3,7 +3,7 @@ package protocol_test
 import (
 	"fmt"
 
-	"github.com/nearzero/nearzero/server/protocol"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 func ExampleParseRoomCode() {

@@ -1,0 +1,121 @@
+package lagsim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/lagsim"
+)
+
+const ms = time.Millisecond
+
+func TestValidate(t *testing.T) {
+	for name, c := range map[string]lagsim.Config{
+		"negative latency": {Latency: -ms},
+		"huge latency":     {Latency: time.Hour},
+		"negative jitter":  {Jitter: -ms},
+		"loss above one":   {Loss: 1.5},
+		"negative loss":    {Loss: -0.1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.ErrorIs(t, c.Validate(), lagsim.ErrInvalidConfig)
+			_, err := lagsim.NewLine(c, 1)
+			assert.ErrorIs(t, err, lagsim.ErrInvalidConfig)
+		})
+	}
+	assert.NoError(t, lagsim.Config{Latency: 50 * ms, Jitter: 5 * ms, Loss: 0.05}.Validate())
+	assert.False(t, lagsim.Config{}.On())
+	assert.True(t, lagsim.Config{Loss: 0.01}.On())
+}
+
+func TestLatencyOnInjectedTime(t *testing.T) {
+	l, err := lagsim.NewLine(lagsim.Config{Latency: 50 * ms}, 1)
+	require.NoError(t, err)
+	require.True(t, l.Push(10*ms, []byte{1}, false))
+	_, _, ok := l.Pop(59 * ms)
+	assert.False(t, ok, "not due before 60 ms")
+	due, ok := l.Next()
+	require.True(t, ok)
+	assert.Equal(t, 60*ms, due)
+	b, rel, ok := l.Pop(60 * ms)
+	require.True(t, ok)
+	assert.Equal(t, []byte{1}, b)
+	assert.False(t, rel)
+	assert.Zero(t, l.Len())
+}
+
+func TestReliableKeepOrderStatesMayReorderAndDrop(t *testing.T) {
+	l, err := lagsim.NewLine(lagsim.Config{Latency: ms, Jitter: 20 * ms, Loss: 0.5}, 7)
+	require.NoError(t, err)
+	const n = 400
+	for i := range n {
+		l.Push(time.Duration(i)*100*time.Microsecond, []byte{byte(i), byte(i >> 8)}, i%2 == 0)
+	}
+	var reliable, states []int
+	for now := time.Duration(0); l.Len() > 0; now += ms {
+		for {
+			b, rel, ok := l.Pop(now)
+			if !ok {
+				break
+			}
+			v := int(b[0]) | int(b[1])<<8
+			if rel {
+				reliable = append(reliable, v)
+			} else {
+				states = append(states, v)
+			}
+		}
+	}
+	require.Len(t, reliable, n/2, "reliable messages are never lost")
+	for i := 1; i < len(reliable); i++ {
+		assert.Less(t, reliable[i-1], reliable[i], "reliable messages keep their order")
+	}
+	assert.Equal(t, n/2, len(states)+int(l.Lost()), "every state is delivered or counted lost")
+	assert.Positive(t, l.Lost(), "seed 7: some states lost")
+	reordered := false
+	for i := 1; i < len(states); i++ {
+		reordered = reordered || states[i] < states[i-1]
+	}
+	assert.True(t, reordered, "seed 7: 20 ms of jitter reorders some states")
+}
+
+func TestSetConfigLive(t *testing.T) {
+	l, err := lagsim.NewLine(lagsim.Config{Latency: 100 * ms}, 1)
+	require.NoError(t, err)
+	l.Push(0, []byte{1}, true)
+	require.NoError(t, l.SetConfig(lagsim.Config{}))
+	l.Push(ms, []byte{2}, true)
+	l.Push(ms, []byte{3}, false)
+	b, _, ok := l.Pop(ms)
+	require.True(t, ok, "the state pushed after switching off is due at once")
+	assert.Equal(t, []byte{3}, b)
+	_, _, ok = l.Pop(99 * ms)
+	assert.False(t, ok, "the second reliable message waits for the first")
+	b, _, _ = l.Pop(100 * ms)
+	assert.Equal(t, []byte{1}, b)
+	b, _, _ = l.Pop(100 * ms)
+	assert.Equal(t, []byte{2}, b)
+	assert.ErrorIs(t, l.SetConfig(lagsim.Config{Loss: 2}), lagsim.ErrInvalidConfig)
+	assert.Equal(t, lagsim.Config{}, l.Config(), "a refused config changes nothing")
+}
+
+func TestSameSeedSameDraws(t *testing.T) {
+	run := func() []int {
+		l, _ := lagsim.NewLine(lagsim.Config{Jitter: 30 * ms, Loss: 0.3}, 42)
+		for i := range 100 {
+			l.Push(0, []byte{byte(i)}, false)
+		}
+		var out []int
+		for {
+			b, _, ok := l.Pop(time.Second)
+			if !ok {
+				return out
+			}
+			out = append(out, int(b[0]))
+		}
+	}
+	assert.Equal(t, run(), run())
+}
