@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -62,8 +65,14 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the database at path, or an in-memory one
-// for Memory, and creates the schema on first run.
+// for Memory, and creates the schema on first run. The database holds the
+// identity signing secret, so its files (with -wal and -shm) are made
+// readable by the owner only (0600), whatever the umask, and files an
+// older build left readable by others are tightened.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -74,7 +83,34 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}
+	// SQLite gives -wal and -shm the main file's mode; check anyway.
+	if err := private(path); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open database %s: %w", path, err)
+	}
 	return s, nil
+}
+
+// private creates the database file at path with mode 0600 if it does not
+// exist and sets 0600 on it and its -wal and -shm files if they do.
+// In-memory and URI ("file:") databases are left alone.
+func private(path string) error {
+	if path == "" || path == Memory || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create database file: %w", err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("make %s private: %w", p, err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) init(ctx context.Context) error {

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,4 +107,29 @@ func TestCancelledContext(t *testing.T) {
 	cancel()
 	err := s.SaveUser(ctx, "u", "n", time.Now())
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestFilesArePrivate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	old := syscall.Umask(0o022) // the usual umask: files would be 0644
+	defer syscall.Umask(old)
+
+	fresh := filepath.Join(dir, "new.db")
+	s := open(t, fresh)
+	_, err := s.Secret(ctx, func() ([]byte, error) { return []byte("0123456789abcdef0123456789abcdef"), nil })
+	require.NoError(t, err)
+	require.NoError(t, s.SaveUser(ctx, "u", "n", time.Now()))
+
+	// A database an older build created world-readable is tightened.
+	loose := filepath.Join(dir, "old.db")
+	require.NoError(t, os.WriteFile(loose, nil, 0o644))
+	require.NoError(t, os.WriteFile(loose+"-wal", nil, 0o644))
+	open(t, loose)
+
+	for _, p := range []string{fresh, fresh + "-wal", fresh + "-shm", loose, loose + "-wal", loose + "-shm"} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err, p)
+		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "%s holds the signing secret", filepath.Base(p))
+	}
 }
