@@ -5,7 +5,11 @@ package godot
 // stack (no allocation per call). nocallback: the helper cannot re-enter Go,
 // which lets cgo skip the callback bookkeeping; only helpers that run no
 // engine method qualify, since any engine method may print an error and an
-// error handler (an editor hook, a script Logger) may call back into Go.
+// error handler (an editor hook, a script Logger) may call back into Go,
+// and a nocallback helper that calls back aborts the process. So string
+// construction (invalid UTF-8 is reported) and container indexing (an index
+// out of range is reported) are not nocallback; nocallbackSafe in
+// cgo_test.go lists the helpers that may be, and why.
 
 /*
 #cgo CFLAGS: -O2 -std=gnu11 -Wall -Wno-unused-function
@@ -15,11 +19,9 @@ package godot
 #cgo noescape gdx_print
 #cgo noescape gdx_editor_help_load
 #cgo noescape gdx_string_new
-#cgo nocallback gdx_string_new
 #cgo noescape gdx_string_utf8
 #cgo nocallback gdx_string_utf8
 #cgo noescape gdx_string_name_new
-#cgo nocallback gdx_string_name_new
 #cgo noescape gdx_construct
 #cgo nocallback gdx_construct
 #cgo noescape gdx_destroy
@@ -36,13 +38,9 @@ package godot
 #cgo noescape gdx_builtin_method
 #cgo noescape gdx_builtin_call
 #cgo noescape gdx_packed_byte_array_ptr
-#cgo nocallback gdx_packed_byte_array_ptr
 #cgo noescape gdx_packed_string_array_at
-#cgo nocallback gdx_packed_string_array_at
 #cgo noescape gdx_dictionary_at
-#cgo nocallback gdx_dictionary_at
 #cgo noescape gdx_array_at
-#cgo nocallback gdx_array_at
 #cgo noescape gdx_method_bind
 #cgo noescape gdx_singleton
 #cgo noescape gdx_class_tag

@@ -42,6 +42,7 @@ const (
 	UsageGroup        PropertyUsage = 64
 	UsageCategory     PropertyUsage = 128
 	UsageSubgroup     PropertyUsage = 256
+	UsageClassIsEnum  PropertyUsage = 65536 // an int typed as the enum class_name names
 	UsageNilIsVariant PropertyUsage = 131072
 	UsageReadOnly     PropertyUsage = 268435456 // greyed out in the inspector
 )
@@ -70,6 +71,8 @@ func (a argInfo) typeName() string {
 		return a.class
 	case a.typ == TypeNil && a.usage&UsageNilIsVariant != 0:
 		return "Variant"
+	case a.usage&UsageClassIsEnum != 0:
+		return a.class
 	}
 	return a.typ.String()
 }
@@ -94,6 +97,9 @@ type methodDecl struct {
 type propertyDecl struct {
 	info           argInfo
 	getter, setter string
+	getterDecl     *methodDecl
+	setterDecl     *methodDecl
+	ci             *classInfo
 }
 
 type groupDecl struct {
@@ -384,7 +390,7 @@ type PropertyDecl struct{ decl *propertyDecl }
 // read-only property shows greyed out and is not saved.
 func Property[T any, V Convertible](c *Class[T], name string, get func(*T) V, set func(*T, V)) *PropertyDecl {
 	cv := codecFor[V]()
-	p := &propertyDecl{info: cv.typeInfo(name), getter: "get_" + name}
+	p := &propertyDecl{info: cv.typeInfo(name), getter: "get_" + name, ci: c.info}
 	if set == nil {
 		p.info.usage |= UsageEditor | UsageReadOnly
 	} else {
@@ -398,9 +404,9 @@ func Property[T any, V Convertible](c *Class[T], name string, get func(*T) V, se
 		c.info.fail("property %s: nil getter", name)
 		return &PropertyDecl{p}
 	}
-	Method0R(c, p.getter, get).Const()
+	p.getterDecl = Method0R(c, p.getter, get).Const().decl
 	if set != nil {
-		Method1(c, p.setter, set, "value")
+		p.setterDecl = Method1(c, p.setter, set, "value").decl
 	}
 	c.info.members = append(c.info.members, p)
 	return &PropertyDecl{p}

@@ -201,7 +201,7 @@ var stringCodec = &codec[string]{
 	fromPtr: goString,
 	toPtr: func(p unsafe.Pointer, v string) {
 		C.gdx_destroy(C.uint32_t(TypeString), p)
-		C.gdx_string_new(p, strPtr(v), C.gdx_int(len(v)))
+		*(*uint64)(p) = uint64(C.gdx_string_new(strPtr(v), C.gdx_int(len(v))))
 	},
 	fromVar: func(v Variant) (string, bool) {
 		s, ok := variantValue[String](TypeString, v)

@@ -137,6 +137,35 @@ func (n Node) SetName(name string) {
 	mbNodeSetName.words(n.ptr, s.raw, 0, 0)
 }
 
+// Node.ProcessMode values (SetProcessMode).
+const (
+	ProcessModeInherit  = 0
+	ProcessModePausable = 1
+	ProcessModeAlways   = 3
+)
+
+// SetProcessMode sets when n processes (Node.process_mode):
+// ProcessModeAlways keeps it running while the tree is paused.
+func (n Node) SetProcessMode(mode int64) { mbNodeSetProcessMode.words(n.ptr, uint64(mode), 0, 0) }
+
+// Node.PhysicsInterpolationMode values (SetPhysicsInterpolationMode).
+const (
+	PhysicsInterpolationInherit = 0
+	PhysicsInterpolationOn      = 1
+	PhysicsInterpolationOff     = 2
+)
+
+// SetPhysicsInterpolationMode sets whether the engine interpolates n
+// between physics ticks when physics interpolation is enabled.
+func (n Node) SetPhysicsInterpolationMode(mode int64) {
+	mbNodeSetPhysicsInterpolationMode.words(n.ptr, uint64(mode), 0, 0)
+}
+
+// ResetPhysicsInterpolation makes the engine draw n at its current
+// transform from now on, instead of interpolating from where it was (call
+// it after a teleport).
+func (n Node) ResetPhysicsInterpolation() { mbNodeResetPhysicsInterpolation.words(n.ptr, 0, 0, 0) }
+
 // UpdateConfigurationWarnings asks the editor to re-read the node's warnings.
 func (n Node) UpdateConfigurationWarnings() { mbNodeUpdateConfigurationWarnings.words(n.ptr, 0, 0, 0) }
 
@@ -272,6 +301,14 @@ func TicksUsec() uint64 { return fromBlob[uint64](mbTimeGetTicksUsec.words(timeS
 
 // MainThreadID returns the engine's ID of its main thread (OS.get_main_thread_id).
 func MainThreadID() uint64 { return fromBlob[uint64](mbOSGetMainThreadID.words(osSingleton, 0, 0, 0)) }
+
+// HasFeature reports whether the running engine has the feature tag
+// (OS.has_feature): "double" for double-precision builds, "editor"…
+func HasFeature(tag string) bool {
+	s := NewString(tag)
+	defer s.Destroy()
+	return fromBlob[bool](mbOSHasFeature.words(osSingleton, s.raw, 0, 0))
+}
 
 // CallerThreadID returns the engine's ID of the calling thread
 // (OS.get_thread_caller_id).

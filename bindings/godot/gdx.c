@@ -415,16 +415,17 @@ int gdx_is_main_thread(void) {
 #endif
 }
 
-void gdx_string_new(void *r_string, const char *utf8, gdx_int len) {
+uint64_t gdx_string_new(const char *utf8, gdx_int len) {
+	uint64_t r = 0;
 	if (!loaded) {
-		memset(r_string, 0, 8);
-		return;
+		return r;
 	}
 	if (len <= 0) {
-		ctor[T_STRING][0](r_string, NULL);
-		return;
+		ctor[T_STRING][0](&r, NULL);
+		return r;
 	}
-	p_string_new_with_utf8_chars_and_len2(r_string, utf8, len);
+	p_string_new_with_utf8_chars_and_len2(&r, utf8, len);
+	return r;
 }
 
 gdx_int gdx_string_utf8(const void *string, char *buf, gdx_int max) {
@@ -434,16 +435,17 @@ gdx_int gdx_string_utf8(const void *string, char *buf, gdx_int max) {
 	return p_string_to_utf8_chars(string, buf, max);
 }
 
-void gdx_string_name_new(void *r_string_name, const char *utf8, gdx_int len) {
+uint64_t gdx_string_name_new(const char *utf8, gdx_int len) {
+	uint64_t r = 0;
 	if (!loaded) {
-		memset(r_string_name, 0, 8);
-		return;
+		return r;
 	}
 	if (len <= 0) {
-		ctor[T_STRING_NAME][0](r_string_name, NULL);
-		return;
+		ctor[T_STRING_NAME][0](&r, NULL);
+		return r;
 	}
-	p_string_name_new_with_utf8_chars_and_len(r_string_name, utf8, len);
+	p_string_name_new_with_utf8_chars_and_len(&r, utf8, len);
+	return r;
 }
 
 int gdx_construct(uint32_t type, int32_t index, void *r_value, const void *arg0) {

@@ -192,9 +192,12 @@ void gdx_record_main_thread(void);
 int gdx_is_main_thread(void);
 
 // Strings (values are the engine's opaque 8-byte handles).
-void gdx_string_new(void *r_string, const char *utf8, gdx_int len);
+// gdx_string_new and gdx_string_name_new return the new 8-byte value rather
+// than writing through a pointer: they may print (invalid UTF-8), so they
+// are not nocallback, and a Go out-pointer would then move to the heap.
+uint64_t gdx_string_new(const char *utf8, gdx_int len);
 gdx_int gdx_string_utf8(const void *string, char *buf, gdx_int max);
-void gdx_string_name_new(void *r_string_name, const char *utf8, gdx_int len);
+uint64_t gdx_string_name_new(const char *utf8, gdx_int len);
 
 // Builtin constructors and destructors by Variant type and constructor index.
 int gdx_construct(uint32_t type, int32_t index, void *r_value, const void *arg0);

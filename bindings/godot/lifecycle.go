@@ -123,6 +123,14 @@ func initScene() {
 		PrintErrorf("godot: %v; this library registers no classes (is the engine older than 4.4?)", err)
 		return
 	}
+	if HasFeature("double") {
+		// Every struct here (Vector3, Transform3D…) is laid out for float
+		// real_t: on a double build they would be read as garbage.
+		lib.broken = true
+		PrintError("godot: this Godot build uses double-precision floats (precision=double); this library " +
+			"is built for single precision (the official Godot downloads) and registers no classes")
+		return
+	}
 	if main, caller := MainThreadID(), CallerThreadID(); main != caller {
 		PrintWarningf("godot: SCENE init ran on thread %d, not the main thread %d; IsMainThread is wrong", caller, main)
 	}

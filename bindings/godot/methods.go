@@ -40,6 +40,10 @@ var (
 	mbNodeSetProcess        = engineMethod("Node", "set_process", 2586408642)
 	mbNodeSetPhysicsProcess = engineMethod("Node", "set_physics_process", 2586408642)
 	mbNodeGetName           = engineMethod("Node", "get_name", 2002593661)
+	mbNodeSetProcessMode    = engineMethod("Node", "set_process_mode", 1841290486)
+
+	mbNodeSetPhysicsInterpolationMode = engineMethod("Node", "set_physics_interpolation_mode", 3202404928)
+	mbNodeResetPhysicsInterpolation   = engineMethod("Node", "reset_physics_interpolation", 3218959716)
 	// set_name took a String until 4.4 and takes a StringName from 4.5; 4.5+
 	// still accepts the 4.4 hash as a compatibility bind, but builds without
 	// deprecated APIs do not, so the row picks by the running version.
@@ -79,6 +83,7 @@ var (
 	mbTimeGetTicksUsec       = engineMethod("Time", "get_ticks_usec", 3905245786)
 	mbOSGetMainThreadID      = engineMethod("OS", "get_main_thread_id", 3905245786)
 	mbOSGetThreadCallerID    = engineMethod("OS", "get_thread_caller_id", 3905245786)
+	mbOSHasFeature           = engineMethod("OS", "has_feature", 3927539163)
 )
 
 // Builtin-type methods (Variant::get_builtin_method_hash), same rules.

@@ -29,14 +29,14 @@ func (a *arena) alloc(size uintptr) unsafe.Pointer {
 
 func (a *arena) stringName(s string) unsafe.Pointer {
 	p := a.alloc(8)
-	C.gdx_string_name_new(p, strPtr(s), C.gdx_int(len(s)))
+	*(*uint64)(p) = uint64(C.gdx_string_name_new(strPtr(s), C.gdx_int(len(s))))
 	a.names = append(a.names, p)
 	return p
 }
 
 func (a *arena) string(s string) unsafe.Pointer {
 	p := a.alloc(8)
-	C.gdx_string_new(p, strPtr(s), C.gdx_int(len(s)))
+	*(*uint64)(p) = uint64(C.gdx_string_new(strPtr(s), C.gdx_int(len(s))))
 	a.strings = append(a.strings, p)
 	return p
 }

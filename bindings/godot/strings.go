@@ -12,9 +12,7 @@ type String struct{ raw uint64 }
 
 // NewString returns an engine String holding s (UTF-8).
 func NewString(s string) String {
-	var r String
-	C.gdx_string_new(unsafe.Pointer(&r), strPtr(s), C.gdx_int(len(s)))
-	return r
+	return String{uint64(C.gdx_string_new(strPtr(s), C.gdx_int(len(s))))}
 }
 
 // String returns s as a Go string (allocates).
@@ -41,9 +39,7 @@ type StringName struct{ raw uint64 }
 
 // NewStringName returns the interned StringName of s.
 func NewStringName(s string) StringName {
-	var r StringName
-	C.gdx_string_name_new(unsafe.Pointer(&r), strPtr(s), C.gdx_int(len(s)))
-	return r
+	return StringName{uint64(C.gdx_string_name_new(strPtr(s), C.gdx_int(len(s))))}
 }
 
 // String returns n as a Go string (allocates).
