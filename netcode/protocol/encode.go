@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -21,12 +23,36 @@ var (
 	ErrNotControl = errors.New("protocol: not a control frame")
 )
 
+// encoder is a JSON encoder with its buffer, reused through encoders.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// encoders hold encoders that do not escape HTML: bodies never go into a
+// web page, and the escapes turn each "<", ">" or "&" of a name into six
+// bytes, which let a room of such names outgrow one control message.
+var encoders = sync.Pool{New: func() any {
+	e := new(encoder)
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
 // Append appends m as a control frame of this build's protocol version.
+// Bodies are JSON without HTML escapes.
 func Append(dst []byte, m Message) ([]byte, error) {
-	body, err := json.Marshal(m)
-	if err != nil {
+	e := encoders.Get().(*encoder)
+	defer func() {
+		if e.buf.Cap() <= 2*wire.MaxControlBody { // do not pin an oversized buffer
+			e.buf.Reset()
+			encoders.Put(e)
+		}
+	}()
+	if err := e.enc.Encode(m); err != nil {
 		return dst, fmt.Errorf("protocol: encode %s: %w", TypeName(m.Type()), err)
 	}
+	body := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")) // Encode ends each value with a newline
 	out, err := wire.AppendControl(dst, m.Type(), body)
 	if err != nil {
 		return dst, fmt.Errorf("protocol: encode %s: %w", TypeName(m.Type()), err)

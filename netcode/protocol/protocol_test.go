@@ -120,6 +120,20 @@ func TestAppendTooLarge(t *testing.T) {
 	assert.ErrorIs(t, err, wire.ErrTooLarge)
 }
 
+// TestMarshalDoesNotEscapeHTML checks that names are sent as they are: the
+// standard encoder's HTML escaping turns each "<", ">" and "&" into six
+// bytes, which let a room of such names outgrow one control message.
+func TestMarshalDoesNotEscapeHTML(t *testing.T) {
+	b, err := Marshal(&SetName{Name: "<&>"})
+	require.NoError(t, err)
+	c, err := wire.DecodeControl(b)
+	require.NoError(t, err)
+	assert.Equal(t, `{"name":"<&>"}`, string(c.Body), "no \\u003c escapes and no trailing newline")
+	m, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, "<&>", m.(*SetName).Name)
+}
+
 func TestCodes(t *testing.T) {
 	names := map[string]bool{}
 	for _, c := range Codes() {

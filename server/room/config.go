@@ -42,6 +42,11 @@ const (
 	// control message (wire.MaxControlBody; a test checks it), and each of
 	// N players receives N-1 states per tick.
 	MaxSlots = 32
+
+	// MaxInviteBase is the longest InviteBase in bytes: the invite link
+	// rides in Joined beside a full room state, which must still fit one
+	// control message.
+	MaxInviteBase = 256
 )
 
 // ErrInvalidConfig indicates a Config field out of range or two fields
@@ -125,7 +130,7 @@ type Config struct {
 	AbuseDecay float64
 
 	// InviteBase is the start of invite links: InviteBase + "join/" + code
-	// (or "/join/"). Default "nearzero://".
+	// (or "/join/"). Default "nearzero://"; at most MaxInviteBase bytes.
 	InviteBase string
 	// Restamp tunes each player's re-stamp estimator; zero fields are
 	// clock's defaults.
@@ -210,6 +215,8 @@ func (c *Config) Validate() error {
 		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:
 		return bad("ControlRate %v must be positive and ControlBurst %v at least 1", d.ControlRate, d.ControlBurst)
+	case len(d.InviteBase) > MaxInviteBase:
+		return bad("InviteBase is %d bytes, at most %d", len(d.InviteBase), MaxInviteBase)
 	case d.AbuseLimit <= 0 || d.AbuseDecay < 0:
 		return bad("AbuseLimit %v must be positive and AbuseDecay %v not negative", d.AbuseLimit, d.AbuseDecay)
 	}
