@@ -200,7 +200,11 @@ func (s *Sender) NextDue() time.Duration {
 
 // Poll sends if a state is due at now: it appends the newest sample's state
 // (stamped with the sample's time, flagged, with the next Seq, from slot)
-// to dst and returns it with true. Otherwise it returns dst and false.
+// to dst and returns it with true. Otherwise it returns dst and false. A
+// sample sent for the first time at most Config.SendLead (when set) after it
+// was taken is first carried forward to now and stamped now, so that the time between sampling and sending
+// (which the sender knows and receivers cannot) is not taken for network
+// delay: call Poll when the state will leave.
 //
 // The schedule keeps a fixed phase: each send is due 1/Rate after the
 // previous one was due (not after it happened), so sends do not drift late
@@ -242,6 +246,7 @@ func (s *Sender) Poll(now time.Duration, slot uint8, dst []byte) ([]byte, bool, 
 	}
 	s.slot = slot
 	st := s.state()
+	s.lead(&st, now) // before cur.sent is set: first sends only
 	out, err := wire.AppendState(dst, &st)
 	if err != nil {
 		return dst, false, fmt.Errorf("sender.Poll: encode state %d: %w", st.Seq, err)
@@ -309,6 +314,32 @@ func (s *Sender) state() wire.State {
 		st.Anim, st.Input = s.anim, s.input
 	}
 	return st
+}
+
+// lead carries st, the newest sample's state, forward to now when the
+// sample is at most SendLead older, and stamps it now (see
+// Config.SendLead): p + v h + a h²/2, v + a h, the orientation turned by
+// turn·h about the up axis. Over one network poll (a few ms) the terms
+// this leaves out are micrometres.
+func (s *Sender) lead(st *wire.State, now time.Duration) {
+	h := now - s.cur.t
+	if s.cur.sent || h <= 0 || h > s.cfg.SendLead || wire.StampOf(now) == st.Stamp {
+		return
+	}
+	hs := h.Seconds()
+	pos := s.cur.pos.Add(s.cur.vel.Scale(hs)).Add(s.cur.acc.Scale(hs * hs / 2))
+	if !inF32(pos) {
+		return
+	}
+	st.Stamp = wire.StampOf(now)
+	st.Pos = pos
+	vel := s.cur.vel.Add(s.cur.acc.Scale(hs))
+	if v, _ := clampVec(vel, false); v.Finite() {
+		st.Vel = v
+	}
+	if s.cur.turn != 0 {
+		st.Rot = geom.AxisAngle(s.d.up, s.cur.turn*hs).Mul(s.cur.rot).Normalized()
+	}
 }
 
 // inF32 reports whether every component of v is finite and fits a float32.
