@@ -109,13 +109,22 @@ type Config struct {
 	MoveSlack float64
 	// MoveSlack2D is MoveSlack for 2D states, in pixels. Default 32.
 	MoveSlack2D float64
-	// StampGapAllowance caps how much longer than the arrival gap the
-	// sender's own stamp gap may count (so states bunched by a network
-	// stall pass, while forged stamps buy at most this). Default 250 ms.
+	// StampGapAllowance is how far a player's stamps may run ahead of real
+	// (arrival) time in the move check: one bucket per player, refilled by
+	// real time and drained by stamp gaps, so states bunched by a network
+	// stall pass while forged stamps buy at most this, once. Default 250 ms.
 	StampGapAllowance time.Duration
 	// TeleportEvery is the shortest time between two states flagged
 	// wire.FlagTeleport (respawns skip the move check). Default 1 s.
 	TeleportEvery time.Duration
+	// WorldBounds, when positive, is the largest absolute value of each
+	// coordinate of a 3D state, in units: a state outside is refused, even
+	// the first after a join and even one flagged as a teleport. Default 0:
+	// no bounds.
+	WorldBounds float64
+	// WorldBounds2D is WorldBounds for 2D states, in pixels. Default 0: no
+	// bounds.
+	WorldBounds2D float64
 
 	// ControlRate is the control message rate limit per player, in
 	// messages per second (pings included). Default 20.
@@ -211,6 +220,8 @@ func (c *Config) Validate() error {
 			d.TopSpeed, d.SpeedFactor, d.MoveSlack)
 	case d.TopSpeed2D <= 0 || d.MoveSlack2D < 0:
 		return bad("TopSpeed2D %v, MoveSlack2D %v: need positive, not negative", d.TopSpeed2D, d.MoveSlack2D)
+	case d.WorldBounds < 0 || d.WorldBounds2D < 0:
+		return bad("negative WorldBounds %v or WorldBounds2D %v", d.WorldBounds, d.WorldBounds2D)
 	case d.StampGapAllowance < 0 || d.TeleportEvery < 0:
 		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:

@@ -32,7 +32,10 @@
 //
 // Each state goes through one path (relay.go), which does not allocate:
 // rate limit (SendRate x RateFactor, RateBurst), decode, sequence must be
-// newer, speed and move checks (Config.TopSpeed...), re-stamp onto the server
+// newer, world bounds (Config.WorldBounds, off by default), speed and move
+// checks (Config.TopSpeed...; the stamp allowance is one bucket per player
+// refilled by real time, and the last accepted position outlives a
+// reconnect or a leave and rejoin), re-stamp onto the server
 // clock with the player's clock.Restamper, keep a copy (LastState), then
 // send to every other connected player, except pairs that both reported a
 // direct link (protocol.DirectLink). The relayed frame carries the sender's

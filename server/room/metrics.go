@@ -20,11 +20,12 @@ const (
 	RejectUnknownType               // control type unknown
 	RejectBadRequest                // control body invalid, or not allowed now
 	RejectVersion                   // control frame of another protocol version
+	RejectBounds                    // state outside Config.WorldBounds
 	numRejects
 )
 
 var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
-	"control_rate", "unknown_type", "bad_request", "version"}
+	"control_rate", "unknown_type", "bad_request", "version", "bounds"}
 
 // String returns the reason's snake_case name (a metrics label).
 func (r Reject) String() string {
@@ -59,7 +60,7 @@ func (r Reject) code() protocol.Code {
 	switch r {
 	case RejectRate, RejectControlRate:
 		return protocol.CodeRateLimited
-	case RejectSpeed, RejectTeleport:
+	case RejectSpeed, RejectTeleport, RejectBounds:
 		return protocol.CodeImplausible
 	}
 	return protocol.CodeBadFrame

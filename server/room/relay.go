@@ -2,6 +2,7 @@ package room
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -68,23 +69,30 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
+	if r.outOfBounds(&st) {
+		r.reject(now, s, RejectBounds, nil)
+		return
+	}
+	checkedAt, jumped := now, false
 	if !r.cfg.NoMotionChecks {
-		if why := r.checkMotion(now, s, &st); why != numRejects {
+		var why Reject
+		if why, checkedAt, jumped = r.checkMotion(now, s, &st); why != numRejects {
 			r.reject(now, s, why, nil)
 			return
 		}
 	}
 
+	mo := &s.mo
+	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
+	if jumped {
+		mo.teleportAt, mo.teleported = now, true
+	}
 	at := s.rs.Restamp(st.Stamp, now)
 	stamp := wire.StampOf(at)
 	s.n = copy(s.buf[:], frame)
 	out := s.buf[:s.n]
 	_ = wire.PatchState(out, uint8(s.slot), stamp) // cannot fail: out decoded above
-	s.lastStamp = st.Stamp
 	st.Stamp, st.Slot = stamp, uint8(s.slot)
-	if st.Flags&wire.FlagTeleport != 0 {
-		s.teleportAt, s.teleported = now, true
-	}
 	s.last, s.lastArrival, s.has = st, now, true
 	s.accepted++
 	if s.accepted%offsetSampleEvery == 1 {
@@ -102,39 +110,59 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 	r.m.StatesRelayed(n)
 }
 
-// checkMotion returns why st is implausible after s's last state, or
-// numRejects when it is fine. Speed: the reported velocity may not exceed
-// SpeedFactor x TopSpeed (TopSpeed2D for 2D states). Teleport: the distance
-// from the last accepted position may not exceed that speed times the gap,
-// plus MoveSlack (MoveSlack2D); the gap
-// is the arrival gap, or the sender's stamp gap when longer (states
-// bunched by a stall) but by at most StampGapAllowance more. A state flagged
-// wire.FlagTeleport skips the distance test, once per TeleportEvery.
-func (r *Room) checkMotion(now time.Duration, s *seat, st *wire.State) Reject {
+// outOfBounds reports whether st lies outside Config.WorldBounds (or
+// WorldBounds2D), when set.
+func (r *Room) outOfBounds(st *wire.State) bool {
+	b := r.cfg.WorldBounds
+	if st.Dim2D {
+		b = r.cfg.WorldBounds2D
+	}
+	return b > 0 && (math.Abs(st.Pos.X) > b || math.Abs(st.Pos.Y) > b || math.Abs(st.Pos.Z) > b)
+}
+
+// checkMotion returns why st is implausible after s's last accepted state
+// (numRejects when it is fine), the time the checks count it at (track.at),
+// and whether it is an allowed FlagTeleport jump.
+//
+// Speed: the reported velocity may not exceed SpeedFactor x TopSpeed
+// (TopSpeed2D for 2D states). Distance: the move from the last accepted
+// position, kept across reconnects, may not exceed that speed times the
+// gap, plus MoveSlack (MoveSlack2D). The gap is the sender's stamp gap,
+// drawn from one allowance bucket per player: the stamps may run at most
+// StampGapAllowance ahead of real (arrival) time, so states bunched by a
+// stall pass (their stamps catch up with the time the stall took), while
+// forged stamps buy StampGapAllowance once rather than per state. The first
+// state on a new connection has no comparable stamp: its gap is the time
+// since the last accepted state plus the allowance. A state flagged
+// wire.FlagTeleport may move any distance, once per TeleportEvery; one that
+// moves no farther than allowed (a heartbeat of the respawn) does not count.
+func (r *Room) checkMotion(now time.Duration, s *seat, st *wire.State) (why Reject, at time.Duration, jumped bool) {
 	top, slack := r.cfg.TopSpeed, r.cfg.MoveSlack
 	if st.Dim2D {
 		top, slack = r.cfg.TopSpeed2D, r.cfg.MoveSlack2D
 	}
 	limit := r.cfg.SpeedFactor * top
 	if v := st.Vel; v.Dot(v) > limit*limit {
-		return RejectSpeed
+		return RejectSpeed, 0, false
 	}
-	if st.Flags&wire.FlagTeleport != 0 {
-		if s.teleported && now-s.teleportAt < r.cfg.TeleportEvery {
-			return RejectTeleport
-		}
-		return numRejects
+	mo := &s.mo
+	if !mo.ok {
+		return numRejects, now, false // the first state in this room: nothing to compare with
 	}
-	if !s.has {
-		return numRejects
+	headroom := now + r.cfg.StampGapAllowance - mo.at // >= 0: mo.at is at most the allowance past its arrival
+	gap, at := headroom, now
+	if mo.stamped {
+		gap = min(max(0, st.Stamp.Sub(mo.stamp)), headroom)
+		at = mo.at + gap
 	}
-	arrival := now - s.lastArrival
-	gap := max(arrival, min(st.Stamp.Sub(s.lastStamp), arrival+r.cfg.StampGapAllowance))
 	allowed := limit*gap.Seconds() + slack
-	if d := st.Pos.Sub(s.last.Pos); d.Dot(d) > allowed*allowed {
-		return RejectTeleport
+	if d := st.Pos.Sub(mo.pos); d.Dot(d) <= allowed*allowed {
+		return numRejects, at, false
 	}
-	return numRejects
+	if st.Flags&wire.FlagTeleport == 0 || (mo.teleported && now-mo.teleportAt < r.cfg.TeleportEvery) {
+		return RejectTeleport, 0, false
+	}
+	return numRejects, at, true
 }
 
 // reject counts a refused frame, tells the player (at most every
@@ -152,7 +180,7 @@ func (r *Room) reject(now time.Duration, s *seat, why Reject, err error) {
 		return
 	}
 	switch why {
-	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport:
+	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds:
 		if s.errAt != 0 && now-s.errAt < errorEvery {
 			return
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/analytics"
@@ -61,15 +62,32 @@ type seat struct {
 	abuse       float64
 	abuseAt     time.Duration
 	errAt       time.Duration // last Error sent about a rejected state
-	has         bool          // last is set
+	has         bool          // last is set (on this connection)
 	last        wire.State    // last accepted state, re-stamped and with our slot
-	lastStamp   wire.Stamp    // its stamp as sent
 	lastArrival time.Duration
-	teleportAt  time.Duration
-	teleported  bool
+	mo          track  // what the motion checks know; outlives the connection
 	accepted    uint32 // states accepted (samples the offset metric)
 	n           int
 	buf         [wire.MaxStateSize]byte // last accepted state as relayed
+}
+
+// track is what the motion checks know of a player's last accepted state.
+// It survives a reconnect, and a leave and rejoin within the room's life
+// (Room.gone), so a new connection's first state is checked like any other.
+type track struct {
+	ok  bool      // a state was accepted: pos and at are set
+	pos geom.Vec3 // its position
+	// at is its sample time on the server clock as the checks count it:
+	// the previous one's plus the stamp gap, but never more than
+	// StampGapAllowance ahead of its arrival. The headroom now +
+	// StampGapAllowance - at is the stamp allowance bucket: real time
+	// refills it, stamp gaps drain it.
+	at         time.Duration
+	arrival    time.Duration // when it arrived
+	stamp      wire.Stamp    // its stamp as sent
+	stamped    bool          // stamp is on the current connection's clock
+	teleportAt time.Duration // last accepted FlagTeleport jump
+	teleported bool
 }
 
 // entrant is a participant's record in a round; it outlives a seat that
@@ -115,6 +133,8 @@ type Room struct {
 	drainEnd time.Duration
 	closed   bool
 
+	gone map[string]track // by user: players who gave up their seat
+
 	rev   uint64
 	dirty bool
 	out   []byte // scratch for encoding control frames
@@ -134,6 +154,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		seats:    make([]*seat, c.MaxPlayers),
 		byPeer:   make(map[Peer]*seat),
 		byUser:   make(map[string]*seat),
+		gone:     make(map[string]track),
 		host:     -1,
 		phase:    protocol.PhaseLobby,
 		phaseAt:  now,
@@ -255,6 +276,10 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, peer: p, joinedAt: now, rs: rs,
 			states:   bucket{tokens: r.cfg.RateBurst, at: now},
 			controls: bucket{tokens: r.cfg.ControlBurst, at: now}}
+		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
+			s.mo = mo
+			delete(r.gone, m.User)
+		}
 		r.seats[slot] = s
 		r.byUser[m.User] = s
 		r.count++
@@ -354,6 +379,7 @@ func (r *Room) free(now time.Duration, s *seat, reason string) {
 		s.peer = nil
 	}
 	r.clearLinks(s)
+	r.keepMotion(s)
 	r.seats[s.slot] = nil
 	delete(r.byUser, s.user)
 	r.count--
@@ -382,13 +408,39 @@ func (r *Room) electHost() {
 	}
 }
 
-// resetRelay forgets what the relay knew of a seat's connection.
+// resetRelay forgets what the relay knew of a seat's connection. The
+// motion checks keep the last accepted position (a reconnect must not
+// clear it), but not its stamp: a new connection may bring a new clock.
 func (r *Room) resetRelay(s *seat) {
 	s.rs.Reset()
 	s.has = false
 	s.n = 0
-	s.teleported = false
+	s.mo.stamped = false
 	r.clearLinks(s)
+}
+
+// maxGone bounds Room.gone: past it, the oldest entry is dropped (by then
+// the time since its last state allows nearly any move anyway).
+const maxGone = 4 * MaxSlots
+
+// keepMotion remembers the motion state of a seat being freed, so the same
+// user rejoining the room is checked from where they left.
+func (r *Room) keepMotion(s *seat) {
+	if !s.mo.ok {
+		return
+	}
+	if len(r.gone) >= maxGone {
+		oldest, at := "", time.Duration(0)
+		for u, mo := range r.gone {
+			if oldest == "" || mo.arrival < at {
+				oldest, at = u, mo.arrival
+			}
+		}
+		delete(r.gone, oldest)
+	}
+	mo := s.mo
+	mo.stamped = false
+	r.gone[s.user] = mo
 }
 
 // clearLinks forgets every direct link of s, in both directions.

@@ -1,0 +1,265 @@
+package room
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// TestForgedStampsCannotBuySpeed replays the attack that moved a player at
+// 4000 m/s against a 200 m/s limit: 80 states a second (under the rate
+// limit), each stamped 260 ms after the one before (just over the old
+// per-state allowance) and 50 m further on, with a modest reported speed.
+// The stamp allowance is one bucket refilled by real time, so the forged
+// stamps buy at most StampGapAllowance once, and the player is kicked.
+func TestForgedStampsCannotBuySpeed(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, slotA := h.join("a")
+	b, _ := h.join("b")
+	b.Take()
+	stamp := time.Minute
+	var far float64 // farthest position relayed
+	for i := 0; i < 3*80 && !a.Closed; i++ {
+		h.now += time.Second / 80
+		stamp += 260 * time.Millisecond
+		h.r.HandleFrame(h.now, a, stateFrame(t, i, stamp, geom.Vec3{X: 50 * float64(i)}, geom.Vec3{X: 150}, 0))
+		for _, s := range States(b.Take()) {
+			far = max(far, s.Pos.X)
+		}
+	}
+	assert.Positive(t, h.metrics.rejected[RejectTeleport], "forged stamps are caught")
+	assert.True(t, a.Closed, "and the forger is disconnected")
+	assert.Equal(t, protocol.CodeImplausible, a.CloseCode)
+	// What slipped through before the kick is bounded by the speed limit
+	// over the time, the allowance once, and the slack per state.
+	limit := DefaultSpeedFactor * DefaultTopSpeed
+	assert.Less(t, far, limit*(3+DefaultStampGapAllowance.Seconds())+3*80*DefaultMoveSlack,
+		"relayed positions stay within what the limit allows (slot %d)", slotA)
+}
+
+// honestRun is an honest player's traffic for TestHonestPlayPasses.
+type honestRun struct {
+	name   string
+	dur    time.Duration // true time the player plays
+	speed  float64       // along x, m/s
+	render time.Duration // render frame time: one Poll, and one state sent, per frame
+	physEv int           // a new sample every physEv render frames (others heartbeat)
+	hitch  time.Duration // every hitchEvery frames, a frame takes this long instead
+	every  int
+	delay  time.Duration // one-way delay, plus up to jitter
+	jitter time.Duration
+	drift  float64       // sender clock rate error (1e-4 = 100 ppm fast)
+	stall  time.Duration // at dur/2, nothing arrives for this long, then all at once
+}
+
+// TestHonestPlayPasses runs honest players near the speed limit through
+// jitter, frame hitches, slow physics, clock drift and network stalls:
+// not one state may be refused.
+func TestHonestPlayPasses(t *testing.T) {
+	const tick = time.Second / 60
+	limit := DefaultSpeedFactor * DefaultTopSpeed
+	runs := []honestRun{
+		{name: "steady 60 Hz", dur: 20 * time.Second, speed: 0.99 * limit, render: tick, physEv: 1},
+		{name: "jitter 0-200 ms", dur: 60 * time.Second, speed: 0.99 * limit, render: tick, physEv: 1,
+			delay: 20 * time.Millisecond, jitter: 200 * time.Millisecond},
+		{name: "30 fps with 150 ms hitches", dur: 60 * time.Second, speed: 0.99 * limit, render: 2 * tick, physEv: 1,
+			hitch: 150 * time.Millisecond, every: 45, delay: 30 * time.Millisecond, jitter: 40 * time.Millisecond},
+		{name: "30 Hz physics, 60 Hz sends (heartbeats)", dur: 30 * time.Second, speed: 0.99 * limit, render: tick,
+			physEv: 2, delay: 30 * time.Millisecond, jitter: 30 * time.Millisecond},
+		{name: "fast clock 500 ppm for 20 min", dur: 20 * time.Minute, speed: 0.99 * limit, render: tick, physEv: 1,
+			drift: 5e-4, delay: 30 * time.Millisecond, jitter: 50 * time.Millisecond},
+		{name: "slow clock 500 ppm for 20 min", dur: 20 * time.Minute, speed: 0.9 * limit, render: tick, physEv: 1,
+			drift: -5e-4, delay: 30 * time.Millisecond, jitter: 50 * time.Millisecond},
+		{name: "2 s network stall", dur: 20 * time.Second, speed: 0.99 * limit, render: tick, physEv: 1,
+			delay: 30 * time.Millisecond, jitter: 20 * time.Millisecond, stall: 2 * time.Second},
+	}
+	for _, run := range runs {
+		t.Run(run.name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.RateBurst = 1000 // a stall delivers seconds of states at once; the rate limit is not under test
+			cfg.SeatHold = time.Hour
+			h := newHarness(t, cfg)
+			a, _ := h.join("a")
+			b, _ := h.join("b")
+			rng := rand.New(rand.NewPCG(1, 2))
+			origin := h.now + time.Second // true time 0 on the server clock
+			var (
+				sent, lastArr time.Duration
+				sampleAt      time.Duration // true time of the newest sample
+				frame         int
+			)
+			for seq := 0; sent < run.dur; seq++ {
+				frame++
+				step := run.render
+				if run.every > 0 && frame%run.every == 0 {
+					step = run.hitch
+				}
+				sent += step
+				if frame%run.physEv == 0 {
+					sampleAt = sent
+				}
+				stamp := time.Duration(float64(sampleAt) * (1 + run.drift))
+				arr := sent + run.delay
+				if run.jitter > 0 {
+					arr += time.Duration(rng.Int64N(int64(run.jitter)))
+				}
+				if half := run.dur / 2; run.stall > 0 && sent >= half && sent < half+run.stall {
+					arr = max(arr, half+run.stall)
+				}
+				arr = max(arr, lastArr) // one TCP stream: in order
+				lastArr = arr
+				h.now = origin + arr
+				frameB := stateFrame(t, seq, stamp, geom.Vec3{X: run.speed * sampleAt.Seconds()}, geom.Vec3{X: run.speed}, 0)
+				h.r.HandleFrame(h.now, a, frameB)
+				if seq%256 == 0 {
+					b.Take()
+					a.Take()
+				}
+			}
+			assert.Empty(t, nonZero(h.metrics.rejected), "no honest state is refused")
+			assert.False(t, a.Closed)
+		})
+	}
+}
+
+func nonZero(m map[Reject]int) map[Reject]int {
+	out := map[Reject]int{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestReconnectKeepsLastPosition replays the jump-reconnect-jump attack:
+// a jump of 1e6 m is refused, and the first state after a reconnect (or a
+// leave and rejoin) is checked against the last accepted position, with
+// the time since that state as the allowance.
+func TestReconnectKeepsLastPosition(t *testing.T) {
+	const tick = time.Second / 60
+	far := geom.Vec3{X: 1e6}
+	for _, how := range []string{"reconnect", "leave and rejoin", "kicked and rejoin"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHarness(t, testConfig())
+			a, _ := h.join("a")
+			b, _ := h.join("b")
+			seq := 0
+			send := func(p *MemPeer, pos geom.Vec3, flags wire.Flags) {
+				h.now += tick
+				h.r.HandleFrame(h.now, p, stateFrame(t, seq, h.now, pos, geom.Vec3{}, flags))
+				seq++
+			}
+			for range 10 {
+				send(a, geom.Vec3{}, 0)
+			}
+			send(a, far, 0)
+			require.Equal(t, 1, h.metrics.rejected[RejectTeleport], "the jump is refused")
+			switch how {
+			case "reconnect":
+				h.r.Disconnect(h.now, a)
+			case "leave and rejoin":
+				h.r.Leave(h.now, a)
+			case "kicked and rejoin":
+				for !a.Closed {
+					send(a, far, 0)
+				}
+			}
+			h.now += 2 * time.Second
+			a2 := &MemPeer{}
+			_, err := h.r.Join(h.now, a2, Member{User: "a"})
+			require.NoError(t, err)
+			b.Take()
+			seq = 0 // a new client process starts its sequence again
+			rejected := h.metrics.rejected[RejectTeleport]
+			send(a2, far, 0)
+			assert.Equal(t, rejected+1, h.metrics.rejected[RejectTeleport], "the jump after the %s is refused", how)
+			assert.Empty(t, States(b.Take()), "and not relayed")
+
+			// An honest return: where the player was, or as far as the
+			// limit allows since the last accepted state.
+			send(a2, geom.Vec3{X: 300}, 0)
+			assert.Len(t, States(b.Take()), 1, "a move within the limit since the last accepted state passes")
+		})
+	}
+}
+
+// TestTeleportFlagAfterReconnect checks that a respawn (FlagTeleport) is
+// still allowed after a reconnect, and that its heartbeats (same sample,
+// new sequence number) are not taken for a second teleport.
+func TestTeleportFlagAfterReconnect(t *testing.T) {
+	const tick = time.Second / 60
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.r.HandleFrame(h.now, a, stateFrame(t, 0, h.now, geom.Vec3{}, geom.Vec3{}, 0))
+	h.now += 5 * time.Second
+	h.r.Disconnect(h.now, a)
+	a2 := &MemPeer{}
+	_, err := h.r.Join(h.now, a2, Member{User: "a"})
+	require.NoError(t, err)
+	b.Take()
+	stamp := h.now
+	for i := range 5 { // the respawn sample, then heartbeats of it
+		h.now += tick
+		h.r.HandleFrame(h.now, a2, stateFrame(t, i, stamp, geom.Vec3{X: 1e5}, geom.Vec3{}, wire.FlagTeleport))
+	}
+	assert.Empty(t, nonZero(h.metrics.rejected))
+	assert.Len(t, States(b.Take()), 5)
+}
+
+// TestWorldBounds checks the optional bounds: a state outside is refused,
+// even the first one after a join and even one flagged as a teleport.
+func TestWorldBounds(t *testing.T) {
+	cases := []struct {
+		name   string
+		cfg    func(*Config)
+		pos    geom.Vec3
+		dim2D  bool
+		flags  wire.Flags
+		refuse bool
+	}{
+		{name: "off by default", pos: geom.Vec3{X: 1e30}},
+		{name: "inside", cfg: func(c *Config) { c.WorldBounds = 1000 }, pos: geom.Vec3{X: 999, Y: -999, Z: 1000}},
+		{name: "outside on x", cfg: func(c *Config) { c.WorldBounds = 1000 }, pos: geom.Vec3{X: 1001}, refuse: true},
+		{name: "outside on -z", cfg: func(c *Config) { c.WorldBounds = 1000 }, pos: geom.Vec3{Z: -1e6}, refuse: true},
+		{name: "teleport flag does not help", cfg: func(c *Config) { c.WorldBounds = 1000 }, pos: geom.Vec3{Y: 5000},
+			flags: wire.FlagTeleport, refuse: true},
+		{name: "2D bounds in pixels", cfg: func(c *Config) { c.WorldBounds = 10; c.WorldBounds2D = 5000 },
+			pos: geom.Vec3{X: 4000}, dim2D: true},
+		{name: "2D outside", cfg: func(c *Config) { c.WorldBounds2D = 5000 }, pos: geom.Vec3{X: -6000}, dim2D: true,
+			refuse: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			if tc.cfg != nil {
+				tc.cfg(cfg)
+			}
+			h := newHarness(t, cfg)
+			a, _ := h.join("a")
+			b, _ := h.join("b")
+			b.Take()
+			f := stateFrame(t, 0, h.now, tc.pos, geom.Vec3{}, tc.flags)
+			if tc.dim2D {
+				f = stateFrame2D(t, 0, h.now, tc.pos.X, 0, tc.flags)
+			}
+			h.r.HandleFrame(h.now, a, f) // the first state after the join
+			if tc.refuse {
+				assert.Equal(t, 1, h.metrics.rejected[RejectBounds])
+				assert.Empty(t, States(b.Take()))
+				return
+			}
+			assert.Empty(t, nonZero(h.metrics.rejected))
+			assert.Len(t, States(b.Take()), 1)
+		})
+	}
+	assert.ErrorIs(t, (&Config{WorldBounds: -1}).Validate(), ErrInvalidConfig)
+}
