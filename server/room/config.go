@@ -13,6 +13,7 @@ const (
 	DefaultMaxPlayers       = 16
 	DefaultMinPlayers       = 1
 	DefaultSeatHold         = 20 * time.Second
+	DefaultEmptyHold        = 5 * time.Second
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultCountdown        = 3 * time.Second
 	DefaultRoundLimit       = 3 * time.Minute
@@ -64,6 +65,11 @@ type Config struct {
 	// SeatHold is how long a disconnected player's seat is kept for a
 	// reconnect. Default 20 s.
 	SeatHold time.Duration
+	// EmptyHold is how long a room lasts once nobody is connected (every
+	// seat only held): shorter than SeatHold, so rooms opened and abandoned
+	// in bulk do not fill the server. When it runs out, every held seat is
+	// freed and the room closes. Default 5 s.
+	EmptyHold time.Duration
 	// HandshakeTimeout is how long the start handshake waits for every
 	// player to report in position. Default 10 s.
 	HandshakeTimeout time.Duration
@@ -155,6 +161,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.MaxPlayers, DefaultMaxPlayers)
 	setDefault(&d.MinPlayers, DefaultMinPlayers)
 	setDefault(&d.SeatHold, DefaultSeatHold)
+	setDefault(&d.EmptyHold, DefaultEmptyHold)
 	setDefault(&d.HandshakeTimeout, DefaultHandshakeTimeout)
 	setDefault(&d.Countdown, DefaultCountdown)
 	setDefault(&d.RoundLimit, DefaultRoundLimit)
@@ -200,9 +207,9 @@ func (c *Config) Validate() error {
 		return bad("MaxPlayers %d outside 1..%d", d.MaxPlayers, MaxSlots)
 	case d.MinPlayers < 1 || d.MinPlayers > d.MaxPlayers:
 		return bad("MinPlayers %d outside 1..MaxPlayers (%d)", d.MinPlayers, d.MaxPlayers)
-	case d.SeatHold < 0 || d.HandshakeTimeout < 0 || d.Countdown < 0 || d.ResultsFor < 0:
-		return bad("negative duration (SeatHold %v, HandshakeTimeout %v, Countdown %v, ResultsFor %v)",
-			d.SeatHold, d.HandshakeTimeout, d.Countdown, d.ResultsFor)
+	case d.SeatHold < 0 || d.EmptyHold < 0 || d.HandshakeTimeout < 0 || d.Countdown < 0 || d.ResultsFor < 0:
+		return bad("negative duration (SeatHold %v, EmptyHold %v, HandshakeTimeout %v, Countdown %v, ResultsFor %v)",
+			d.SeatHold, d.EmptyHold, d.HandshakeTimeout, d.Countdown, d.ResultsFor)
 	case d.MinRoundLimit > d.MaxRoundLimit:
 		return bad("MinRoundLimit %v above MaxRoundLimit %v", d.MinRoundLimit, d.MaxRoundLimit)
 	case d.RoundLimit < d.MinRoundLimit || d.RoundLimit > d.MaxRoundLimit:

@@ -133,7 +133,8 @@ type Room struct {
 	drainEnd time.Duration
 	closed   bool
 
-	gone map[string]track // by user: players who gave up their seat
+	gone    map[string]track // by user: players who gave up their seat
+	emptyAt time.Duration    // when the last connection went, while seats are only held
 
 	rev   uint64
 	dirty bool
@@ -329,6 +330,7 @@ func (r *Room) Disconnect(now time.Duration, p Peer) {
 	delete(r.byPeer, p)
 	s.peer = nil
 	s.heldUntil = now + r.cfg.SeatHold
+	r.noteEmpty(now)
 	r.clearLinks(s)
 	r.dirty = true
 	r.hooks.Log.Debug("disconnected", "slot", s.slot, "user", s.user)
@@ -377,6 +379,7 @@ func (r *Room) free(now time.Duration, s *seat, reason string) {
 	if s.peer != nil {
 		delete(r.byPeer, s.peer)
 		s.peer = nil
+		r.noteEmpty(now)
 	}
 	r.clearLinks(s)
 	r.keepMotion(s)
@@ -386,12 +389,21 @@ func (r *Room) free(now time.Duration, s *seat, reason string) {
 	r.dirty = true
 	r.hooks.Log.Debug("seat freed", "slot", s.slot, "user", s.user, "reason", reason)
 	r.electHost()
+	r.progress(now) // even in an emptied room: a round it ran ends with its results
 	if r.count == 0 {
 		r.markClosed()
-		return
 	}
-	r.progress(now)
 }
+
+// noteEmpty starts the EmptyHold clock when the last connection is gone.
+func (r *Room) noteEmpty(now time.Duration) {
+	if len(r.byPeer) == 0 {
+		r.emptyAt = now
+	}
+}
+
+// abandoned reports whether seats are taken but nobody is connected.
+func (r *Room) abandoned() bool { return r.count > 0 && len(r.byPeer) == 0 }
 
 // electHost makes the longest-present player the host.
 func (r *Room) electHost() {

@@ -454,3 +454,61 @@ func TestErrorsAreProtocolErrors(t *testing.T) {
 	require.True(t, errors.As(err, &pe))
 	assert.Equal(t, "room_full", pe.Name)
 }
+
+// TestRoomWithoutPeopleExpires replays the empty-room attack: create a room
+// and drop the connection, again and again. A room whose every seat is only
+// held closes after EmptyHold, not after the longer SeatHold; a room with
+// anyone connected keeps its held seats for the full SeatHold.
+func TestRoomWithoutPeopleExpires(t *testing.T) {
+	t.Run("creator drops", func(t *testing.T) {
+		h := newHarness(t, testConfig())
+		a, _ := h.join("a")
+		h.r.Disconnect(h.now, a)
+		at, ok := h.r.Next()
+		require.True(t, ok)
+		assert.Equal(t, h.now+DefaultEmptyHold, at, "the room asks to be ticked when the empty hold runs out")
+		h.advance(DefaultEmptyHold - time.Millisecond)
+		assert.False(t, h.r.Closed(), "a quick reconnect still finds the room")
+		h.advance(time.Millisecond)
+		assert.True(t, h.r.Closed(), "nobody connected for EmptyHold: the room closes")
+	})
+	t.Run("reconnect in time keeps it", func(t *testing.T) {
+		h := newHarness(t, testConfig())
+		a, _ := h.join("a")
+		h.r.Disconnect(h.now, a)
+		h.advance(DefaultEmptyHold / 2)
+		_, err := h.r.Join(h.now, &MemPeer{}, Member{User: "a"})
+		require.NoError(t, err)
+		h.advance(time.Minute)
+		assert.False(t, h.r.Closed())
+	})
+	t.Run("last connected player leaves, others held", func(t *testing.T) {
+		cfg := testConfig()
+		cfg.EmptyHold = 2 * time.Second
+		h := newHarness(t, cfg)
+		a, _ := h.join("a")
+		b, _ := h.join("b")
+		c, _ := h.join("c")
+		h.r.Disconnect(h.now, a)
+		h.r.Disconnect(h.now, b)
+		h.advance(10 * time.Second)
+		assert.Equal(t, 3, h.r.Players(), "someone is connected: held seats keep the full SeatHold")
+		h.r.Leave(h.now, c)
+		h.advance(2 * time.Second)
+		assert.True(t, h.r.Closed(), "only held seats left: closed after EmptyHold")
+	})
+	t.Run("mid-round the results are still recorded", func(t *testing.T) {
+		h := newHarness(t, testConfig())
+		a, _ := h.join("a")
+		h.readyAll(a)
+		h.send(a, &protocol.Start{})
+		h.send(a, &protocol.InPosition{})
+		h.advance(4 * time.Second)
+		require.Equal(t, protocol.PhasePlaying, h.r.Phase())
+		h.r.Disconnect(h.now, a)
+		h.advance(DefaultEmptyHold)
+		assert.True(t, h.r.Closed())
+		require.Len(t, h.results, 1, "the round ends with results")
+		assert.Equal(t, protocol.StatusDNF, h.results[0].Players[0].Status)
+	})
+}

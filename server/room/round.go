@@ -9,7 +9,8 @@ import (
 	"github.com/nearzero/nearzero/server/analytics"
 )
 
-// Tick advances the room's timers to now: expired seat holds, the
+// Tick advances the room's timers to now: expired seat holds, a room
+// nobody is connected to (EmptyHold), the
 // handshake time-out, the countdown, the time warning and limit, and the
 // end of the results. Call it at Next (or later; overdue steps run in time
 // order, each at its scheduled time).
@@ -40,6 +41,9 @@ func (r *Room) Next() (at time.Duration, ok bool) {
 			consider(s.heldUntil)
 		}
 	}
+	if r.abandoned() {
+		consider(r.emptyAt + r.cfg.EmptyHold)
+	}
 	switch r.phase {
 	case protocol.PhaseHandshake, protocol.PhaseResults:
 		consider(r.deadline)
@@ -56,6 +60,14 @@ func (r *Room) Next() (at time.Duration, ok bool) {
 
 // step runs whatever is due at exactly time at.
 func (r *Room) step(at time.Duration) {
+	if r.abandoned() && r.emptyAt+r.cfg.EmptyHold <= at {
+		for _, s := range r.seats {
+			if s != nil {
+				r.free(at, s, "room empty")
+			}
+		}
+		return // closed
+	}
 	for _, s := range r.seats {
 		if s != nil && s.peer == nil && s.heldUntil <= at {
 			r.free(at, s, "seat hold expired")
