@@ -26,7 +26,7 @@ func BenchmarkRelayToQueues(b *testing.B) {
 			var err error
 			s.m, err = newTestMetrics()
 			require.NoError(b, err)
-			h, err := s.newHost("ABCDEF")
+			h, err := s.newHost("ABCDEF", "127.0.0.1")
 			require.NoError(b, err)
 			conns := make([]*conn, players)
 			frames := make([][]byte, players)
@@ -60,7 +60,7 @@ func BenchmarkRelayToQueues(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			h.stopTimer()
+			h.stop(0)
 			require.InDelta(b, float64(b.N*(players-1)), testutil.ToFloat64(s.m.RelayedTotal), 0, "every state relayed")
 			b.ReportMetric(float64(b.N*(players-1))/b.Elapsed().Seconds(), "relayed/s")
 		})

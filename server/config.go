@@ -19,6 +19,15 @@ const (
 	DefaultWriteTimeout = 10 * time.Second
 	DefaultStateQueue   = 256
 	DefaultControlQueue = 256
+	// Per-address limits (see Config). An address is the client's IP
+	// (its /64 for IPv6).
+	DefaultMaxConnsPerAddr  = 32
+	DefaultMaxRoomsPerAddr  = 8
+	DefaultNewIdentityRate  = 0.2 // one new identity per 5 s per address...
+	DefaultNewIdentityBurst = 20  // ...after 20 at once (a LAN party's first launch)
+	DefaultJoinFailRate     = 0.5 // one failed join per 2 s per address...
+	DefaultJoinFailBurst    = 10  // ...after 10 typos at once
+	DefaultIdleTimeout      = 30 * time.Second
 	// DefaultMaxMessage is the largest message read: one control frame
 	// with the largest body.
 	DefaultMaxMessage = wire.ControlHeaderSize + wire.MaxControlBody
@@ -67,6 +76,32 @@ type Config struct {
 	// or no Origin header (native clients) only. Allowing others opens
 	// the server to cross-site use.
 	OriginPatterns []string
+
+	// MaxConnsPerAddr is the most open connections from one address
+	// (IP; /64 for IPv6); more are refused with HTTP 429 before the
+	// WebSocket upgrade. Default 32; negative means no limit.
+	MaxConnsPerAddr int
+	// MaxRoomsPerAddr is the most open rooms created from one address;
+	// one more create fails with CodeRateLimited. Default 8; negative
+	// means no limit.
+	MaxRoomsPerAddr int
+	// NewIdentityRate and NewIdentityBurst limit Hellos without a token
+	// (each mints an identity) per address: NewIdentityRate per second
+	// after a burst of NewIdentityBurst. Over it the connection is closed
+	// with CodeRateLimited; Hellos with a token are not limited. Defaults
+	// 0.2/s and 20; a negative rate means no limit.
+	NewIdentityRate  float64
+	NewIdentityBurst int
+	// JoinFailRate and JoinFailBurst limit failed joins (unknown codes)
+	// per address across all its connections, so that room codes cannot
+	// be guessed quickly: while an address has no failure left, every
+	// join from it is refused with CodeRateLimited. Defaults 0.5/s and
+	// 10; a negative rate means no limit.
+	JoinFailRate  float64
+	JoinFailBurst int
+	// IdleTimeout closes a connection from which no message arrived for
+	// this long (CodeTimeout). Clients ping every 2 s. Default 30 s.
+	IdleTimeout time.Duration
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -102,6 +137,27 @@ func (c *Config) withDefaults() Config {
 	if d.MaxMessage == 0 {
 		d.MaxMessage = DefaultMaxMessage
 	}
+	if d.MaxConnsPerAddr == 0 {
+		d.MaxConnsPerAddr = DefaultMaxConnsPerAddr
+	}
+	if d.MaxRoomsPerAddr == 0 {
+		d.MaxRoomsPerAddr = DefaultMaxRoomsPerAddr
+	}
+	if d.NewIdentityRate == 0 {
+		d.NewIdentityRate = DefaultNewIdentityRate
+	}
+	if d.NewIdentityBurst == 0 {
+		d.NewIdentityBurst = DefaultNewIdentityBurst
+	}
+	if d.JoinFailRate == 0 {
+		d.JoinFailRate = DefaultJoinFailRate
+	}
+	if d.JoinFailBurst == 0 {
+		d.JoinFailBurst = DefaultJoinFailBurst
+	}
+	if d.IdleTimeout == 0 {
+		d.IdleTimeout = DefaultIdleTimeout
+	}
 	return d
 }
 
@@ -123,6 +179,10 @@ func (c *Config) Validate() error {
 		return bad("HelloTimeout %v and WriteTimeout %v must be positive", d.HelloTimeout, d.WriteTimeout)
 	case d.StateQueue < 1 || d.ControlQueue < 1:
 		return bad("StateQueue %d and ControlQueue %d must be at least 1", d.StateQueue, d.ControlQueue)
+	case d.NewIdentityBurst < 1 || d.JoinFailBurst < 1:
+		return bad("NewIdentityBurst %d and JoinFailBurst %d must be at least 1", d.NewIdentityBurst, d.JoinFailBurst)
+	case d.IdleTimeout <= 0:
+		return bad("IdleTimeout %v must be positive", d.IdleTimeout)
 	case d.MaxMessage < wire.MaxStateSize || d.MaxMessage < wire.ControlHeaderSize+1024:
 		return bad("MaxMessage %d below a state (%d) or a 1 KiB control frame", d.MaxMessage, wire.MaxStateSize)
 	}

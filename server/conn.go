@@ -38,18 +38,20 @@ type conn struct {
 	s          *Server
 	ws         *websocket.Conn
 	id         uint64
+	addr       string        // read-only: the client address per-address limits count by
 	log        *slog.Logger  // read-only after accept
 	helloBy    time.Duration // read-only: server time by which Hello must arrive
 	helloState atomic.Int32  // helloWaiting, helloTaken (by the reader) or helloLate (by the janitor)
 
-	user, name string   // reader; set by Hello
-	host       *host    // reader: the room this connection sits in
-	bucket     struct { // reader: control rate limit outside rooms
-		tokens float64
-		at     time.Duration
-	}
-	strikes int  // reader: refused messages outside rooms
-	counted bool // reader: counted in the players gauge
+	user, name string // reader; set by Hello
+	host       *host  // reader: the room this connection sits in
+	bucket     tokens // reader: control rate limit outside rooms
+	strikes    int    // reader: refused messages outside rooms
+	counted    bool   // reader: counted in the players gauge
+
+	pingMu     sync.Mutex
+	pingBucket tokens       // guarded by pingMu: ping and pong frames take from a control budget
+	lastRead   atomic.Int64 // server time the last message arrived (idle time-out)
 
 	qmu     sync.Mutex
 	ctl     [][]byte // reliable frames waiting
@@ -63,22 +65,54 @@ type conn struct {
 	done    chan struct{} // closed when the writer ends
 	writeAt atomic.Int64  // server time a write started; 0 when idle
 	forced  atomic.Bool   // the janitor cut the connection
+	idle    atomic.Bool   // the janitor closed the connection as idle
 }
 
 const slotSize = 1 + wire.MaxStateSize
 
 // serveWS is the /ws handler: one connection from accept to cleanup.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	addr := addrKey(r)
+	// Claim a place for the address before the upgrade, so that a flood
+	// of idle connections costs the server an HTTP answer each, no more.
+	s.mu.Lock()
+	if max := s.cfg.MaxConnsPerAddr; max > 0 && s.connsBy[addr] >= max {
+		s.mu.Unlock()
+		s.m.Limited(metrics.LimitConnsPerAddr)
+		s.log.Debug("too many connections from one address", "addr", addr, "max", max)
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("more than %d connections from your address", max), http.StatusTooManyRequests)
+		return
+	}
+	s.connsBy[addr]++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.connsBy[addr]--; s.connsBy[addr] <= 0 {
+			delete(s.connsBy, addr)
+		}
+		s.mu.Unlock()
+	}()
+
+	var c *conn
+	// The library answers pings itself; these hooks run on the reading
+	// goroutine before it does, so ping and pong frames can be counted
+	// against the same budget as control messages.
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns,
+		OnPingReceived: func(context.Context, []byte) bool { return c.controlFrame() },
+		OnPongReceived: func(context.Context, []byte) { c.controlFrame() }})
 	if err != nil {
 		s.log.Debug("websocket accept failed", "remote", r.RemoteAddr, "err", err)
 		return
 	}
 	ws.SetReadLimit(int64(s.cfg.MaxMessage))
-	c := &conn{s: s, ws: ws, id: s.nextConn.Add(1), wake: make(chan struct{}, 1), done: make(chan struct{}),
-		ring: make([]byte, s.cfg.StateQueue*slotSize), helloBy: s.now() + s.cfg.HelloTimeout}
+	now := s.now()
+	c = &conn{s: s, ws: ws, id: s.nextConn.Add(1), addr: addr, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		ring: make([]byte, s.cfg.StateQueue*slotSize), helloBy: now + s.cfg.HelloTimeout}
 	c.log = s.log.With("conn", c.id, "remote", r.RemoteAddr)
-	c.bucket.tokens, c.bucket.at = or(s.cfg.Room.ControlBurst, room.DefaultControlBurst), s.now()
+	c.bucket.reset(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
+	c.pingBucket.reset(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
+	c.lastRead.Store(int64(now))
 
 	s.mu.Lock()
 	if s.shut { // Shutdown may be waiting on connWG: do not add to it
@@ -150,6 +184,7 @@ func (c *conn) readLoop() error {
 		if err != nil {
 			return c.readErr(err)
 		}
+		c.lastRead.Store(int64(c.s.now()))
 		if typ != websocket.MessageBinary {
 			c.s.m.RejectedConn(metrics.ReasonTextFrame)
 			c.fail(protocol.Errorf(protocol.CodeBadFrame, "text messages are not part of the protocol; send binary frames"))
@@ -192,6 +227,31 @@ func (c *conn) readErr(err error) error {
 		c.closeWith(protocol.CodeTooBig, fmt.Sprintf("message over %d bytes", c.s.cfg.MaxMessage))
 	}
 	return err
+}
+
+// controlFrame takes a token from the connection's frame budget for a
+// WebSocket ping or pong and reports whether to answer. Frames are the
+// same cost to the server as control messages (a pong written for each
+// ping), so they get the control rate; a client that keeps exceeding it
+// is closed.
+func (c *conn) controlFrame() bool {
+	if c == nil {
+		return false
+	}
+	rc := &c.s.cfg.Room
+	rate, burst := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
+	c.pingMu.Lock()
+	ok := c.pingBucket.take(c.s.now(), rate, burst)
+	over := !ok && c.pingBucket.n < -burst
+	if !ok {
+		c.pingBucket.n-- // a debt: the flood has to stop to be forgiven
+	}
+	c.pingMu.Unlock()
+	if over {
+		c.s.m.Limited(metrics.LimitPingFrames)
+		c.closeWith(protocol.CodeRateLimited, fmt.Sprintf("more than %.0f ping frames per second", rate))
+	}
+	return ok
 }
 
 // handle dispatches one message.
@@ -253,15 +313,10 @@ func (c *conn) outside(now time.Duration, msg []byte) {
 	// with no burst must not mean a burst of zero.
 	rc := &c.s.cfg.Room
 	rate, burst := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
-	if now > c.bucket.at {
-		c.bucket.tokens = min(burst, c.bucket.tokens+rate*(now-c.bucket.at).Seconds())
-		c.bucket.at = now
-	}
-	if c.bucket.tokens < 1 {
+	if !c.bucket.take(now, rate, burst) {
 		c.strike(protocol.Errorf(protocol.CodeRateLimited, "more than %.0f messages per second", rate), protocol.CodeRateLimited)
 		return
 	}
-	c.bucket.tokens--
 	if wire.KindOf(msg) != wire.KindControl {
 		c.s.m.RejectedConn(metrics.ReasonNotInRoom)
 		c.strike(protocol.Errorf(protocol.CodeNotInRoom, "states need a room: create or join one first"), protocol.CodeBadFrame)
@@ -343,6 +398,14 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 		return
 	}
 	user, token := "", hello.Token
+	if token == "" && !c.s.newIDs.allow(c.addr, now) {
+		// Each tokenless hello mints an identity: limit them per address.
+		c.s.m.Limited(metrics.LimitNewIdentities)
+		c.s.connectionFailed("", "", protocol.CodeRateLimited)
+		c.fatal(protocol.Errorf(protocol.CodeRateLimited,
+			"too many new identities from your address; connect with your token, or try again later"))
+		return
+	}
 	if token != "" {
 		if user, err = c.s.issuer.Verify(token); err != nil {
 			c.s.m.RejectedConn(metrics.ReasonBadToken)
@@ -387,7 +450,8 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 		c.log.Info("session replaced", "user", user, "old", old.id)
 		old.closeWith(protocol.CodeSessionReplaced, "the same user connected again")
 	}
-	c.saveName()
+	// No user row is written here: a Hello is free to send, so rows are
+	// made when a result is first stored for the user.
 	rc := c.s.cfg.Room
 	c.sendMsg(&protocol.Welcome{User: user, Token: token, Name: name, ServerUS: protocol.US(now),
 		Protocol: wire.ProtocolVersion, Rules: wire.RulesVersion, Draining: draining,
@@ -407,9 +471,10 @@ func or[T comparable](v, d T) T {
 	return v
 }
 
+// saveName stores a renamed user's new name, if the user is stored.
 func (c *conn) saveName() {
 	user, name, at := c.user, c.name, c.s.wall(c.s.now())
-	c.s.save("user", func(ctx context.Context, st Storage) error { return st.SaveUser(ctx, user, name, at) })
+	c.s.save("rename", func(ctx context.Context, st Storage) error { return st.RenameUser(ctx, user, name, at) })
 }
 
 // setName validates and stores a new display name; it reports whether the
@@ -437,7 +502,7 @@ func (c *conn) setName(msg []byte) bool {
 }
 
 func (c *conn) create(m *protocol.Create) {
-	h, e := c.s.createRoom()
+	h, e := c.s.createRoom(c.addr)
 	if e != nil {
 		e.Request = protocol.TypeCreate
 		c.sendMsg(e)
@@ -453,13 +518,24 @@ func (c *conn) create(m *protocol.Create) {
 }
 
 func (c *conn) join(m *protocol.Join) {
+	now := c.s.now()
+	// An address that used up its failed joins is refused whatever the
+	// code, so that the answer tells a guesser nothing.
+	if !c.s.joinFails.ok(c.addr, now) {
+		c.s.m.Limited(metrics.LimitJoinFailures)
+		c.joinFailed("", protocol.Errorf(protocol.CodeRateLimited,
+			"too many failed joins from your address; check the code and try again in a few seconds"))
+		return
+	}
 	code, err := protocol.ParseRoomCode(m.Code)
 	if err != nil {
+		c.s.joinFails.spend(c.addr, now)
 		c.joinFailed("", protocol.Errorf(protocol.CodeRoomNotFound, "%q is not a room code or invite link", m.Code))
 		return
 	}
 	h := c.s.lookupRoom(code)
 	if h == nil {
+		c.s.joinFails.spend(c.addr, now)
 		c.joinFailed(code, protocol.Errorf(protocol.CodeRoomNotFound, "no room %s on this server (it may have closed)", code))
 		return
 	}
@@ -570,11 +646,15 @@ func (c *conn) signal() {
 	}
 }
 
-// check enforces the hello and write time-outs (janitor, s.mu held).
+// check enforces the hello, idle and write time-outs (janitor, s.mu held).
 func (c *conn) check(now time.Duration) {
 	if now > c.helloBy && c.helloState.CompareAndSwap(helloWaiting, helloLate) {
 		c.s.m.RejectedConn(metrics.ReasonHelloSlow)
 		c.fatal(protocol.Errorf(protocol.CodeTimeout, "no hello within %v", c.s.cfg.HelloTimeout))
+	}
+	if now-time.Duration(c.lastRead.Load()) > c.s.cfg.IdleTimeout && !c.idle.Swap(true) {
+		c.s.m.Limited(metrics.LimitIdle)
+		c.fatal(protocol.Errorf(protocol.CodeTimeout, "no message for %v", c.s.cfg.IdleTimeout))
 	}
 	if at := c.writeAt.Load(); at != 0 && now-time.Duration(at) > c.s.cfg.WriteTimeout && !c.forced.Swap(true) {
 		c.log.Info("write stalled: closing", "after", c.s.cfg.WriteTimeout)

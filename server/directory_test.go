@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -33,7 +34,7 @@ func TestCreateRoomClaimsCodesAtomically(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			h, e := s.createRoom()
+			h, e := s.createRoom(fmt.Sprintf("10.0.0.%d", i))
 			mu.Lock()
 			defer mu.Unlock()
 			if e != nil {

@@ -185,3 +185,42 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// A second SIGTERM cuts the drain short: the round that was running must
+// be on record as interrupted, with the players who were in it.
+func TestForcedStopRecordsInterruptedRound(t *testing.T) {
+	e := newEnv(t, nil)
+	ann, bob := e.dial("Ann", nil), e.dial("Bob", nil)
+	code := playing(t, ann, bob)
+	lobby := e.dial("Cid", nil)
+	_, err := lobby.Create(ctxT(t), nil)
+	require.NoError(t, err)
+
+	ctx, secondSignal := context.WithCancel(context.Background())
+	drained := make(chan error, 1)
+	go func() { drained <- e.s.Drain(ctx) }()
+	waitMsg[*protocol.Notice](ann, "server updating", func(n *protocol.Notice) bool {
+		return n.Kind == protocol.NoticeServerUpdating
+	})
+	secondSignal()
+	require.ErrorIs(t, <-drained, context.Canceled)
+	require.NoError(t, e.s.Shutdown(ctxT(t)))
+
+	rounds, err := e.store.Rounds(ctxT(t), code, 5)
+	require.NoError(t, err)
+	require.Len(t, rounds, 1, "the interrupted round is on record")
+	r := rounds[0]
+	assert.True(t, r.Interrupted)
+	assert.Equal(t, 1, r.Round)
+	assert.Positive(t, r.StartUS)
+	assert.GreaterOrEqual(t, r.EndUS, r.StartUS)
+	var users []string
+	for _, p := range r.Players {
+		users = append(users, p.User)
+		assert.Equal(t, protocol.StatusDNF, p.Status)
+	}
+	assert.ElementsMatch(t, []string{ann.User(), bob.User()}, users)
+	lobbyRounds, err := e.store.Rounds(ctxT(t), lobby.Room().Code, 5)
+	require.NoError(t, err)
+	assert.Empty(t, lobbyRounds, "a room in its lobby had no round to interrupt")
+}

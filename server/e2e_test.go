@@ -87,7 +87,7 @@ func TestJoinByCodeAndRelay(t *testing.T) {
 	code, body := e.get("/join/" + joined.Code)
 	assert.Equal(t, 200, code)
 	assert.Contains(t, body, joined.Code)
-	code, _ = e.get("/join/ZZZZZZ")
+	code, _ = e.get("/join/not-a-code")
 	assert.Equal(t, 404, code)
 }
 

@@ -43,6 +43,12 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return b.b.Write(p)
 }
 
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // events decodes the analytics lines written so far.
 func (b *syncBuffer) events(t *testing.T) []analytics.Event {
 	t.Helper()
@@ -91,6 +97,17 @@ func testServerConfig() *Config {
 
 func newEnv(t *testing.T, mutate func(*Config)) *env {
 	t.Helper()
+	return newEnvOpts(t, mutate, envOpts{})
+}
+
+// envOpts change what newEnvOpts wires in.
+type envOpts struct {
+	wrap func(Storage) Storage // wraps the in-memory store (faults, counts)
+	log  *slog.Logger
+}
+
+func newEnvOpts(t *testing.T, mutate func(*Config), o envOpts) *env {
+	t.Helper()
 	cfg := testServerConfig()
 	if mutate != nil {
 		mutate(cfg)
@@ -98,7 +115,11 @@ func newEnv(t *testing.T, mutate func(*Config)) *env {
 	st, err := store.Open(context.Background(), store.Memory)
 	require.NoError(t, err)
 	e := &env{t: t, store: st, events: &syncBuffer{}, reg: prometheus.NewRegistry()}
-	e.s, err = New(cfg, Deps{Store: st, Registry: e.reg, Analytics: e.events})
+	var storage Storage = st
+	if o.wrap != nil {
+		storage = o.wrap(st)
+	}
+	e.s, err = New(cfg, Deps{Store: storage, Registry: e.reg, Analytics: e.events, Log: o.log})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -1,12 +1,12 @@
 package server
 
 import (
-	"context"
 	"sync"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/metrics"
 	"github.com/nearzero/nearzero/server/room"
 )
 
@@ -15,6 +15,7 @@ import (
 type host struct {
 	s    *Server
 	code string // read-only
+	addr string // read-only: the address that created the room
 
 	mu     sync.Mutex // guards everything below, and r
 	r      *room.Room
@@ -25,16 +26,13 @@ type host struct {
 }
 
 // newHost creates a room; the caller adds it to the directory.
-func (s *Server) newHost(code string) (*host, error) {
-	h := &host{s: s, code: code}
+func (s *Server) newHost(code, addr string) (*host, error) {
+	h := &host{s: s, code: code, addr: addr}
 	hooks := &room.Hooks{
 		Metrics: s.m,
 		Event:   s.emit,
-		Results: func(res *protocol.Results) {
-			at := s.wall(s.now())
-			s.save("results", func(ctx context.Context, st Storage) error { return st.SaveResults(ctx, res, at) })
-		},
-		Log: s.log,
+		Results: func(res *protocol.Results) { s.saveResults(res, false) },
+		Log:     s.log,
 	}
 	r, err := room.New(code, &s.cfg.Room, hooks, s.now())
 	if err != nil {
@@ -101,11 +99,42 @@ func (h *host) stopTimerLocked() {
 	h.armed = false
 }
 
-func (h *host) stopTimer() {
+// stop closes the host for good (later calls to do do nothing) and
+// returns the record of the round it interrupts, or nil when none ran.
+func (h *host) stop(now time.Duration) *protocol.Results {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
 	h.closed = true
 	h.stopTimerLocked()
-	h.mu.Unlock()
+	if !h.r.Busy() {
+		return nil
+	}
+	return interrupted(h.r.Snapshot(), now)
+}
+
+// interrupted builds the record of a round stopped in state st at now:
+// every participant, finished or not (the room's finish times are not in
+// its snapshot; finishers keep status finished, without a place).
+func interrupted(st protocol.RoomState, now time.Duration) *protocol.Results {
+	res := &protocol.Results{Code: st.Code, Round: st.Round, StartUS: st.GoUS, EndUS: protocol.US(now),
+		RoundUS: st.DeadlineUS - st.GoUS}
+	if st.Phase != protocol.PhasePlaying {
+		res.RoundUS = 0 // the limit is only known once the round plays
+	}
+	for _, p := range st.Players {
+		if !p.Participant {
+			continue
+		}
+		status := protocol.StatusDNF
+		if p.Finished {
+			status = protocol.StatusFinished
+		}
+		res.Players = append(res.Players, protocol.PlayerResult{Slot: p.Slot, User: p.User, Name: p.Name, Status: status})
+	}
+	return res
 }
 
 // retire removes a closed room from the directory.
@@ -114,18 +143,26 @@ func (s *Server) retire(h *host) {
 	if s.rooms[h.code] == h {
 		delete(s.rooms, h.code)
 		s.m.Rooms.Dec()
+		if s.roomsBy[h.addr]--; s.roomsBy[h.addr] <= 0 {
+			delete(s.roomsBy, h.addr)
+		}
 	}
 	s.mu.Unlock()
 	s.log.Debug("room closed", "room", h.code)
 }
 
-// createRoom claims a fresh code atomically and opens a room there.
-func (s *Server) createRoom() (*host, *protocol.Error) {
+// createRoom claims a fresh code atomically and opens a room there for a
+// client at addr.
+func (s *Server) createRoom(addr string) (*host, *protocol.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
 	case s.shut || s.draining:
 		return nil, protocol.Errorf(protocol.CodeDraining, "the server is updating; no new rooms")
+	case s.cfg.MaxRoomsPerAddr > 0 && s.roomsBy[addr] >= s.cfg.MaxRoomsPerAddr:
+		s.m.Limited(metrics.LimitRoomsPerAddr)
+		return nil, protocol.Errorf(protocol.CodeRateLimited,
+			"your address already has %d open rooms; leave one or wait for it to close", s.cfg.MaxRoomsPerAddr)
 	case len(s.rooms) >= s.cfg.MaxRooms:
 		return nil, protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
 	}
@@ -133,12 +170,13 @@ func (s *Server) createRoom() (*host, *protocol.Error) {
 	for s.rooms[code] != nil {
 		code = protocol.NewRoomCode(s.rng)
 	}
-	h, err := s.newHost(code)
+	h, err := s.newHost(code, addr)
 	if err != nil {
 		s.log.Error("new room", "err", err)
 		return nil, protocol.Errorf(protocol.CodeInternal, "could not open a room")
 	}
 	s.rooms[code] = h
+	s.roomsBy[addr]++
 	s.m.Rooms.Inc()
 	return h, nil
 }

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"net/http"
 	"runtime"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -81,32 +80,28 @@ func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	_ = enc.Encode(h)
 }
 
+// joinPage is the invite page. It is the same for every well-formed code,
+// open or not, so that it cannot be used to find open rooms; the game
+// tries the code and says whether the room is still open (joins that fail
+// are rate-limited per address).
 var joinPage = template.Must(template.New("join").Parse(`<!doctype html>
 <meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{if .Found}}Join room {{.Code}}{{else}}Room not found{{end}}</title>
+<title>Join room {{.}}</title>
 <body style="font-family:sans-serif;text-align:center;margin-top:4em">
-{{if .Found}}<p>You are invited to room</p>
-<p style="font-size:3em;letter-spacing:.2em;font-family:monospace">{{.Code}}</p>
-<p><a href="nearzero://join/{{.Code}}">Open the game</a>, or type the code in the game's Join screen.</p>
-{{else}}<p>No room {{.Code}} is open on this server. It may have ended.</p>{{end}}
+<p>You are invited to room</p>
+<p style="font-size:3em;letter-spacing:.2em;font-family:monospace">{{.}}</p>
+<p><a href="nearzero://join/{{.}}">Open the game</a>, or type the code in the game's Join screen.</p>
+<p>The game will tell you if the room has already ended.</p>
 </body>
 `))
 
 func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
 	code, err := protocol.ParseRoomCode(r.PathValue("code"))
-	found := err == nil && s.lookupRoom(code) != nil
-	if err != nil {
-		code = strings.ToUpper(r.PathValue("code"))
-		if len(code) > 16 {
-			code = code[:16]
-		}
+	w.Header().Set("Cache-Control", "no-store")
+	if err != nil { // malformed: says nothing about which rooms are open
+		http.Error(w, "not a room code", http.StatusNotFound)
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if !found {
-		w.WriteHeader(http.StatusNotFound)
-	}
-	_ = joinPage.Execute(w, struct {
-		Code  string
-		Found bool
-	}{code, found})
+	_ = joinPage.Execute(w, code)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,10 +32,16 @@ type Storage interface {
 	Secret(ctx context.Context, newSecret func() ([]byte, error)) ([]byte, error)
 	// UserName returns a user's stored display name.
 	UserName(ctx context.Context, user string) (name string, ok bool, err error)
-	// SaveUser records a user's display name.
-	SaveUser(ctx context.Context, user, name string, now time.Time) error
-	// SaveResults records one round's results.
+	// RenameUser changes the display name of a user already stored; an
+	// unknown user is no error and stores nothing (rows are made with
+	// results, not for every identity a Hello mints).
+	RenameUser(ctx context.Context, user, name string, now time.Time) error
+	// SaveResults records one round's results and a row for each of its
+	// players.
 	SaveResults(ctx context.Context, res *protocol.Results, now time.Time) error
+	// SaveInterrupted records a round the server stopped while it ran,
+	// with the players who were in it.
+	SaveInterrupted(ctx context.Context, res *protocol.Results, now time.Time) error
 }
 
 // Deps are the server's collaborators. Nil fields mean: no storage (a
@@ -80,10 +87,24 @@ type Server struct {
 	ready      chan struct{}
 	addr       net.Addr
 
+	connsBy map[string]int // open connections by address
+	roomsBy map[string]int // open rooms by the address that created them
+
 	players  atomic.Int64 // seated players with a connection
 	nextConn atomic.Uint64
 
-	persist chan func(context.Context) // background storage writes
+	newIDs    *keyLimiter // tokenless hellos by address
+	joinFails *keyLimiter // failed joins by address
+
+	persist chan func(context.Context) // background storage writes (names): droppable
+	dropMu  sync.Mutex                 // guards the two below
+	dropped int                        // writes dropped since the last log line
+	dropLog time.Duration              // server time of the last "write dropped" line; -1 for never
+
+	resMu   sync.Mutex // guards resQ and resBusy
+	resQ    []pendingResult
+	resBusy bool          // the results writer holds resQ[0]
+	resWake chan struct{} // cap 1
 	stop    chan struct{}
 	bg      sync.WaitGroup // persist worker and janitor
 	connWG  sync.WaitGroup // connection handlers
@@ -99,6 +120,9 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
+		connsBy: map[string]int{}, roomsBy: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
+		newIDs:    newKeyLimiter(c.NewIdentityRate, float64(c.NewIdentityBurst)),
+		joinFails: newKeyLimiter(c.JoinFailRate, float64(c.JoinFailBurst)),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -137,8 +161,9 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	if deps.Analytics != nil {
 		s.events = analytics.NewSink(deps.Analytics, nil)
 	}
-	s.bg.Add(2)
+	s.bg.Add(3)
 	go s.persistLoop()
+	go s.resultsLoop()
 	go s.janitor()
 	return s, nil
 }
@@ -319,6 +344,20 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("shutdown http: %w", err))
 		}
 	}
+	// Rooms stop first, so that a round still running is recorded as
+	// interrupted with the players in it (closing the connections first
+	// would let seats expire and the room forget them).
+	s.mu.Lock()
+	hosts := s.hostsLocked()
+	clear(s.rooms)
+	clear(s.roomsBy)
+	s.mu.Unlock()
+	for _, h := range hosts { // outside s.mu: never with a host's lock
+		if res := h.stop(s.now()); res != nil {
+			s.log.Warn("round interrupted", "room", res.Code, "round", res.Round, "players", len(res.Players))
+			s.saveResults(res, true)
+		}
+	}
 	s.closeAll(protocol.CodeGoingAway, "server stopping", 0)
 	done := make(chan struct{})
 	go func() { s.connWG.Wait(); close(done) }()
@@ -338,15 +377,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		errs = append(errs, fmt.Errorf("shutdown: connections forced closed: %w", ctx.Err()))
 	}
-	s.mu.Lock()
-	hosts := s.hostsLocked()
-	clear(s.rooms)
-	s.mu.Unlock()
-	for _, h := range hosts { // outside s.mu: never with a host's lock
-		h.stopTimer()
+	if err := s.flushResults(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	close(s.stop)
 	s.bg.Wait()
+	s.logUnsaved()
 	if s.events != nil {
 		if err := s.events.Close(); err != nil {
 			errs = append(errs, err)
@@ -368,7 +404,132 @@ func (s *Server) save(what string, f func(ctx context.Context, st Storage) error
 	select {
 	case s.persist <- job:
 	default:
-		s.log.Error("storage queue full; write dropped", "what", what)
+		s.m.StorageDropped.Inc()
+		s.dropMu.Lock()
+		s.dropped++
+		now := s.now()
+		if s.dropLog >= 0 && now-s.dropLog < dropLogEvery {
+			s.dropMu.Unlock()
+			return
+		}
+		n := s.dropped
+		s.dropped, s.dropLog = 0, now
+		s.dropMu.Unlock()
+		// At most one line per dropLogEvery: a flood must not become a log flood.
+		s.log.Error("storage queue full; write dropped", "what", what, "dropped", n, "per", dropLogEvery)
+	}
+}
+
+// dropLogEvery is the least time between two "write dropped" log lines.
+const dropLogEvery = 10 * time.Second
+
+// pendingResult is a round's results waiting to be stored.
+type pendingResult struct {
+	res         *protocol.Results
+	interrupted bool
+	at          time.Time
+}
+
+// Results retry back-off: doubling from resultsRetryMin to resultsRetryMax.
+const (
+	resultsRetryMin = 20 * time.Millisecond
+	resultsRetryMax = 5 * time.Second
+)
+
+// saveResults queues a round's results on their own path: never dropped,
+// written by resultsLoop and retried until stored. Never blocks.
+func (s *Server) saveResults(res *protocol.Results, interrupted bool) {
+	if s.store == nil {
+		return
+	}
+	s.resMu.Lock()
+	s.resQ = append(s.resQ, pendingResult{res: res, interrupted: interrupted, at: s.wall(s.now())})
+	s.resMu.Unlock()
+	select {
+	case s.resWake <- struct{}{}:
+	default:
+	}
+}
+
+// resultsLoop stores queued results in order, retrying each with back-off
+// until it is stored or the server stops.
+func (s *Server) resultsLoop() {
+	defer s.bg.Done()
+	delay := resultsRetryMin
+	for {
+		s.resMu.Lock()
+		if len(s.resQ) == 0 {
+			s.resMu.Unlock()
+			select {
+			case <-s.resWake:
+				continue
+			case <-s.stop:
+				return
+			}
+		}
+		p := s.resQ[0]
+		s.resBusy = true
+		s.resMu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var err error
+		if p.interrupted {
+			err = s.store.SaveInterrupted(ctx, p.res, p.at)
+		} else {
+			err = s.store.SaveResults(ctx, p.res, p.at)
+		}
+		cancel()
+
+		s.resMu.Lock()
+		s.resBusy = false
+		if err == nil {
+			s.resQ = s.resQ[1:]
+		}
+		s.resMu.Unlock()
+		if err == nil {
+			delay = resultsRetryMin
+			continue
+		}
+		s.m.ResultsRetries.Inc()
+		s.log.Error("storing results failed; retrying", "room", p.res.Code, "round", p.res.Round, "in", delay, "err", err)
+		select {
+		case <-time.After(delay):
+		case <-s.stop:
+			return
+		}
+		delay = min(2*delay, resultsRetryMax)
+	}
+}
+
+// flushResults waits until every queued result is stored, or ctx ends.
+func (s *Server) flushResults(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		s.resMu.Lock()
+		n := len(s.resQ)
+		s.resMu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shutdown: %d round results not stored: %w", n, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// logUnsaved writes results that could not be stored into the log, whole,
+// so that an operator can still recover them.
+func (s *Server) logUnsaved() {
+	s.resMu.Lock()
+	q := s.resQ
+	s.resQ = nil
+	s.resMu.Unlock()
+	for _, p := range q {
+		b, _ := json.Marshal(p.res)
+		s.log.Error("round results not stored", "interrupted", p.interrupted, "at", p.at, "results", string(b))
 	}
 }
 
@@ -396,12 +557,14 @@ func (s *Server) persistLoop() {
 	}
 }
 
-// janitor enforces hello and write time-outs.
+// janitor enforces hello, idle and write time-outs and forgets idle
+// per-address limiter keys.
 func (s *Server) janitor() {
 	defer s.bg.Done()
-	every := min(s.cfg.WriteTimeout, s.cfg.HelloTimeout) / 4
+	every := min(s.cfg.WriteTimeout, s.cfg.HelloTimeout, s.cfg.IdleTimeout) / 4
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
+	var swept time.Duration
 	for {
 		select {
 		case <-s.stop:
@@ -414,8 +577,16 @@ func (s *Server) janitor() {
 			c.check(now)
 		}
 		s.mu.Unlock()
+		if now-swept >= sweepEvery {
+			swept = now
+			s.newIDs.sweep(now)
+			s.joinFails.sweep(now)
+		}
 	}
 }
+
+// sweepEvery is how often the janitor forgets idle limiter keys.
+const sweepEvery = 10 * time.Second
 
 // emit sends an analytics event, with wall time.
 func (s *Server) emit(e analytics.Event) {

@@ -471,7 +471,9 @@ func closeAll(rooms []*botRoom) {
 
 // startServer runs a server on a free loopback port in this process.
 func startServer(c *config) (stop func(), wsURL string, err error) {
+	// Every bot comes from loopback: per-address limits off.
 	s, err := server.New(&server.Config{MaxRooms: c.rooms + 1,
+		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,
 		Room: room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{})
 	if err != nil {
 		return nil, "", err

@@ -31,6 +31,28 @@ type Metrics struct {
 	phases         *prometheus.GaugeVec
 	kicked         *prometheus.CounterVec
 	closes         *prometheus.CounterVec
+	limited        *prometheus.CounterVec
+	// StorageDropped counts storage writes dropped because the queue was
+	// full (never results: they have their own path).
+	StorageDropped prometheus.Counter
+	// ResultsRetries counts failed attempts to store a round's results
+	// (each is retried until stored).
+	ResultsRetries prometheus.Counter
+}
+
+// Per-address and abuse limits, the label of nearzero_limited_total.
+const (
+	LimitConnsPerAddr  = "conns_per_addr" // a connection over Config.MaxConnsPerAddr
+	LimitRoomsPerAddr  = "rooms_per_addr" // a create over Config.MaxRoomsPerAddr
+	LimitNewIdentities = "new_identities" // a tokenless hello over Config.NewIdentityRate
+	LimitJoinFailures  = "join_failures"  // a join refused after too many failed joins
+	LimitIdle          = "idle"           // a connection closed after Config.IdleTimeout of silence
+	LimitPingFrames    = "ping_frames"    // a connection closed for WebSocket ping/pong floods
+)
+
+// Limits lists the limit labels (for docs and tests).
+func Limits() []string {
+	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames}
 }
 
 // Connection-level rejection reasons (the room's come from room.Reject).
@@ -73,6 +95,15 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Players disconnected for repeated abuse, by close code."}, []string{"code"}),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "closes_total",
 			Help: "Connections the server closed, by close code."}, []string{"code"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "limited_total",
+			Help: "Requests and connections refused or closed by a per-address or abuse limit, by limit."}, []string{"limit"}),
+		StorageDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "storage_dropped_total",
+			Help: "Storage writes (names) dropped because the write queue was full; results are never dropped."}),
+		ResultsRetries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "results_retries_total",
+			Help: "Failed attempts to store round results; each is retried until stored."}),
+	}
+	for _, l := range Limits() {
+		m.limited.WithLabelValues(l)
 	}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
 		Help: "Build information; always 1."}, []string{"protocol", "rules", "go"})
@@ -88,7 +119,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.phases.WithLabelValues(string(p))
 	}
 	for _, c := range []prometheus.Collector{m.Rooms, m.Players, m.Connections, m.StatesInTotal, m.RelayedTotal,
-		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, build} {
+		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, build} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -117,6 +148,9 @@ func (m *Metrics) Rejected(r room.Reject) {
 
 // RejectedConn counts a connection-level rejection (the Reason* constants).
 func (m *Metrics) RejectedConn(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+
+// Limited counts a refusal or close by one of the Limit* limits.
+func (m *Metrics) Limited(limit string) { m.limited.WithLabelValues(limit).Inc() }
 
 // RestampAge implements room.Metrics.
 func (m *Metrics) RestampAge(d time.Duration) { m.RestampAgeSecs.Observe(d.Seconds()) }

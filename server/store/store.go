@@ -19,7 +19,7 @@ import (
 const Memory = ":memory:"
 
 // schemaVersion is the PRAGMA user_version of the current schema.
-const schemaVersion = 1
+const schemaVersion = 2
 
 const schema = `
 CREATE TABLE IF NOT EXISTS secret (
@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS rounds (
 	start_us INTEGER NOT NULL,
 	end_us   INTEGER NOT NULL,
 	round_us INTEGER NOT NULL,
-	saved_ms INTEGER NOT NULL
+	saved_ms INTEGER NOT NULL,
+	interrupted INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS rounds_room ON rounds (room, id);
 CREATE TABLE IF NOT EXISTS round_players (
@@ -131,6 +132,11 @@ func (s *Store) init(ctx context.Context) error {
 	if _, err := s.db.ExecContext(ctx, schema); err != nil {
 		return fmt.Errorf("create schema: %w", err)
 	}
+	if v == 1 { // version 2 marks rounds the server stopped while they ran
+		if _, err := s.db.ExecContext(ctx, "ALTER TABLE rounds ADD COLUMN interrupted INTEGER NOT NULL DEFAULT 0"); err != nil {
+			return fmt.Errorf("migrate schema to version 2: %w", err)
+		}
+	}
 	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 		return fmt.Errorf("write schema version: %w", err)
 	}
@@ -194,8 +200,29 @@ func (s *Store) SaveUser(ctx context.Context, user, name string, now time.Time) 
 	return nil
 }
 
-// SaveResults stores one round's results, saved at now.
-func (s *Store) SaveResults(ctx context.Context, res *protocol.Results, now time.Time) (err error) {
+// RenameUser changes the stored name of user, seen at now; an unknown
+// user stays unknown (rows are made by SaveResults).
+func (s *Store) RenameUser(ctx context.Context, user, name string, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE users SET name = ?, seen_ms = ? WHERE id = ?", name, now.UnixMilli(), user)
+	if err != nil {
+		return fmt.Errorf("rename user %s: %w", user, err)
+	}
+	return nil
+}
+
+// SaveResults stores one round's results, saved at now, and records each
+// player as a user (name and last seen).
+func (s *Store) SaveResults(ctx context.Context, res *protocol.Results, now time.Time) error {
+	return s.saveRound(ctx, res, false, now)
+}
+
+// SaveInterrupted stores a round the server stopped while it ran, with the
+// players who were in it; Round.Interrupted marks it.
+func (s *Store) SaveInterrupted(ctx context.Context, res *protocol.Results, now time.Time) error {
+	return s.saveRound(ctx, res, true, now)
+}
+
+func (s *Store) saveRound(ctx context.Context, res *protocol.Results, interrupted bool, now time.Time) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("save results of room %s round %d: %w", res.Code, res.Round, err)
@@ -210,8 +237,9 @@ func (s *Store) SaveResults(ctx context.Context, res *protocol.Results, now time
 			_ = tx.Rollback()
 		}
 	}()
-	r, err := tx.ExecContext(ctx, `INSERT INTO rounds (room, round, aborted, start_us, end_us, round_us, saved_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, res.Code, res.Round, res.Aborted, res.StartUS, res.EndUS, res.RoundUS, now.UnixMilli())
+	ms := now.UnixMilli()
+	r, err := tx.ExecContext(ctx, `INSERT INTO rounds (room, round, aborted, start_us, end_us, round_us, saved_ms, interrupted)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, res.Code, res.Round, res.Aborted, res.StartUS, res.EndUS, res.RoundUS, ms, interrupted)
 	if err != nil {
 		return err
 	}
@@ -224,28 +252,54 @@ func (s *Store) SaveResults(ctx context.Context, res *protocol.Results, now time
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, p.Slot, p.User, p.Name, p.Status, p.TimeUS, p.Score, p.Place); err != nil {
 			return err
 		}
+		if _, err = tx.ExecContext(ctx, `INSERT INTO users (id, name, created_ms, seen_ms) VALUES (?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET name = excluded.name, seen_ms = excluded.seen_ms`, p.User, p.Name, ms, ms); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
 
+// Round is one stored round.
+type Round struct {
+	protocol.Results
+	// Interrupted marks a round the server stopped while it ran (a second
+	// SIGTERM, or the drain grace ran out); Players are who was in it.
+	Interrupted bool
+}
+
 // Results returns up to limit of the newest rounds of room code, newest first.
-func (s *Store) Results(ctx context.Context, code string, limit int) (_ []protocol.Results, err error) {
+func (s *Store) Results(ctx context.Context, code string, limit int) ([]protocol.Results, error) {
+	rounds, err := s.Rounds(ctx, code, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]protocol.Results, len(rounds))
+	for i, r := range rounds {
+		out[i] = r.Results
+	}
+	return out, nil
+}
+
+// Rounds returns up to limit of the newest rounds of room code, newest
+// first, with whether each was interrupted.
+func (s *Store) Rounds(ctx context.Context, code string, limit int) (_ []Round, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("read results of room %s: %w", code, err)
 		}
 	}()
-	rows, err := s.db.QueryContext(ctx, `SELECT id, round, aborted, start_us, end_us, round_us FROM rounds
+	rows, err := s.db.QueryContext(ctx, `SELECT id, round, aborted, start_us, end_us, round_us, interrupted FROM rounds
 		WHERE room = ? ORDER BY id DESC LIMIT ?`, code, limit)
 	if err != nil {
 		return nil, err
 	}
-	var out []protocol.Results
+	var out []Round
 	var ids []int64
 	for rows.Next() {
 		var id int64
-		r := protocol.Results{Code: code}
-		if err := rows.Scan(&id, &r.Round, &r.Aborted, &r.StartUS, &r.EndUS, &r.RoundUS); err != nil {
+		r := Round{Results: protocol.Results{Code: code}}
+		if err := rows.Scan(&id, &r.Round, &r.Aborted, &r.StartUS, &r.EndUS, &r.RoundUS, &r.Interrupted); err != nil {
 			_ = rows.Close()
 			return nil, err
 		}

@@ -1,0 +1,342 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// faultyStore wraps a Storage: SaveResults fails while failResults > 0
+// (counting down), user writes block while gate is open-ended, and every
+// user write is counted.
+type faultyStore struct {
+	Storage
+	failResults atomic.Int32
+	gate        chan struct{} // user writes wait for it to close; nil: no wait
+	userWrites  atomic.Int32
+	resultTries atomic.Int32
+}
+
+func (f *faultyStore) RenameUser(ctx context.Context, user, name string, now time.Time) error {
+	f.userWrites.Add(1)
+	if f.gate != nil {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return f.Storage.RenameUser(ctx, user, name, now)
+}
+
+func (f *faultyStore) SaveResults(ctx context.Context, res *protocol.Results, now time.Time) error {
+	f.resultTries.Add(1)
+	if f.failResults.Add(-1) >= 0 {
+		return errors.New("disk full")
+	}
+	return f.Storage.SaveResults(ctx, res, now)
+}
+
+// Attack: a flood of writes fills the shared storage queue; a real
+// round's results must still be stored (their own path, retried).
+func TestResultsNeverDropped(t *testing.T) {
+	logs := &syncBuffer{}
+	fs := &faultyStore{gate: make(chan struct{})}
+	fs.failResults.Store(3)
+	e := newEnvOpts(t, nil, envOpts{wrap: func(s Storage) Storage { fs.Storage = s; return fs },
+		log: slog.New(slog.NewTextHandler(logs, nil))})
+	defer close(fs.gate)
+
+	// The shared queue is full: its writer is stuck and 5000 more wait.
+	for range 5000 {
+		e.s.save("rename", func(ctx context.Context, st Storage) error {
+			return st.RenameUser(ctx, "u", "n", time.Now())
+		})
+	}
+	ann := e.dial("Ann", nil)
+	code := playing(t, ann)
+	require.NoError(t, ann.Send(&protocol.Finish{Score: 3}))
+	waitMsg[*protocol.Results](ann, "results", nil)
+
+	saved := eventually(t, "results stored despite a full queue and three failures", func() ([]protocol.Results, bool) {
+		r, err := e.store.Results(context.Background(), code, 5)
+		return r, err == nil && len(r) == 1
+	})
+	assert.Equal(t, ann.User(), saved[0].Players[0].User)
+	assert.EqualValues(t, 4, fs.resultTries.Load(), "three failures, then stored")
+	name, ok, err := e.store.UserName(context.Background(), ann.User())
+	require.NoError(t, err)
+	assert.True(t, ok, "the user row is written with the first result")
+	assert.Equal(t, "Ann", name)
+
+	// The dropped writes are logged once, with a count, not 4000 times.
+	assert.Equal(t, 1, strings.Count(logs.String(), "write dropped"), logs.String())
+	_, body := e.get("/metrics")
+	assert.Contains(t, body, "nearzero_storage_dropped_total")
+	assert.Contains(t, body, "nearzero_results_retries_total 3")
+}
+
+// Attack: tokenless hellos each minted an identity and queued a user row.
+func TestTokenlessHellosWriteNothingAndAreLimited(t *testing.T) {
+	fs := &faultyStore{}
+	e := newEnvOpts(t, func(c *Config) { c.NewIdentityBurst = 5; c.NewIdentityRate = 0.001 },
+		envOpts{wrap: func(s Storage) Storage { fs.Storage = s; return fs }})
+	var first *protocol.Welcome
+	var raws []*raw
+	for i := range 5 {
+		r := e.raw()
+		raws = append(raws, r)
+		w := r.hello()
+		require.NotEmpty(t, w.User, "hello %d", i)
+		if first == nil {
+			first = w
+		}
+	}
+	r := e.raw()
+	r.send(protocol.MustMarshal(&protocol.Hello{Rules: wire.RulesVersion}))
+	code, errs := r.closed()
+	assert.Equal(t, protocol.CodeRateLimited, code, "the sixth new identity from one address is refused")
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[0].Message, "token")
+
+	// A returning player (with a token) is not limited.
+	r = e.raw()
+	r.send(protocol.MustMarshal(&protocol.Hello{Rules: wire.RulesVersion, Token: first.Token}))
+	w, ok := r.next().(*protocol.Welcome)
+	require.True(t, ok)
+	assert.Equal(t, first.User, w.User)
+
+	_, body := e.get("/metrics")
+	assert.Contains(t, body, `nearzero_limited_total{limit="new_identities"} 1`)
+
+	// Shutdown runs every queued write: none was queued for a hello.
+	for _, r := range append(raws, r) {
+		_ = r.ws.CloseNow()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, e.s.Shutdown(ctx))
+	assert.Zero(t, fs.userWrites.Load(), "no user rows for hellos")
+	_, ok, err := e.store.UserName(context.Background(), first.User)
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
+
+// dialFrom opens a bare WebSocket from local address ip (any 127.x.y.z
+// works on loopback), so tests can be several client addresses.
+func (e *env) dialFrom(ip string) (*raw, *http.Response, error) {
+	e.t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	hc := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	ws, resp, err := websocket.Dial(ctxT(e.t), e.url, &websocket.DialOptions{HTTPClient: hc})
+	if err != nil {
+		return nil, resp, err
+	}
+	ws.SetReadLimit(1 << 20)
+	e.t.Cleanup(func() { _ = ws.CloseNow() })
+	return &raw{t: e.t, ws: ws}, resp, nil
+}
+
+func (e *env) rawFrom(ip string) *raw {
+	e.t.Helper()
+	r, _, err := e.dialFrom(ip)
+	require.NoError(e.t, err)
+	return r
+}
+
+// request sends m and returns the next message that is not a room update.
+func (r *raw) request(m protocol.Message) protocol.Message {
+	r.t.Helper()
+	r.send(protocol.MustMarshal(m))
+	for {
+		switch got := r.next().(type) {
+		case *protocol.RoomState, *protocol.Notice:
+		default:
+			return got
+		}
+	}
+}
+
+// Attack: create a room, drop the connection, repeat: one address took
+// every room of the server.
+func TestRoomsPerAddress(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxRoomsPerAddr = 3; c.Room.SeatHold = time.Minute })
+	for i := range 3 {
+		r := e.rawFrom("127.0.0.1")
+		r.hello()
+		_, ok := r.request(&protocol.Create{}).(*protocol.Joined)
+		require.True(t, ok, "create %d", i)
+		_ = r.ws.CloseNow() // the seat is held; the room stays open
+	}
+	r := e.rawFrom("127.0.0.1")
+	r.hello()
+	m := r.request(&protocol.Create{})
+	require.IsType(t, &protocol.Error{}, m)
+	assert.Equal(t, protocol.CodeRateLimited, m.(*protocol.Error).Code, "a fourth open room from one address")
+	assert.Equal(t, 3, e.s.Health().Rooms)
+
+	other := e.rawFrom("127.0.0.2")
+	other.hello()
+	assert.IsType(t, &protocol.Joined{}, other.request(&protocol.Create{}), "other addresses still create")
+
+	// Once one of its rooms closes, the address may create again.
+	var code string
+	e.s.mu.Lock()
+	for c, h := range e.s.rooms {
+		if h.addr == "127.0.0.1" {
+			code = c
+		}
+	}
+	e.s.mu.Unlock()
+	h := e.s.lookupRoom(code)
+	h.do(func(time.Duration) { h.r.Close(protocol.CodeGoingAway, "test") })
+	assert.IsType(t, &protocol.Joined{}, r.request(&protocol.Create{}))
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="rooms_per_addr"} 1`)
+}
+
+func metricsBody(e *env) string {
+	_, body := e.get("/metrics")
+	return body
+}
+
+// Attack: one client opened 4000 idle connections.
+func TestConnectionsPerAddress(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxConnsPerAddr = 3 })
+	var rs []*raw
+	for range 3 {
+		rs = append(rs, e.rawFrom("127.0.0.1"))
+	}
+	_, resp, err := e.dialFrom("127.0.0.1")
+	require.Error(t, err, "a fourth connection from one address")
+	require.NotNil(t, resp)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	e.rawFrom("127.0.0.2").hello() // another address is not affected
+
+	_ = rs[0].ws.CloseNow()
+	eventually(t, "a closed connection frees its place", func() (error, bool) {
+		r, _, err := e.dialFrom("127.0.0.1")
+		if err == nil {
+			r.hello()
+		}
+		return err, err == nil
+	})
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="conns_per_addr"}`)
+}
+
+// Attack: idle connections stay open for ever.
+func TestSilentConnectionsClose(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.IdleTimeout = 300 * time.Millisecond })
+	silent, talker := e.raw(), e.raw()
+	silent.hello()
+	talker.hello()
+	done := make(chan struct{})
+	var kept atomic.Bool
+	go func() { // the talker pings as clients do, ten times within the timeout
+		defer close(done)
+		for range 30 {
+			time.Sleep(30 * time.Millisecond)
+			if talker.ws.Write(context.Background(), websocket.MessageBinary, protocol.MustMarshal(&protocol.Ping{})) != nil {
+				return
+			}
+		}
+		kept.Store(true)
+	}()
+	code, errs := silent.closed()
+	assert.Equal(t, protocol.CodeTimeout, code)
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[0].Message, "no message")
+	<-done
+	assert.True(t, kept.Load(), "a client that pings is kept")
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="idle"} 1`)
+}
+
+// Attack: WebSocket-level pings are answered by the library, outside any
+// message budget.
+func TestPingFramesCountAgainstBudget(t *testing.T) {
+	e := newEnv(t, nil)
+	r := e.raw()
+	r.hello()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 8 { // Ping waits for its pong: flood from several goroutines
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				pctx, pcancel := context.WithTimeout(ctx, 50*time.Millisecond)
+				err := r.ws.Ping(pctx)
+				pcancel()
+				if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+					return
+				}
+			}
+		})
+	}
+	code, _ := r.closed()
+	cancel()
+	wg.Wait()
+	assert.Equal(t, protocol.CodeRateLimited, code)
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="ping_frames"} 1`)
+}
+
+// Attack: room codes guessed by joining (20/s per connection, 950/s with
+// 50 connections) or by GET /join/CODE (27k/s, 200 vs 404).
+func TestFailedJoinsLimitedPerAddress(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.JoinFailBurst = 5; c.JoinFailRate = 0.001 })
+	host := e.rawFrom("127.0.0.2")
+	host.hello()
+	real := host.request(&protocol.Create{}).(*protocol.Joined).Code
+
+	a, b := e.rawFrom("127.0.0.1"), e.rawFrom("127.0.0.1")
+	a.hello()
+	b.hello()
+	guesses := []string{"ZZZZZZ", "ZZZZZY", "ZZZZZX", "ZZZZZW", "ZZZZZV"}
+	for i, g := range guesses { // spread over two connections: the limit is per address
+		r := []*raw{a, b}[i%2]
+		m := r.request(&protocol.Join{Code: g})
+		require.IsType(t, &protocol.Error{}, m)
+		assert.Equal(t, protocol.CodeRoomNotFound, m.(*protocol.Error).Code)
+	}
+	for _, code := range []string{"ZZZZZU", real} {
+		m := a.request(&protocol.Join{Code: code})
+		require.IsType(t, &protocol.Error{}, m, code)
+		assert.Equal(t, protocol.CodeRateLimited, m.(*protocol.Error).Code, "a guess and the real code get the same answer")
+	}
+	other := e.rawFrom("127.0.0.3")
+	other.hello()
+	assert.IsType(t, &protocol.Joined{}, other.request(&protocol.Join{Code: real}), "other addresses join")
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="join_failures"} 2`)
+}
+
+func TestInvitePageRevealsNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	host := e.raw()
+	host.hello()
+	real := host.request(&protocol.Create{}).(*protocol.Joined).Code
+	fake := "ZZZZZZ"
+	if real == fake {
+		fake = "ZZZZZY"
+	}
+	realStatus, realBody := e.get("/join/" + real)
+	fakeStatus, fakeBody := e.get("/join/" + fake)
+	assert.Equal(t, 200, realStatus)
+	assert.Equal(t, realStatus, fakeStatus, "same status for open and unknown codes")
+	assert.Equal(t, strings.ReplaceAll(realBody, real, "CODE"), strings.ReplaceAll(fakeBody, fake, "CODE"),
+		"same page for open and unknown codes")
+	assert.Contains(t, realBody, "nearzero://join/"+real, "the page hands the code to the game")
+	status, _ := e.get("/join/not-a-code")
+	assert.Equal(t, 404, status, "a malformed code reveals nothing about rooms")
+}

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+)
+
+// tokens is a token bucket: rate tokens per second up to burst. The zero
+// value is empty; fill it with reset. Not safe for concurrent use.
+//
+// server/room keeps its own copy (room.bucket) for per-seat budgets; the
+// two are the same algorithm on the same server clock.
+type tokens struct {
+	n  float64
+	at time.Duration // server time of the last refill
+}
+
+// reset fills the bucket at now.
+func (b *tokens) reset(now time.Duration, burst float64) { b.n, b.at = burst, now }
+
+// refill adds what rate earned since the last refill, up to burst.
+func (b *tokens) refill(now time.Duration, rate, burst float64) {
+	if now > b.at {
+		b.n = min(burst, b.n+rate*(now-b.at).Seconds())
+		b.at = now
+	}
+}
+
+// take removes one token if there is one and reports whether it did.
+func (b *tokens) take(now time.Duration, rate, burst float64) bool {
+	b.refill(now, rate, burst)
+	if b.n < 1 {
+		return false
+	}
+	b.n--
+	return true
+}
+
+// keyLimiter is a token bucket per key (a client address). A key whose
+// bucket has refilled to burst is indistinguishable from a new one, so
+// sweep forgets it: memory is bounded by the keys active in the last
+// burst/rate seconds. Safe for concurrent use.
+type keyLimiter struct {
+	rate, burst float64 // read-only; rate < 0 means no limit
+
+	mu      sync.Mutex
+	buckets map[string]*tokens
+}
+
+func newKeyLimiter(rate, burst float64) *keyLimiter {
+	return &keyLimiter{rate: rate, burst: burst, buckets: map[string]*tokens{}}
+}
+
+// bucket returns key's bucket refilled to now (l.mu held).
+func (l *keyLimiter) bucket(key string, now time.Duration) *tokens {
+	b := l.buckets[key]
+	if b == nil {
+		b = &tokens{}
+		b.reset(now, l.burst)
+		l.buckets[key] = b
+	}
+	b.refill(now, l.rate, l.burst)
+	return b
+}
+
+// allow takes a token for key and reports whether there was one.
+func (l *keyLimiter) allow(key string, now time.Duration) bool {
+	if l.rate < 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bucket(key, now).take(now, l.rate, l.burst)
+}
+
+// ok reports whether key has a token, without taking it.
+func (l *keyLimiter) ok(key string, now time.Duration) bool {
+	if l.rate < 0 {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bucket(key, now).n >= 1
+}
+
+// spend takes a token for key if there is one (for costs counted after
+// the fact, such as a failed join).
+func (l *keyLimiter) spend(key string, now time.Duration) { l.allow(key, now) }
+
+// sweep forgets keys whose buckets are full again.
+func (l *keyLimiter) sweep(now time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, b := range l.buckets {
+		if b.refill(now, l.rate, l.burst); b.n >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// size returns the number of keys remembered (tests).
+func (l *keyLimiter) size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+// addrKey is the key per-address limits use for a request: the remote IP,
+// with IPv6 addresses grouped by /64 (one subscriber usually holds a whole
+// /64, so per-address limits on single v6 addresses would be free to dodge).
+func addrKey(r *http.Request) string { return addrKeyOf(r.RemoteAddr) }
+
+func addrKeyOf(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		p, err := ip.Prefix(64)
+		if err == nil {
+			return p.String()
+		}
+	}
+	return ip.String()
+}
