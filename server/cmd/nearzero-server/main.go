@@ -45,6 +45,8 @@ type options struct {
 	drainGrace, seatHold, roundLimit, handshake, countdown      time.Duration
 	sendRate, topSpeed, topSpeed2D                              float64
 	noMotionChecks, version                                     bool
+
+	limits server.Config // per-address limits and idle time-out; only those fields
 }
 
 type multi []string
@@ -58,7 +60,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", server.DefaultAddr, "listen address (host:port); loopback by default, use :8787 to listen on every interface")
 	fs.StringVar(&o.db, "db", "./nearzero.db", "SQLite database for identities and results (created on first run); :memory: keeps nothing")
-	fs.StringVar(&o.secret, "secret", "", "identity signing secret, at least 32 bytes (default: $NEARZERO_SECRET, else generated and kept in the database)")
+	fs.StringVar(&o.secret, "secret", "", "identity signing secret, at least 32 bytes (default: $NEARZERO_SECRET, else generated and kept in the database); prefer the environment variable: command lines are visible to every local user (ps)")
 	fs.StringVar(&o.publicURL, "public-url", "", "base of invite links, e.g. https://play.example.com (links are BASE/join/CODE; default nearzero://join/CODE)")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -76,6 +78,13 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in metres per second (3D states); states faster than twice this, or moving farther, are refused")
 	fs.Float64Var(&o.topSpeed2D, "top-speed-2d", room.DefaultTopSpeed2D, "the same for 2D states, in pixels per second")
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
+	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
+	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
+	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
+	fs.IntVar(&o.limits.NewIdentityBurst, "new-identity-burst", server.DefaultNewIdentityBurst, "new identities one address may take at once")
+	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
+	fs.IntVar(&o.limits.JoinFailBurst, "join-fail-burst", server.DefaultJoinFailBurst, "failed joins one address may make at once")
+	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
 	fs.BoolVar(&o.version, "version", false, "print the protocol and rules versions and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: nearzero-server [flags]\n\n"+
@@ -107,8 +116,13 @@ func (o *options) config() *server.Config {
 		rc.MinRoundLimit = rc.RoundLimit
 		rc.TimeWarning = rc.RoundLimit / 4
 	}
-	return &server.Config{Addr: o.addr, MaxRooms: o.maxRooms, DrainGrace: o.drainGrace, Room: rc,
+	c := &server.Config{Addr: o.addr, MaxRooms: o.maxRooms, DrainGrace: o.drainGrace, Room: rc,
 		OriginPatterns: o.origins} // CloseSpread's default already fits within a short DrainGrace
+	l := &o.limits
+	c.MaxConnsPerAddr, c.MaxRoomsPerAddr, c.IdleTimeout = l.MaxConnsPerAddr, l.MaxRoomsPerAddr, l.IdleTimeout
+	c.NewIdentityRate, c.NewIdentityBurst = l.NewIdentityRate, l.NewIdentityBurst
+	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
+	return c
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {

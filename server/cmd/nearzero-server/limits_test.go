@@ -1,0 +1,34 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/server"
+)
+
+func TestLimitFlags(t *testing.T) {
+	var out syncBuf
+	require.Zero(t, run([]string{"-h"}, nil, &out, &out, nil))
+	for _, want := range []string{"-max-conns-per-addr", "(default 32)", "-max-rooms-per-addr", "(default 8)",
+		"-new-identity-rate", "(default 0.2)", "-new-identity-burst", "(default 20)",
+		"-join-fail-rate", "(default 0.5)", "-join-fail-burst", "(default 10)", "-idle-timeout", "(default 30s)",
+		"visible to every local user"} {
+		assert.Contains(t, out.String(), want)
+	}
+
+	o, err := parse([]string{"-max-conns-per-addr", "-1", "-max-rooms-per-addr", "2", "-new-identity-rate", "1",
+		"-new-identity-burst", "3", "-join-fail-rate", "0.1", "-join-fail-burst", "4", "-idle-timeout", "1m"}, io.Discard)
+	require.NoError(t, err)
+	c := o.config()
+	assert.Equal(t, server.Config{MaxConnsPerAddr: -1, MaxRoomsPerAddr: 2, NewIdentityRate: 1, NewIdentityBurst: 3,
+		JoinFailRate: 0.1, JoinFailBurst: 4, IdleTimeout: time.Minute},
+		server.Config{MaxConnsPerAddr: c.MaxConnsPerAddr, MaxRoomsPerAddr: c.MaxRoomsPerAddr,
+			NewIdentityRate: c.NewIdentityRate, NewIdentityBurst: c.NewIdentityBurst, JoinFailRate: c.JoinFailRate,
+			JoinFailBurst: c.JoinFailBurst, IdleTimeout: c.IdleTimeout})
+	require.NoError(t, c.Validate())
+}
