@@ -133,3 +133,63 @@ func TestFilesArePrivate(t *testing.T) {
 		assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "%s holds the signing secret", filepath.Base(p))
 	}
 }
+
+func TestUserRowsComeWithResults(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Memory)
+	now := time.Unix(1700000000, 0)
+	require.NoError(t, s.RenameUser(ctx, "u1", "Ann", now))
+	_, ok, err := s.UserName(ctx, "u1")
+	require.NoError(t, err)
+	assert.False(t, ok, "a rename does not create a user")
+
+	res := &protocol.Results{Code: "ABCDEF", Round: 1, Players: []protocol.PlayerResult{
+		{Slot: 0, User: "u1", Name: "Ann", Status: protocol.StatusFinished, Place: 1}}}
+	require.NoError(t, s.SaveResults(ctx, res, now))
+	name, ok, err := s.UserName(ctx, "u1")
+	require.NoError(t, err)
+	require.True(t, ok, "results create their players' rows")
+	assert.Equal(t, "Ann", name)
+	require.NoError(t, s.RenameUser(ctx, "u1", "Ann Lee", now))
+	name, _, err = s.UserName(ctx, "u1")
+	require.NoError(t, err)
+	assert.Equal(t, "Ann Lee", name)
+}
+
+func TestInterruptedRounds(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, Memory)
+	now := time.Unix(1700000000, 0)
+	p := []protocol.PlayerResult{{Slot: 0, User: "u0", Name: "Bob", Status: protocol.StatusDNF}}
+	require.NoError(t, s.SaveResults(ctx, &protocol.Results{Code: "ABCDEF", Round: 1, Players: p}, now))
+	require.NoError(t, s.SaveInterrupted(ctx, &protocol.Results{Code: "ABCDEF", Round: 2, Players: p}, now))
+	got, err := s.Rounds(ctx, "ABCDEF", 5)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	assert.True(t, got[0].Interrupted)
+	assert.Equal(t, 2, got[0].Round)
+	assert.Equal(t, p, got[0].Players)
+	assert.False(t, got[1].Interrupted)
+}
+
+func TestMigratesVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	s := open(t, path)
+	// Make it look like a version 1 database: no interrupted column.
+	for _, q := range []string{"DROP TABLE rounds", `CREATE TABLE rounds (id INTEGER PRIMARY KEY AUTOINCREMENT,
+		room TEXT NOT NULL, round INTEGER NOT NULL, aborted INTEGER NOT NULL, start_us INTEGER NOT NULL,
+		end_us INTEGER NOT NULL, round_us INTEGER NOT NULL, saved_ms INTEGER NOT NULL)`,
+		`INSERT INTO rounds (room, round, aborted, start_us, end_us, round_us, saved_ms) VALUES ('ABCDEF', 1, 0, 0, 0, 0, 0)`,
+		"PRAGMA user_version = 1"} {
+		_, err := s.db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, s.Close())
+	s = open(t, path)
+	got, err := s.Rounds(ctx, "ABCDEF", 5)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	assert.False(t, got[0].Interrupted)
+	require.NoError(t, s.SaveInterrupted(ctx, &protocol.Results{Code: "ABCDEF", Round: 2}, time.Now()))
+}
