@@ -51,6 +51,7 @@ type conn struct {
 
 	pingMu     sync.Mutex
 	pingBucket tokens       // guarded by pingMu: ping and pong frames take from a control budget
+	pingOver   bool         // guarded by pingMu: closed for a frame flood
 	lastRead   atomic.Int64 // server time the last message arrived (idle time-out)
 
 	qmu     sync.Mutex
@@ -242,10 +243,11 @@ func (c *conn) controlFrame() bool {
 	rate, burst := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
 	c.pingMu.Lock()
 	ok := c.pingBucket.take(c.s.now(), rate, burst)
-	over := !ok && c.pingBucket.n < -burst
 	if !ok {
 		c.pingBucket.n-- // a debt: the flood has to stop to be forgiven
 	}
+	over := !ok && c.pingBucket.n < -burst && !c.pingOver
+	c.pingOver = c.pingOver || over
 	c.pingMu.Unlock()
 	if over {
 		c.s.m.Limited(metrics.LimitPingFrames)

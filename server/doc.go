@@ -31,14 +31,22 @@
 // told the server is updating (Notice server_updating), /healthz answers
 // 503 with the grace left; once no round runs (or DrainGrace ends) every
 // connection is closed with 1001 going away, spread over CloseSpread.
-// Shutdown then stops the listener and background work.
+// Shutdown then stops the listener and background work; a round still
+// running then (the drain was cut short) is stored as interrupted.
 //
 // # Invariants
 //
 //   - Locks: Server.mu and a host's mu are never held together; a
 //     connection's queue lock is innermost. Peer and Hooks calls made under a
 //     room's lock only queue.
-//   - Storage is written by one background goroutine (never under a room
-//     lock); analytics go to their own goroutine; both drop rather than block.
+//   - Storage is written by background goroutines (never under a room
+//     lock): names through a bounded queue that drops (and logs at most
+//     once per 10 s), round results through their own queue that never
+//     drops and retries until stored (Shutdown waits for it, then logs what
+//     is left whole). User rows are written with results, not for Hellos.
+//     Analytics go to their own goroutine and drop rather than block.
+//   - Per-address limits (connections, open rooms, new identities, failed
+//     joins) key on the remote IP, /64 for IPv6 (limit.go); their limiter
+//     forgets idle addresses, so memory does not grow with addresses seen.
 //   - Every goroutine the server starts ends at Shutdown.
 package server

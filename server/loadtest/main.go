@@ -66,7 +66,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.url, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws (default: start a server in this process)")
+	fs.StringVar(&c.url, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws (default: start a server in this process); every bot is one address, so start that server with -max-conns-per-addr -1 -max-rooms-per-addr -1 -new-identity-rate -1")
 	fs.IntVar(&c.rooms, "rooms", 50, fmt.Sprintf("rooms to fill (at most %d)", maxRooms))
 	fs.IntVar(&c.players, "players", 8, fmt.Sprintf("bots per room (at most %d)", maxPlayers))
 	fs.DurationVar(&c.duration, "duration", 60*time.Second, fmt.Sprintf("how long the bots play (at most %v)", maxDuration))
