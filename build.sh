@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# build.sh: builds the nearzero GDExtension library into the addon and the
-# room server into bin/. Run ./build.sh --help for the targets.
+# build.sh: builds the nearzero GDExtension library into the addon, the
+# room server into bin/, and the release zip into dist/. Run ./build.sh --help
+# for the targets.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 ADDON_BIN=godot_project/addons/nearzero/bin
 SERVER_OUT=bin/nearzero-server
+VERSION_FILE=netcode/version/version.go
 
 usage() {
 	cat <<'USAGE'
@@ -20,11 +22,18 @@ Targets (default: addon server):
              macos arm64    oa64-clang              (osxcross; not packaged by Debian)
            platforms without one are skipped with a note
   all      addon server cross
-  clean    remove the built files
+  package  the release zip for the Godot Asset Library, dist/nearzero-VERSION.zip:
+             addons/nearzero/ with the .gdextension (listing only the libraries
+             inside), icons, README, LICENSE and the libraries for linux x86_64,
+             linux arm64 and windows x86_64 (needs all three C compilers above;
+             Debian: apt-get install gcc gcc-aarch64-linux-gnu gcc-mingw-w64-x86-64)
+  version  print the release version (the one in netcode/version/version.go)
+  clean    remove the built files (and dist/)
 
 Environment:
   GO       the go command to use (default: go)
   CC       the C compiler for the addon target (default: gcc, then cc, then clang)
+  DIST     where the package target writes the zip (default: dist)
 
 After building: open godot_project/ in Godot 4.4+ and run it, or start the
 server with bin/nearzero-server -h to see its flags.
@@ -59,10 +68,10 @@ find_cc() {
 	return 1
 }
 
-build_lib() { # goos goarch cc os-tag arch-tag
-	local out
-	out="$ADDON_BIN/$(lib_name "$4" "$5")"
-	mkdir -p "$ADDON_BIN"
+build_lib() { # goos goarch cc os-tag arch-tag [dir, default the addon's bin/]
+	local out dir=${6:-$ADDON_BIN}
+	out="$dir/$(lib_name "$4" "$5")"
+	mkdir -p "$dir"
 	echo "build.sh: library $4/$5 -> $out"
 	CGO_ENABLED=1 GOOS="$1" GOARCH="$2" CC="$3" \
 		"$GO" build -trimpath -buildmode=c-shared -ldflags='-s -w' -o "$out" ./extension
@@ -108,6 +117,92 @@ target_cross() {
 	try darwin arm64 oa64-clang macos arm64 "osxcross; not packaged by Debian"
 }
 
+# release_version prints netcode/version.Version, the one release version
+# (package version's doc says who else reads it).
+release_version() {
+	local v
+	v=$(sed -n 's/^const Version = "\([^"]*\)"$/\1/p' "$VERSION_FILE")
+	if ! [[ "$v" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$ ]]; then
+		echo "build.sh: no 'const Version = \"X.Y.Z\"' line in $VERSION_FILE (found '$v')" >&2
+		exit 1
+	fi
+	echo "$v"
+}
+
+# package_gdextension prints the repository's .gdextension for a package
+# whose libraries are in $1: the [libraries] lines naming a file not there
+# are dropped, and the build notes at the top give way to the version.
+package_gdextension() { # bin-dir version
+	echo "; nearzero $2: near-zero-lag multiplayer nodes (NetRoom, NetPredictor)."
+	echo "; Release package: [libraries] lists the libraries this package holds."
+	echo "; Other platforms: see README.md (Platforms)."
+	awk -v bin="$1" '
+		top && /^;/ { next }
+		{ top = 0 }
+		/^\[/ { section = $0 }
+		section == "[libraries]" && /^[a-z].*=/ {
+			name = $0
+			sub(/^[^"]*"res:\/\/addons\/nearzero\/bin\//, "", name)
+			sub(/".*$/, "", name)
+			if (system("test -f \"" bin "/" name "\"") != 0) next
+		}
+		{ print }
+	' top=1 godot_project/addons/nearzero/nearzero.gdextension
+}
+
+target_package() {
+	local v cc_x64 cc_arm64 cc_win missing=() hostpair stage addon dist zipfile
+	v=$(release_version)
+	hostpair="$("$GO" env GOOS)/$("$GO" env GOARCH)"
+	# The host's own compiler builds its own platform; cross compilers the rest.
+	cc_x64=x86_64-linux-gnu-gcc
+	cc_arm64=aarch64-linux-gnu-gcc
+	cc_win=x86_64-w64-mingw32-gcc
+	case "$hostpair" in
+	linux/amd64) cc_x64=$(find_cc) || missing+=("gcc") ;;
+	linux/arm64) cc_arm64=$(find_cc) || missing+=("gcc") ;;
+	esac
+	command -v "$cc_x64" >/dev/null 2>&1 || missing+=("gcc-x86-64-linux-gnu ($cc_x64)")
+	command -v "$cc_arm64" >/dev/null 2>&1 || missing+=("gcc-aarch64-linux-gnu ($cc_arm64)")
+	command -v "$cc_win" >/dev/null 2>&1 || missing+=("gcc-mingw-w64-x86-64 ($cc_win)")
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "build.sh: package needs the C compilers of all three platforms; missing:" >&2
+		printf '  %s\n' "${missing[@]}" >&2
+		echo "  Debian/Ubuntu: apt-get install gcc gcc-aarch64-linux-gnu gcc-mingw-w64-x86-64" >&2
+		exit 1
+	fi
+	if ! command -v zip >/dev/null 2>&1 && ! command -v python3 >/dev/null 2>&1; then
+		echo "build.sh: package needs zip (Debian: apt-get install zip) or python3" >&2
+		exit 1
+	fi
+
+	stage=$(mktemp -d "${TMPDIR:-/tmp}/nearzero-package.XXXXXX")
+	trap 'rm -rf "$stage"' EXIT
+	addon="$stage/addons/nearzero"
+	mkdir -p "$addon/bin" "$addon/icons"
+	build_lib linux amd64 "$cc_x64" linux x86_64 "$addon/bin"
+	build_lib linux arm64 "$cc_arm64" linux arm64 "$addon/bin"
+	build_lib windows amd64 "$cc_win" windows x86_64 "$addon/bin"
+	cp godot_project/addons/nearzero/icons/*.svg "$addon/icons/"
+	cp godot_project/addons/nearzero/README.md LICENSE "$addon/"
+	package_gdextension "$addon/bin" "$v" >"$addon/nearzero.gdextension"
+	# The class reference is compiled into the libraries (extension/doc_classes).
+
+	dist=${DIST:-dist}
+	mkdir -p "$dist"
+	zipfile="$(cd "$dist" && pwd)/nearzero-$v.zip"
+	rm -f "$zipfile"
+	find "$stage" -exec touch -t 202601010000 {} + # the same bytes in, the same zip out
+	if command -v zip >/dev/null 2>&1; then
+		(cd "$stage" && find addons | LC_ALL=C sort | zip -X -q -9 "$zipfile" -@)
+	else
+		(cd "$stage" && python3 -m zipfile -c "$zipfile" addons)
+	fi
+	rm -rf "$stage"
+	trap - EXIT
+	echo "build.sh: package -> $zipfile ($(wc -c <"$zipfile") bytes)"
+}
+
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(addon server)
 for t in "${targets[@]}"; do
@@ -117,7 +212,9 @@ for t in "${targets[@]}"; do
 	server) target_server ;;
 	cross) target_cross ;;
 	all) target_addon; target_server; target_cross ;;
-	clean) rm -rf "$ADDON_BIN" bin; echo "build.sh: cleaned" ;;
+	package) target_package ;;
+	version) release_version ;;
+	clean) rm -rf "$ADDON_BIN" bin "${DIST:-dist}"; echo "build.sh: cleaned" ;;
 	*) echo "build.sh: unknown target '$t'" >&2; usage >&2; exit 2 ;;
 	esac
 done

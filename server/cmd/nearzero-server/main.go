@@ -18,12 +18,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
 	"github.com/nearzero/nearzero/server/identity"
@@ -45,6 +47,7 @@ type options struct {
 	drainGrace, seatHold, roundLimit, handshake, countdown      time.Duration
 	sendRate, topSpeed, topSpeed2D                              float64
 	noMotionChecks, version                                     bool
+	healthcheck                                                 bool // probe -addr's /healthz and exit (the image's HEALTHCHECK)
 
 	limits server.Config // per-address limits and idle time-out; only those fields
 }
@@ -85,7 +88,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
 	fs.IntVar(&o.limits.JoinFailBurst, "join-fail-burst", server.DefaultJoinFailBurst, "failed joins one address may make at once")
 	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
-	fs.BoolVar(&o.version, "version", false, "print the protocol and rules versions and exit")
+	fs.BoolVar(&o.version, "version", false, "print the release, protocol and rules versions and exit")
+	fs.BoolVar(&o.healthcheck, "healthcheck", false, "GET /healthz of the server at -addr (127.0.0.1 for an unspecified host), exit 0 if ready, 1 if not")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: nearzero-server [flags]\n\n"+
 			"Runs the nearzero room server: rooms by code over WebSocket at /ws, health at\n"+
@@ -152,8 +156,11 @@ func run(args []string, sig <-chan os.Signal, stdout, stderr io.Writer, ready fu
 		return 2
 	}
 	if o.version {
-		fmt.Fprintf(stdout, "nearzero-server protocol %d rules %d\n", wire.ProtocolVersion, wire.RulesVersion)
+		fmt.Fprintf(stdout, "nearzero-server %s protocol %d rules %d\n", version.Version, wire.ProtocolVersion, wire.RulesVersion)
 		return 0
+	}
+	if o.healthcheck {
+		return healthcheck(o.addr, stdout, stderr)
 	}
 	log, err := newLogger(o.logFormat, o.logLevel, stderr)
 	if err != nil {
@@ -246,4 +253,33 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 		return nil // a forced stop is what was asked for
 	}
 	return err
+}
+
+// healthcheck GETs /healthz of the server listening on addr, for a
+// container's HEALTHCHECK (the image has no curl): 0 when it answers 200
+// (ready), 1 otherwise (down, or 503 while draining). An unspecified host
+// (":8787", "0.0.0.0:8787", "[::]:8787") is probed on 127.0.0.1.
+func healthcheck(addr string, stdout, stderr io.Writer) int {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "nearzero-server: healthcheck: -addr %q: %v\n", addr, err)
+		return 1
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	url := "http://" + net.JoinHostPort(host, port) + "/healthz"
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get(url)
+	if err != nil {
+		fmt.Fprintf(stderr, "nearzero-server: healthcheck: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	fmt.Fprintf(stdout, "%s %s\n", resp.Status, strings.Join(strings.Fields(string(body)), " ")) // one line
+	if resp.StatusCode != http.StatusOK {
+		return 1
+	}
+	return 0
 }

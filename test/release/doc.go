@@ -1,0 +1,37 @@
+// Package release holds the tests of what nearzero ships: the addon zip
+// that ./build.sh package writes for the Godot Asset Library, the server's
+// container image (Dockerfile), and the one release version
+// (netcode/version) everywhere it shows.
+//
+//	go test ./test/release/ -v          # builds the zip once (about a minute on 2 cores)
+//	go test -short ./test/release/      # only what needs no build
+//	GODOT=/path/to/godot go test ./test/release/ -run Godot -v
+//
+// The zip is built once per run (./build.sh package into a temporary
+// DIST), and only when not -short; without the three C compilers (gcc,
+// aarch64-linux-gnu-gcc, x86_64-w64-mingw32-gcc) those tests skip, saying
+// so, except under CI (CI set), where .ci/run installs them and a missing
+// one fails. Each library is read with debug/elf or debug/pe: its machine,
+// its nearzero_init export and what it links against.
+//
+// TestTwoGoRuntimesInOneProcess loads the zip's linux x86_64 library and two
+// copies of a tiny Go c-shared library (testdata/golib) into one C process
+// (testdata/twogo_host.c) and runs both tiny ones at once: three Go
+// runtimes, as when a project holds several Go-built extensions.
+//
+// The image cannot be built here (no container engine, no registry for the
+// base images): TestDockerfile checks its instructions instead, and
+// TestServerBinaryIsStatic builds the server as the Dockerfile does and
+// checks the binary has no dynamic section.
+//
+// TestPackageInGodot runs only when GODOT names a Godot 4.4+ editor binary:
+// it unpacks the zip into a fresh empty project, imports it headless and
+// checks that NetRoom and NetPredictor load.
+//
+// # Invariants
+//
+//   - Nothing in the repository is written: the zip goes to a temporary
+//     DIST, the server binary to a temporary directory.
+//   - Bounded: every command has a time-out; the whole run a couple of
+//     minutes on 2 cores.
+package release
