@@ -10,13 +10,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/bench/netbench"
 )
 
 func TestRunJSON(t *testing.T) {
 	var out, errs bytes.Buffer
 	require.NoError(t, run([]string{"-json", "-scenario", "direct-20,server-only", "-duration", "2s", "-seed", "7"}, &out, &errs))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2*2*3, "two scenarios, two entities, three methods")
+	require.Len(t, lines, 2*2*len(netbench.Methods), "two scenarios, two entities, every method")
 	var row map[string]any
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &row))
 	assert.Equal(t, "direct-20", row["scenario"])
@@ -29,7 +31,7 @@ func TestRunTextTraceAndRecord(t *testing.T) {
 	rec := filepath.Join(dir, "inputs.csv")
 	var out, errs bytes.Buffer
 	require.NoError(t, run([]string{"-scenario", "direct-50", "-duration", "2s", "-trace", dir, "-record", rec}, &out, &errs))
-	assert.Contains(t, out.String(), "along95")
+	assert.Contains(t, out.String(), "pops/min")
 	assert.Contains(t, out.String(), "simulated seconds")
 	for _, f := range []string{"direct-50-vehicle.csv", "direct-50-vehicle.png", "direct-50-character-methods.png", "inputs.csv"} {
 		_, err := os.Stat(filepath.Join(dir, f))

@@ -28,8 +28,9 @@ func (k BotKind) String() string {
 	return "vehicle"
 }
 
-// Vehicle and character physics. The numbers are those of a plausible
-// arcade car and a brisk third-person character.
+// Vehicle and character physics of the smooth movers (Physics Smooth). The
+// numbers are those of a plausible simulation-leaning car and a brisk
+// third-person character.
 const (
 	vehWheelbase = 2.7  // m (4.5 m long)
 	vehMaxSteer  = 0.5  // rad at the wheels
@@ -55,9 +56,72 @@ const (
 	histLen = 2048
 )
 
+// physics are the body parameters of a bot. smoothPhysics are the
+// original movers; arcadePhysics the harder ones every scenario uses unless
+// it says Smooth: grip above 1 g, quick steering, pedals that act at once,
+// reverse gear, a character that reaches full speed in about 0.13 s.
+type physics struct {
+	maxSteer, steerRate, latAcc, accMax, topSpeed, brakeMax, jerk float64
+	reverseSpeed                                                  float64 // m/s top speed in reverse (0: no reverse)
+	charAccel, charDecel                                          float64 // m/s² (0: instant)
+}
+
+var (
+	smoothPhysics = physics{maxSteer: vehMaxSteer, steerRate: vehSteerRate, latAcc: vehLatAcc, accMax: vehAccMax,
+		topSpeed: vehTopSpeed, brakeMax: vehBrakeMax, jerk: vehJerk}
+	arcadePhysics = physics{maxSteer: 0.6, steerRate: 5, latAcc: 13, accMax: 9, topSpeed: 26, brakeMax: 14,
+		jerk: 300, reverseSpeed: 8, charAccel: 45, charDecel: 60}
+)
+
+// obstacle is a round pillar in the ground plane.
+type obstacle struct {
+	x, z, r float64
+}
+
+// arena is the walled ground the bots move in: a square of half-size half
+// (m) with walls, and pillars. Bodies slide along what they hit (a vehicle
+// bounces back a little from a head-on hit).
+type arena struct {
+	half    float64
+	pillars []obstacle
+}
+
+// collide keeps a body of radius rad out of the walls and pillars: it
+// moves pos out and returns the velocity with the part into the surface
+// removed (times 1+bounce), and whether it touched.
+func (a *arena) collide(pos *geom.Vec3, vel geom.Vec3, rad, bounce float64) (geom.Vec3, bool) {
+	hit := false
+	push := func(n geom.Vec3, depth float64) {
+		*pos = pos.Add(n.Scale(depth))
+		if vn := vel.Dot(n); vn < 0 {
+			vel = vel.Sub(n.Scale((1 + bounce) * vn))
+		}
+		hit = true
+	}
+	lim := a.half - rad
+	if pos.X > lim {
+		push(geom.Vec3{X: -1}, pos.X-lim)
+	} else if pos.X < -lim {
+		push(geom.Vec3{X: 1}, -lim-pos.X)
+	}
+	if pos.Z > lim {
+		push(geom.Vec3{Z: -1}, pos.Z-lim)
+	} else if pos.Z < -lim {
+		push(geom.Vec3{Z: 1}, -lim-pos.Z)
+	}
+	for _, o := range a.pillars {
+		dx, dz := pos.X-o.x, pos.Z-o.z
+		d := math.Hypot(dx, dz)
+		if d < o.r+rad && d > 1e-9 {
+			push(geom.Vec3{X: dx / d, Z: dz / d}, o.r+rad-d)
+		}
+	}
+	return vel, hit
+}
+
 // Input is a bot's control input, held until the next one.
 type Input struct {
-	Throttle float64 // 0..1
+	Throttle float64 // 0..1 (-1..0 drives a vehicle in reverse, with arcade physics)
 	Brake    float64 // 0..1 (vehicle)
 	Steer    float64 // -1..1, positive turns left (counter-clockwise seen from above) (vehicle)
 	Heading  float64 // rad about +Y, the direction to run in (character); 0 runs toward -Z
@@ -92,6 +156,9 @@ type driver interface {
 type bot struct {
 	kind BotKind
 	drv  driver
+	ph   physics
+	room *arena        // walls and pillars; nil for open ground
+	hits int           // collisions so far
 	rec  *[]InputEvent // when recording, input changes are appended here
 	who  string        // the recording's client name
 
@@ -118,7 +185,7 @@ type bot struct {
 
 // newBot returns a bot at pos facing yaw psi, at rest, at time 0.
 func newBot(kind BotKind, drv driver, pos geom.Vec3, psi float64) *bot {
-	b := &bot{kind: kind, drv: drv, pos: pos, psi: psi, onGround: true}
+	b := &bot{kind: kind, drv: drv, ph: smoothPhysics, pos: pos, psi: psi, onGround: true}
 	b.hist[0] = b.state()
 	return b
 }
@@ -127,9 +194,10 @@ func newBot(kind BotKind, drv driver, pos geom.Vec3, psi float64) *bot {
 // computed from it when asked.
 type bstate struct {
 	pos                   geom.Vec3
-	psi, speed, acc, turn float64 // speed is the horizontal speed for a character
-	vy                    float64 // character
-	air                   bool    // character in the air
+	vel                   geom.Vec3 // character: the horizontal velocity
+	psi, speed, acc, turn float64   // speed is the horizontal speed for a character
+	vy                    float64   // character
+	air                   bool      // character in the air
 }
 
 // kin returns the kinematic state of st.
@@ -137,8 +205,11 @@ func (k BotKind) kin(st *bstate) Kin {
 	f := forward(st.psi)
 	rot := geom.AxisAngle(geom.Up3D, st.psi)
 	if k == Character {
-		out := Kin{Pos: st.pos, Vel: f.Scale(st.speed), Rot: rot}
+		out := Kin{Pos: st.pos, Vel: st.vel, Rot: rot}
 		out.Vel.Y = st.vy
+		if hs := math.Hypot(st.vel.X, st.vel.Z); hs > 1e-9 {
+			out.Acc = geom.Vec3{X: st.vel.X / hs * st.acc, Z: st.vel.Z / hs * st.acc}
+		}
 		if st.air {
 			out.Acc.Y = -gravity
 		}
@@ -157,7 +228,7 @@ func (k BotKind) kin(st *bstate) Kin {
 // state returns the body's current compact state.
 func (b *bot) state() bstate {
 	if b.kind == Character {
-		return bstate{pos: b.pos, psi: b.psi, speed: b.speed, vy: b.vy, air: !b.onGround}
+		return bstate{pos: b.pos, vel: b.vel, psi: b.psi, speed: b.speed, acc: b.acc, vy: b.vy, air: !b.onGround}
 	}
 	return bstate{pos: b.pos, psi: b.psi, speed: b.speed, acc: b.acc, turn: b.turn}
 }
@@ -201,10 +272,20 @@ func (b *bot) tick() {
 func (b *bot) step(dt float64) {
 	in := b.in
 	if b.kind == Character {
-		if sp := clamp(in.Throttle, 0, 1) * charRunSpeed; in.Heading != b.psi || sp != b.speed {
-			b.psi, b.speed = in.Heading, sp
-			b.vel = forward(b.psi).Scale(sp)
+		target := clamp(in.Throttle, 0, 1) * charRunSpeed
+		b.acc = 0
+		switch {
+		case b.ph.charAccel == 0 || b.speed == target:
+			b.speed = target
+		case b.speed < target:
+			b.speed = min(target, b.speed+b.ph.charAccel*dt)
+			b.acc = b.ph.charAccel
+		default:
+			b.speed = max(target, b.speed-b.ph.charDecel*dt)
+			b.acc = -b.ph.charDecel
 		}
+		b.psi = in.Heading
+		b.vel = forward(b.psi).Scale(b.speed)
 		if in.Jump && !b.jumpEdge && b.onGround {
 			b.vy, b.onGround = charJumpV, false
 		}
@@ -217,26 +298,56 @@ func (b *bot) step(dt float64) {
 			}
 		}
 		b.pos = b.pos.Add(b.vel.Scale(dt))
+		if b.room != nil {
+			v, hit := b.room.collide(&b.pos, b.vel, 0.4, 0)
+			if hit {
+				b.vel, b.hits = v, b.hits+1
+				b.acc = 0
+			}
+		}
 		return
 	}
+	ph := &b.ph
 	v := b.speed
-	target := clamp(in.Throttle, 0, 1)*vehAccMax*max(0, 1-(v/vehTopSpeed)*(v/vehTopSpeed)) -
-		clamp(in.Brake, 0, 1)*vehBrakeMax
+	thr := clamp(in.Throttle, -1, 1)
+	if ph.reverseSpeed == 0 {
+		thr = max(thr, 0)
+	}
+	var target float64
+	switch {
+	case thr >= 0 && v >= -0.1:
+		target = thr * ph.accMax * max(0, 1-(v/ph.topSpeed)*(v/ph.topSpeed))
+	case thr < 0 && v <= 0.1:
+		target = thr * ph.accMax * max(0, 1-(v/ph.reverseSpeed)*(v/ph.reverseSpeed))
+	default: // the throttle against the motion brakes
+		target = -math.Copysign(math.Abs(thr)*ph.brakeMax, v)
+	}
+	if br := clamp(in.Brake, 0, 1) * ph.brakeMax; br > 0 && v != 0 {
+		target -= math.Copysign(br, v)
+	}
 	if v > 0 {
 		target -= vehRolling
+	} else if v < 0 {
+		target += vehRolling
 	}
-	b.acc += clamp(target-b.acc, -vehJerk*dt, vehJerk*dt)
-	b.speed = v + b.acc*dt
-	if b.speed <= 0 {
-		b.speed = 0
-		b.acc = max(b.acc, 0)
+	b.acc += clamp(target-b.acc, -ph.jerk*dt, ph.jerk*dt)
+	nv := v + b.acc*dt
+	stop := (v > 0 && nv <= 0 && thr >= 0) || (v < 0 && nv >= 0 && thr <= 0)
+	if v == 0 && nv != 0 && (thr == 0 || (nv > 0) != (thr > 0)) {
+		stop = true
 	}
-	b.steer += clamp(clamp(in.Steer, -1, 1)*vehMaxSteer-b.steer, -vehSteerRate*dt, vehSteerRate*dt)
+	if stop {
+		// Brakes and drag stop the car; they do not drive it backwards.
+		nv = 0
+		b.acc = 0
+	}
+	b.speed = nv
+	b.steer += clamp(clamp(in.Steer, -1, 1)*ph.maxSteer-b.steer, -ph.steerRate*dt, ph.steerRate*dt)
 	turn := 0.0
 	if b.steer != 0 {
 		turn = b.speed * math.Tan(b.steer) / vehWheelbase
 	}
-	if lim := vehLatAcc / max(b.speed, 0.5); math.Abs(turn) > lim {
+	if lim := ph.latAcc / max(math.Abs(b.speed), 0.5); math.Abs(turn) > lim {
 		turn = math.Copysign(lim, turn)
 	}
 	b.turn = turn
@@ -246,6 +357,23 @@ func (b *bot) step(dt float64) {
 		b.psi = geom.WrapAngle(b.psi)
 	}
 	b.pos = b.pos.Add(forward(mid).Scale((v + b.speed) / 2 * dt))
+	if b.room != nil {
+		f := forward(b.psi)
+		u, hit := b.room.collide(&b.pos, f.Scale(b.speed), 1.2, 0.2)
+		if hit {
+			b.hits++
+			b.acc, b.turn = 0, 0
+			sp := u.Len()
+			switch {
+			case sp < 0.3:
+				b.speed = 0
+			case u.Dot(f) >= 0:
+				b.psi, b.speed = yawOf(u), sp
+			default:
+				b.psi, b.speed = yawOf(u.Scale(-1)), -sp
+			}
+		}
+	}
 }
 
 // at returns the true state at time t (after advancing to it). t must be
@@ -266,6 +394,7 @@ func (b *bot) at(t time.Duration) Kin {
 	k0, k1 := &b.hist[i%histLen], &b.hist[(i+1)%histLen]
 	st := bstate{
 		pos:   k0.pos.Lerp(k1.pos, f),
+		vel:   k0.vel.Lerp(k1.vel, f),
 		psi:   k0.psi + geom.WrapAngle(k1.psi-k0.psi)*f,
 		speed: k0.speed + (k1.speed-k0.speed)*f,
 		acc:   k0.acc + (k1.acc-k0.acc)*f,
@@ -484,4 +613,116 @@ func (d *replayDriver) input(t time.Duration, _ Kin) Input {
 		return Input{}
 	}
 	return d.events[d.i].Input
+}
+
+// keyVehicleDriver drives like a player on a keyboard: steering keys held
+// 0.1-0.6 s (left, right or none), pedals on or off (throttle, coast,
+// brake, and now and then reverse). It steers hard away from the walls
+// it is heading for, but not always in time: it hits walls and pillars.
+type keyVehicleDriver struct {
+	r    *rand.Rand
+	room *arena
+
+	steerUntil, pedalUntil time.Duration
+	steer, throttle, brake float64
+	stuckSince             time.Duration // when it last moved freely
+}
+
+func (d *keyVehicleDriver) input(t time.Duration, k Kin) Input {
+	secs := func(lo, hi float64) time.Duration {
+		return time.Duration((lo + (hi-lo)*d.r.Float64()) * float64(time.Second))
+	}
+	if t >= d.steerUntil {
+		switch u := d.r.Float64(); {
+		case u < 0.3:
+			d.steer = -1
+		case u < 0.6:
+			d.steer = 1
+		default:
+			d.steer = 0
+		}
+		d.steerUntil = t + secs(0.1, 0.6)
+	}
+	if t >= d.pedalUntil {
+		d.throttle, d.brake = 0, 0
+		switch u := d.r.Float64(); {
+		case u < 0.65:
+			d.throttle = 1
+			d.pedalUntil = t + secs(0.5, 2.5)
+		case u < 0.8:
+			d.pedalUntil = t + secs(0.3, 1)
+		case u < 0.93:
+			d.brake = 1
+			d.pedalUntil = t + secs(0.2, 0.8)
+		default:
+			d.throttle = -1
+			d.pedalUntil = t + secs(0.5, 1.5)
+		}
+	}
+	if k.Vel.Len() > 1 || d.throttle == 0 {
+		d.stuckSince = t
+	} else if t-d.stuckSince > 700*time.Millisecond {
+		// Against a wall: back off the other way, steering.
+		d.throttle, d.brake, d.stuckSince = -d.throttle, 0, t
+		d.pedalUntil = t + secs(0.6, 1.2)
+		d.steer, d.steerUntil = 1, d.pedalUntil
+	}
+	in := Input{Throttle: d.throttle, Brake: d.brake, Steer: d.steer}
+	// Heading for a wall within 1.2 s: steer toward the centre.
+	ahead := k.Pos.Add(k.Vel.Scale(1.2))
+	if lim := d.room.half - 12; math.Abs(ahead.X) > lim || math.Abs(ahead.Z) > lim {
+		f := k.Rot.Rotate(geom.Vec3{Z: -1})
+		to := geom.Vec3{X: -k.Pos.X, Z: -k.Pos.Z}
+		in.Steer = 1
+		if geom.Up3D.Dot(f.Cross(to)) < 0 {
+			in.Steer = -1
+		}
+		if in.Throttle < 0 {
+			in.Steer = -in.Steer
+		}
+	}
+	return in
+}
+
+// keyCharacterDriver runs a character like a player on WASD: one of eight
+// directions (or none) held 0.2-0.7 s, changed at once (full reversals
+// included), with jumps now and then. It heads back toward the centre
+// when near the walls.
+type keyCharacterDriver struct {
+	r    *rand.Rand
+	room *arena
+
+	until, jumpAt, jumpTill time.Duration
+	heading, throttle       float64
+}
+
+func (d *keyCharacterDriver) input(t time.Duration, k Kin) Input {
+	if t >= d.until {
+		d.throttle = 1
+		if d.r.Float64() < 0.12 {
+			d.throttle = 0
+		} else {
+			d.heading = geom.WrapAngle(d.heading + float64(1+d.r.IntN(7))*math.Pi/4)
+		}
+		if lim := d.room.half - 6; math.Abs(k.Pos.X) > lim || math.Abs(k.Pos.Z) > lim {
+			// Back toward the centre, on the nearest of the eight directions.
+			h := yawOf(geom.Vec3{X: -k.Pos.X, Z: -k.Pos.Z})
+			d.heading, d.throttle = geom.WrapAngle(math.Round(h/(math.Pi/4))*math.Pi/4), 1
+		}
+		d.until = t + time.Duration((0.2+0.5*d.r.Float64())*float64(time.Second))
+	}
+	if t >= d.jumpAt {
+		d.jumpTill = t + 100*time.Millisecond
+		d.jumpAt = t + time.Duration((1+4*d.r.Float64())*float64(time.Second))
+	}
+	return Input{Throttle: d.throttle, Heading: d.heading, Jump: t < d.jumpTill}
+}
+
+// Arenas of the hard movers: walls and a few pillars to hit.
+func vehicleArena() *arena {
+	return &arena{half: 110, pillars: []obstacle{{30, 20, 4}, {-40, -35, 5}, {-20, 45, 3}, {55, -50, 4}, {5, -30, 3}}}
+}
+
+func characterArena() *arena {
+	return &arena{half: 30, pillars: []obstacle{{8, 6, 1.5}, {-10, -9, 2}, {-6, 12, 1}, {14, -12, 1.5}}}
 }

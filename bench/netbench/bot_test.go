@@ -103,8 +103,9 @@ func TestScenarios(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, s.Name, got.Name)
 	}
-	for _, want := range []string{"direct-20", "direct-50", "direct-100", "loss-1pct", "wifi-stalls", "jitter-tail",
-		"drift-50ppm", "direct-outage", "server-only", "asymmetric", "hitches", "slow-30fps", "round-start", "contact"} {
+	for _, want := range []string{"direct-20", "direct-50", "direct-100", "direct-150", "direct-200", "loss-1pct",
+		"burst-loss", "harsh-50", "harsh-150", "wifi-stalls", "jitter-tail", "drift-50ppm", "direct-outage",
+		"server-only", "asymmetric", "hitches", "slow-30fps", "smooth-50", "round-start", "contact"} {
 		assert.True(t, seen[want], want)
 	}
 	_, err := Lookup("nope")

@@ -34,13 +34,6 @@ const (
 	contactRestitution = 0.3
 )
 
-// steadyWindow and steadyAngle decide whether the true direction of travel
-// held (for the reversal count).
-const (
-	steadyWindow = 250 * time.Millisecond
-	steadyAngle  = 10 * math.Pi / 180
-)
-
 // client is one simulated player: a main thread with frames, a bot it
 // drives, a sender, clock sync, a direct re-stamp estimator, the
 // predictor and the baselines drawing the other player, and the metrics.
@@ -58,11 +51,17 @@ type client struct {
 	pred   *predict.Predictor
 	// ref are reference predictors, one per path, fed the truth at the
 	// path's nominal age each frame: the error split's predictor piece.
-	ref    [2]*predict.Predictor
-	refSeq wire.Seq
-	interp interpBuf
-	lerp   lerpState
-	rSend  *rand.Rand
+	ref         [2]*predict.Predictor
+	refSeq      wire.Seq
+	interp      interpBuf
+	adapt       adaptiveInterp
+	newest0     newestState
+	lerp        lerpState
+	rSend       *rand.Rand
+	dirs        [4]geom.Vec3
+	moves       [int(popLookback/popLagStep) + 1]geom.Vec3
+	prevRenderT time.Duration
+	trail       [int(offPathWindow/offPathStep) + 1]geom.Vec3
 
 	up, down, direct *simnet.Link
 	peer             *peer
@@ -96,7 +95,7 @@ type client struct {
 	pending []pendingState
 	flushFn func()
 
-	series   [3]series
+	series   [numMethods]series
 	speed    []float64 // true speed per recorded frame, for traces
 	lastPose predict.Pose
 
@@ -187,16 +186,23 @@ func (c *client) newBot() *bot {
 	r := c.w.s.Rand(c.name + "/driver")
 	sign := 1.0 - 2*float64(c.idx) // a: +1, b: -1
 	var drv driver
+	var room *arena
 	pos, psi := geom.Vec3{X: 10 * float64(c.idx)}, 0.0
 	switch {
 	case sc.Contact:
 		drv = &contactDriver{r: r, lane: 1.5 * sign, radius: 60, period: 8, phase: math.Pi * float64(c.idx),
 			other: c.drawnOther}
 		pos, psi = geom.Vec3{X: 60 + 1.5*sign}, math.Pi
-	case c.spec.Bot == Character:
+	case c.spec.Smooth && c.spec.Bot == Character:
 		drv = &characterDriver{r: r, arena: 40}
-	default:
+	case c.spec.Smooth:
 		drv = &vehicleDriver{r: r, arena: 120}
+	case c.spec.Bot == Character:
+		room = characterArena()
+		drv = &keyCharacterDriver{r: r, room: room}
+	default:
+		room = vehicleArena()
+		drv = &keyVehicleDriver{r: r, room: room}
 	}
 	if sc.Rounds {
 		pos, psi = spawnPoint(c.idx)
@@ -205,6 +211,9 @@ func (c *client) newBot() *bot {
 		drv = &replayDriver{events: c.w.opt.Inputs.forClient(c.name)}
 	}
 	b := newBot(c.spec.Bot, drv, pos, psi)
+	if room != nil {
+		b.ph, b.room = arcadePhysics, room
+	}
 	b.hold = sc.Rounds
 	if c.w.opt.Record != nil {
 		b.rec, b.who = &c.w.opt.Record.Events, c.name
@@ -267,6 +276,8 @@ func (c *client) onServer(p []byte) {
 				c.onRoom(&m.Room)
 			}
 		case *protocol.Pong:
+			// The client's network goroutine takes pongs at once, with
+			// their arrival time (as client.Client does).
 			c.sync.Observe(protocol.DurationUS(m.TUS), protocol.DurationUS(m.ServerUS), local)
 		case *protocol.RoomState:
 			if c.w.sc.Rounds {
@@ -315,18 +326,29 @@ func (c *client) onDirect(p []byte) {
 	switch p[0] {
 	case directPing:
 		if len(p) == 9 {
+			// Answered by the game's main thread, at its next frame; the
+			// pong says how long the ping waited there (NTP's T3 - T2), so
+			// the pinger can take it out of the round trip.
 			q := append(c.w.buf(), p...)
 			q[0] = directPong
-			c.direct.Send(q)
+			c.onMain(func() {
+				q = binary.LittleEndian.AppendUint64(q, uint64(c.local()-local))
+				c.direct.Send(q)
+			})
 		}
 		return
 	case directPong:
-		if len(p) == 9 {
-			rtt := local - time.Duration(binary.LittleEndian.Uint64(p[1:]))
-			if c.w.opt.Variant.ExactRTT {
-				rtt = c.w.sc.AB.Latency + c.w.sc.BA.Latency
-			}
-			c.rs.ObserveRTT(rtt, local)
+		if len(p) == 17 {
+			// Stamped on arrival by the network side, used by the main thread.
+			sent := time.Duration(binary.LittleEndian.Uint64(p[1:]))
+			held := time.Duration(binary.LittleEndian.Uint64(p[9:]))
+			c.onMain(func() {
+				rtt := local - sent - held
+				if c.w.opt.Variant.ExactRTT {
+					rtt = c.w.sc.AB.Latency + c.w.sc.BA.Latency
+				}
+				c.rs.ObserveRTT(rtt, local)
+			})
 		}
 		return
 	}
@@ -347,7 +369,19 @@ func (c *client) onDirect(p []byte) {
 	c.deliver(predict.PathDirect, &st, mapped, local)
 }
 
-func (c *client) directPing() {
+// onMain runs fn on the main thread: at the next frame when the scenario
+// has engine timing, at once otherwise.
+func (c *client) onMain(fn func()) {
+	if c.w.sc.IdealTiming {
+		fn()
+		return
+	}
+	c.frames.Post(fn)
+}
+
+func (c *client) directPing() { c.onMain(c.directPingNow) }
+
+func (c *client) directPingNow() {
 	var b [9]byte
 	b[0] = directPing
 	binary.LittleEndian.PutUint64(b[1:], uint64(c.local()))
@@ -398,7 +432,19 @@ func (c *client) deliver(path predict.Path, st *wire.State, mapped, arrival time
 	if len(c.pending) == 0 {
 		c.frames.Post(c.flushFn)
 	}
-	c.pending = append(c.pending, pendingState{path: path, s: predict.SampleOf(st, mapped), arrival: arrival})
+	smp := predict.SampleOf(st, mapped)
+	if c.w.opt.Variant.KnownInput {
+		// Oracle: a velocity that lands on the truth one data age later
+		// (the age it will be drawn at, about: now, plus half a frame).
+		at := c.remote.sentTrue[st.Seq]
+		age := c.w.s.Now() - at + 8*time.Millisecond
+		if age > 0 {
+			k0, k1 := c.remote.bot.at(at), c.remote.bot.at(at+age)
+			smp.Vel = k1.Pos.Sub(k0.Pos).Scale(1 / age.Seconds())
+			smp.Acc, smp.Turn = geom.Vec3{}, 0
+		}
+	}
+	c.pending = append(c.pending, pendingState{path: path, s: smp, arrival: arrival})
 }
 
 // flush runs on the main thread at the start of a frame: the predictor and
@@ -421,7 +467,10 @@ func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration)
 	}
 	if e := &c.baseSeen[uint16(s.Seq)%1024]; *e != uint32(s.Seq)+1 {
 		*e = uint32(s.Seq) + 1
-		c.interp.add(snap{t: s.Time, pos: s.Pos})
+		sn := snap{t: s.Time, pos: s.Pos, vel: s.Vel}
+		c.interp.add(sn)
+		c.adapt.add(sn, c.local())
+		c.newest0.add(sn)
 		c.lerp.add(s.Seq, s.Pos)
 	}
 }
@@ -455,28 +504,55 @@ func (c *client) onFrame(f simnet.Frame) {
 	if !c.joined || c.closed {
 		return
 	}
-	out, ok, err := c.snd.Poll(local, uint8(c.slot), c.buf[:0])
-	if err != nil || !ok {
+	var delay time.Duration
+	if c.spec.SendDelay != nil {
+		delay = max(0, c.spec.SendDelay.Sample(c.rSend))
+	}
+	if delay == 0 || c.w.opt.Variant.PollAtSample {
+		// The sender is polled at the frame; the state leaves after the
+		// delay, which the sender does not know.
+		out, ok := c.poll(local, t)
+		if !ok {
+			return
+		}
+		c.w.s.After(delay, func() { c.send(out) })
 		return
 	}
-	c.sentTrue[binary.LittleEndian.Uint16(out[2:])] = c.lastSampleTrue // the Seq (wire layout)
-	c.w.stats.StatesSent++
-	up := append(c.w.buf(), out...)
-	var direct []byte
-	if c.direct != nil {
-		direct = append(c.w.buf(), out...)
-	}
-	send := func() {
-		c.up.Send(up)
-		if direct != nil {
-			c.direct.Send(direct)
+	// The engine polls the sender when it flushes its sockets, delay after
+	// the frame: the sender knows how old its sample is.
+	c.w.s.After(delay, func() {
+		if out, ok := c.poll(c.local(), c.w.s.Now()); ok {
+			c.send(out)
 		}
+	})
+}
+
+// poll polls the sender at local (true time now) and returns a copy of
+// the state it sent, booking the true time of the state's stamp.
+func (c *client) poll(local, now time.Duration) ([]byte, bool) {
+	out, ok, err := c.snd.Poll(local, uint8(c.slot), c.buf[:0])
+	if err != nil || !ok {
+		return nil, false
 	}
-	if c.spec.SendDelay != nil {
-		c.w.s.After(max(0, c.spec.SendDelay.Sample(c.rSend)), send)
-	} else {
-		send()
+	var st wire.State
+	if wire.DecodeState(out, &st) != nil {
+		return nil, false
 	}
+	at := c.lastSampleTrue
+	if st.Stamp != wire.StampOf(c.clk.Read(at)) && st.Stamp == wire.StampOf(local) {
+		at = now // carried forward to the send (sender.Config.SendLead)
+	}
+	c.sentTrue[st.Seq] = at
+	c.w.stats.StatesSent++
+	return append(c.w.buf(), out...), true
+}
+
+// send puts a state on the server link and the direct link.
+func (c *client) send(out []byte) {
+	if c.direct != nil {
+		c.direct.Send(append(c.w.buf(), out...))
+	}
+	c.up.Send(out)
 }
 
 // render draws the other player with every method and records the frame.
@@ -487,19 +563,32 @@ func (c *client) render(t, local time.Duration) {
 		c.w.stats.Snaps++
 	}
 	ipos, iok, dry := c.interp.draw(local)
+	apos, aok, adry := c.adapt.draw(local)
 	lpos, lok := c.lerp.draw()
-	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !lok || t < c.w.measureFrom {
+	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !aok || !lok || !c.newest0.has ||
+		t < c.w.measureFrom {
 		return
 	}
 	rb := c.remote.bot
 	truth := rb.at(t)
-	f := frameIn{t: t.Seconds(), truth: truth}
-	// The heading now comes from the interpolated truth, so a turn inside
-	// the last bot step already counts as one.
-	if math.Hypot(truth.Vel.X, truth.Vel.Z) > reversalMinSpeed {
-		if h1, ok := rb.headingAt(t-steadyWindow, reversalMinSpeed); ok {
-			f.steady = math.Abs(geom.WrapAngle(yawOf(truth.Vel)-h1)) < steadyAngle
+	f := frameIn{t: t.Seconds(), truth: truth, dirs: c.dirs[:0], trail: c.trail[:0]}
+	for i := range len(c.dirs) {
+		back := time.Duration(float64(i) * reversalLookback / float64(len(c.dirs)-1) * float64(time.Second))
+		v := rb.at(t - back).Vel
+		if hs := math.Hypot(v.X, v.Z); hs > reversalMinSpeed {
+			f.dirs = append(f.dirs, geom.Vec3{X: v.X / hs, Z: v.Z / hs})
 		}
+	}
+	f.moves = c.moves[:0]
+	if dtf := t - c.prevRenderT; c.prevRenderT > 0 && dtf < 250*time.Millisecond {
+		for i := range len(c.moves) {
+			at := t - time.Duration(float64(i)*popLagStep*float64(time.Second))
+			f.moves = append(f.moves, rb.at(at).Pos.Sub(rb.at(at-dtf).Pos))
+		}
+	}
+	c.prevRenderT = t
+	for i := range len(c.trail) {
+		f.trail = append(f.trail, rb.at(t-time.Duration(float64(i)*offPathStep*float64(time.Second))).Pos)
 	}
 	if since, ok := rb.sinceTeleport(t); ok && since.Seconds() < teleportGraceS {
 		// Nobody can draw a teleport before its state arrives: the frames
@@ -534,14 +623,25 @@ func (c *client) render(t, local time.Duration) {
 	nz.pieces[piecePredictor] = ref.Raw.Sub(truth.Pos)
 	nz.pieces[pieceStale] = pose.Raw.Sub(timing).Sub(ref.Raw)
 	nz.pieces[pieceSmoothing] = pose.Pos.Sub(pose.Raw)
-	c.series[0].add(&nz)
+	c.series[mNearzero].add(&nz)
 
-	ip := f
-	ip.drawn, ip.pastCap = ipos, dry
-	c.series[1].add(&ip)
-	lp := f
-	lp.drawn = lpos
-	c.series[2].add(&lp)
+	for m, d := range [...]struct {
+		pos  geom.Vec3
+		past bool
+	}{
+		mSnap:           {c.newest0.s.pos, false},
+		mExtrapolateV:   {c.newest0.extrapolate(local), local-c.newest0.s.t > extrapolateCap},
+		mInterpAdaptive: {apos, adry},
+		mInterp100:      {ipos, dry},
+		mLerp:           {lpos, false},
+	} {
+		if m == mNearzero {
+			continue
+		}
+		b := f
+		b.drawn, b.pastCap = d.pos, d.past
+		c.series[m].add(&b)
+	}
 	if c.w.opt.Trace {
 		c.speed = append(c.speed, truth.Vel.Len())
 	}

@@ -1,6 +1,7 @@
 package netbench
 
 import (
+	"slices"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -17,18 +18,115 @@ const (
 	// MethodLerp moves the drawn position halfway toward the newest
 	// received position every frame (the common Godot pattern).
 	MethodLerp = "lerp"
+	// MethodSnap draws the newest received position as it is (Godot's
+	// MultiplayerSynchronizer: overwrite on arrival).
+	MethodSnap = "snap"
+	// MethodExtrapolateV is velocity-only dead reckoning: the newest
+	// received position plus its velocity times its age on the mapped
+	// clock, no smoothing.
+	MethodExtrapolateV = "extrapolate-v"
+	// MethodInterpAdaptive interpolates received snapshots at a delay tied
+	// to the measured data age and its spread, so that it never runs dry.
+	MethodInterpAdaptive = "interp-adaptive"
 )
 
 // Methods lists the methods in table order.
-var Methods = []string{MethodNearzero, MethodInterp100, MethodLerp}
+var Methods = []string{MethodNearzero, MethodSnap, MethodExtrapolateV, MethodInterpAdaptive, MethodInterp100, MethodLerp}
+
+// Baselines are the methods other than nearzero.
+var Baselines = Methods[1:]
+
+// method indexes into Methods.
+const (
+	mNearzero = iota
+	mSnap
+	mExtrapolateV
+	mInterpAdaptive
+	mInterp100
+	mLerp
+	numMethods
+)
 
 // interpDelay is interp100's interpolation delay.
 const interpDelay = 100 * time.Millisecond
 
 // snap is one received snapshot, on the receiver's clock.
 type snap struct {
-	t   time.Duration
-	pos geom.Vec3
+	t        time.Duration
+	pos, vel geom.Vec3
+}
+
+// newestState is the snap and extrapolate-v baselines: the newest received
+// sample by time.
+type newestState struct {
+	has bool
+	s   snap
+}
+
+func (n *newestState) add(s snap) {
+	if !n.has || s.t > n.s.t {
+		n.has, n.s = true, s
+	}
+}
+
+// extrapolateCap is how far extrapolate-v carries the newest sample at
+// most; past it the entity stops where the cap left it.
+const extrapolateCap = 500 * time.Millisecond
+
+// extrapolate returns the newest position carried forward to now by its
+// velocity (no further than extrapolateCap, and never backwards).
+func (n *newestState) extrapolate(now time.Duration) geom.Vec3 {
+	age := min(max(now-n.s.t, 0), extrapolateCap)
+	return n.s.pos.Add(n.s.vel.Scale(age.Seconds()))
+}
+
+// adaptiveInterp is the interp-adaptive baseline: the snapshot buffer drawn
+// at now - D, where D follows the data age (now minus the newest sample time
+// when the main thread takes a sample) at its 95th percentile over 2 s plus one send
+// interval, growing at up to 0.3 s and shrinking at up to 0.1 s per second
+// (playback at 0.7x to 1.1x speed, never backwards), so the render time stays
+// inside the buffer.
+type adaptiveInterp struct {
+	buf    interpBuf
+	ages   [120]float64 // recent data ages at arrival, s (2 s at 60 Hz)
+	sorted [120]float64
+	n, i   int
+	delay  time.Duration
+	last   time.Duration
+}
+
+func (a *adaptiveInterp) add(s snap, arrival time.Duration) {
+	a.buf.add(s)
+	a.ages[a.i] = (arrival - s.t).Seconds()
+	a.i = (a.i + 1) % len(a.ages)
+	a.n = min(a.n+1, len(a.ages))
+}
+
+// target is the delay the window asks for: the 95th percentile of the
+// recent ages plus one send interval and 5 ms of margin.
+func (a *adaptiveInterp) target() time.Duration {
+	xs := a.sorted[:a.n]
+	copy(xs, a.ages[:a.n])
+	slices.Sort(xs)
+	return time.Duration(pct(xs, 0.95)*float64(time.Second)) + time.Second/60 + 5*time.Millisecond
+}
+
+func (a *adaptiveInterp) draw(now time.Duration) (geom.Vec3, bool, bool) {
+	if a.n == 0 {
+		return geom.Vec3{}, false, false
+	}
+	tgt := a.target()
+	switch {
+	case a.delay == 0:
+		a.delay = tgt
+	case now > a.last:
+		// Playback slows to 0.7x to let the delay grow and speeds up to
+		// 1.1x to shrink it: the drawn entity never goes backwards.
+		dt := now - a.last
+		a.delay = min(max(tgt, a.delay-dt/10), a.delay+dt*3/10)
+	}
+	a.last = now
+	return a.buf.drawAt(now - a.delay)
 }
 
 // interpBuf is the interp100 baseline: a snapshot buffer drawn interpDelay
@@ -69,10 +167,14 @@ func (b *interpBuf) add(s snap) {
 // draw returns the position at now-interpDelay, whether there is one, and
 // whether the buffer ran dry (the render time is past the newest snapshot).
 func (b *interpBuf) draw(now time.Duration) (pos geom.Vec3, ok, dry bool) {
+	return b.drawAt(now - interpDelay)
+}
+
+// drawAt returns the position at render time rt (see draw).
+func (b *interpBuf) drawAt(rt time.Duration) (pos geom.Vec3, ok, dry bool) {
 	if b.n == 0 {
 		return geom.Vec3{}, false, false
 	}
-	rt := now - interpDelay
 	newest := b.at(b.n - 1)
 	if rt >= newest.t {
 		return newest.pos, true, true

@@ -12,6 +12,21 @@ const (
 	// JumpThreshold is how far a drawn frame-to-frame move may differ from
 	// the true one before it counts as a big jump (m).
 	JumpThreshold = 0.5
+	// PopThreshold is how far a drawn frame-to-frame move may differ from
+	// the true one before it counts as a pop (m).
+	PopThreshold = 0.1
+	// offPathWindow is how far back the true path reaches for the off-path
+	// distance, and offPathStep its sampling.
+	offPathWindow = 2.0  // s
+	offPathStep   = 0.02 // s
+	// reversalLookback is the span of true directions of travel a drawn
+	// move must go against to count as backward (see series.add).
+	reversalLookback = 0.3 // s
+	// popLookback and popLagStep: a drawn move is a pop only when it
+	// departs from every true move of the same length in time over the last
+	// popLookback (lag allowed: drawing late is not popping).
+	popLookback = 0.5  // s
+	popLagStep  = 0.01 // s
 	// teleportGraceS is how long after a true teleport (a respawn) frames
 	// are not judged: the drawn entity must jump too, after the latency.
 	teleportGraceS = 1.0
@@ -32,8 +47,16 @@ type frameIn struct {
 	t       float64   // true time, s
 	drawn   geom.Vec3 // where the method drew the other player
 	truth   Kin       // where the other player truly was
-	steady  bool      // the true direction of travel held for the last 250 ms
 	pastCap bool
+	// dirs are the unit horizontal true directions of travel over the last
+	// reversalLookback (newest first), where the entity moved faster than
+	// reversalMinSpeed; shared by the methods of one frame.
+	dirs []geom.Vec3
+	// trail is the true path over the last offPathWindow, newest first.
+	trail []geom.Vec3
+	// moves are the true moves over this frame's time span at lags of
+	// 0, popLagStep, ... popLookback: what a drawn move may match.
+	moves []geom.Vec3
 
 	// nearzero only
 	hasSplit bool
@@ -57,6 +80,7 @@ const (
 type series struct {
 	t, along, side []float64
 	err            []geom.Vec3
+	errLen, off    []float64 // error length; distance off the true path
 
 	// nearzero only
 	timing, age, corr []float64
@@ -64,7 +88,7 @@ type series struct {
 	pieceSq           [numPieces]float64
 	nPieces           int
 
-	pastCap, jumps, reversals int
+	pastCap, jumps, pops, reversals int
 
 	has               bool
 	prevDrawn, prevTr geom.Vec3
@@ -76,6 +100,7 @@ type series struct {
 func (s *series) grow(n int, split bool) {
 	s.t, s.along, s.side = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	s.err = make([]geom.Vec3, 0, n)
+	s.errLen, s.off = make([]float64, 0, n), make([]float64, 0, n)
 	if split {
 		s.timing, s.age, s.corr = make([]float64, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 		s.path = make([]uint8, 0, n)
@@ -100,6 +125,9 @@ func (s *series) add(f *frameIn) {
 	s.along = append(s.along, a)
 	s.side = append(s.side, side)
 	s.err = append(s.err, e)
+	el := e.Len()
+	s.errLen = append(s.errLen, el)
+	s.off = append(s.off, offPath(f.drawn, el, f.trail))
 	if f.pastCap {
 		s.pastCap++
 	}
@@ -116,30 +144,80 @@ func (s *series) add(f *frameIn) {
 	if s.has && f.t-s.prevT < segmentGapS {
 		dd := f.drawn.Sub(s.prevDrawn)
 		dt := f.truth.Pos.Sub(s.prevTr)
-		if dd.Sub(dt).Len() > JumpThreshold {
+		dep := dd.Sub(dt).Len()
+		if dep > JumpThreshold {
 			s.jumps++
 		}
-		// Forward and back on the ground: a jump's rise and fall are not
-		// reversals.
-		hv := geom.Vec3{X: f.truth.Vel.X, Z: f.truth.Vel.Z}
-		if hs := hv.Len(); f.steady && hs > reversalMinSpeed {
-			u := geom.Vec3{X: dd.X, Z: dd.Z}.Dot(hv) / hs
-			switch {
-			case u > reversalDeadband:
-				s.dirState = 1
-			case u < -reversalDeadband:
-				if s.dirState == 1 {
-					s.reversals++
+		if dep > PopThreshold {
+			pop := true
+			for _, m := range f.moves {
+				if dd.Sub(m).Len() <= PopThreshold {
+					pop = false
+					break
 				}
-				s.dirState = -1
 			}
-		} else {
-			s.dirState = 0
+			if pop {
+				s.pops++
+			}
 		}
+		s.dirState = reversalStep(s.dirState, geom.Vec3{X: dd.X, Z: dd.Z}, f.dirs, &s.reversals)
 	} else {
 		s.dirState = 0
 	}
 	s.has, s.prevDrawn, s.prevTr, s.prevT = true, f.drawn, f.truth.Pos, f.t
+}
+
+// reversalStep judges one drawn move dd (horizontal) against the true
+// directions of travel dirs (newest first) and returns the new direction
+// state, counting a reversal into *n. The move is forward when it goes
+// along the newest true direction (by more than reversalDeadband), and
+// backward when it goes against every true direction of the lookback: the
+// drawn entity moved where the truth did not go at any time in that span
+// (an overshoot pulled back, a bounce on a stop). A reversal is a backward
+// move after a forward one. A real turn is no reversal, however sharp: the
+// truth went that way too. Without a true direction the state resets.
+func reversalStep(state int, dd geom.Vec3, dirs []geom.Vec3, n *int) int {
+	if len(dirs) == 0 {
+		return 0
+	}
+	if dd.Dot(dirs[0]) > reversalDeadband {
+		return 1
+	}
+	for _, u := range dirs {
+		if dd.Dot(u) >= -reversalDeadband {
+			return state
+		}
+	}
+	if state == 1 {
+		*n++
+	}
+	return -1
+}
+
+// offPath returns the distance from p to the polyline path (the true path,
+// newest first), or errLen (the distance to its newest point) when that is
+// already small.
+func offPath(p geom.Vec3, errLen float64, path []geom.Vec3) float64 {
+	best := errLen
+	if best < 0.02 {
+		return best
+	}
+	for i := 1; i < len(path); i++ {
+		a, b := path[i], path[i-1]
+		ab := b.Sub(a)
+		l2 := ab.Dot(ab)
+		u := 0.0
+		if l2 > 0 {
+			u = clamp(p.Sub(a).Dot(ab)/l2, 0, 1)
+		}
+		if d := p.Sub(a.Add(ab.Scale(u))).Len(); d < best {
+			best = d
+			if best < 1e-3 {
+				break
+			}
+		}
+	}
+	return best
 }
 
 // stats fills the error columns of r from s; minutes is the measured time.
@@ -158,6 +236,16 @@ func (s *series) stats(r *Row, minutes float64) {
 	slices.Sort(abs)
 	side := slices.Clone(s.side)
 	slices.Sort(side)
+	el := slices.Clone(s.errLen)
+	slices.Sort(el)
+	var elSum float64
+	for _, x := range el {
+		elSum += x
+	}
+	r.Mean, r.P50, r.P95, r.P99, r.Max = elSum/float64(n), pct(el, 0.5), pct(el, 0.95), pct(el, 0.99), el[n-1]
+	off := slices.Clone(s.off)
+	slices.Sort(off)
+	r.OffPathP95, r.OffPathMax = pct(off, 0.95), off[n-1]
 	r.AlongP50, r.AlongP95, r.AlongMax = pct(abs, 0.5), pct(abs, 0.95), abs[n-1]
 	r.SideP50, r.SideP95, r.SideMax = pct(side, 0.5), pct(side, 0.95), side[n-1]
 	r.Bias = sum / float64(n)
@@ -165,6 +253,7 @@ func (s *series) stats(r *Row, minutes float64) {
 	if minutes > 0 {
 		r.ReversalsPerMin = float64(s.reversals) / minutes
 		r.JumpsPerMin = float64(s.jumps) / minutes
+		r.PopsPerMin = float64(s.pops) / minutes
 	}
 	r.PastCapShare = float64(s.pastCap) / float64(n)
 	if s.nPieces > 0 {

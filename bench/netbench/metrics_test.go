@@ -44,32 +44,120 @@ func TestSeriesErrorsAndPercentiles(t *testing.T) {
 	require.NotNil(t, r.SplitTiming)
 }
 
+// truthAt is a truth for the reversal tests: along +X at speed until
+// stopAt (s), then still, or turning to +Z at turnAt.
+type truthPath func(t float64) Kin
+
+// judgeFrames feeds 1 s of 60 Hz frames drawn by drawn(t) against truth
+// into a series, with the true directions of travel as render gives them.
+func judgeFrames(truth truthPath, drawn func(t float64) geom.Vec3) *series {
+	var s series
+	s.grow(0, false)
+	for i := range 61 {
+		tt := float64(i) / 60
+		f := frameIn{t: tt, truth: truth(tt), drawn: drawn(tt)}
+		for j := range 4 {
+			v := truth(tt - float64(j)*reversalLookback/3).Vel
+			if hs := math.Hypot(v.X, v.Z); hs > reversalMinSpeed {
+				f.dirs = append(f.dirs, geom.Vec3{X: v.X / hs, Z: v.Z / hs})
+			}
+		}
+		s.add(&f)
+	}
+	return &s
+}
+
 func TestSeriesReversals(t *testing.T) {
+	run := func(t float64) Kin { return straight(t, 6) }
+	// Runs +X at 6 m/s and stops dead at 0.5 s.
+	stop := func(t float64) Kin {
+		if t < 0.5 {
+			return straight(t, 6)
+		}
+		return Kin{Pos: geom.Vec3{X: 3}, Rot: geom.Identity}
+	}
+	// Runs +X and turns back (-X) at 0.5 s.
+	back := func(t float64) Kin {
+		if t < 0.5 {
+			return straight(t, 6)
+		}
+		return Kin{Pos: geom.Vec3{X: 3 - 6*(t-0.5)}, Vel: geom.Vec3{X: -6}, Rot: geom.Identity}
+	}
 	for _, tc := range []struct {
-		name   string
-		steady bool
-		wobble float64 // m of back-and-forth added to the drawn position each frame
-		want   int
+		name  string
+		truth truthPath
+		drawn func(t float64) geom.Vec3
+		want  int
 	}{
-		{"smooth", true, 0, 0},
-		{"forward and back every frame", true, 0.3, 29},
-		{"not counted while the truth turns", false, 0.3, 0},
+		{"on the truth", run, func(t float64) geom.Vec3 { return run(t).Pos }, 0},
+		{"forward and back every frame", run, func(t float64) geom.Vec3 {
+			p := run(t).Pos
+			if int(math.Round(t*60))%2 == 1 {
+				p.X -= 0.3
+			}
+			return p
+		}, 29},
+		{"a true turn back, drawn 100 ms late, is no reversal", back, func(t float64) geom.Vec3 {
+			return back(t - 0.1).Pos
+		}, 0},
+		// Extrapolation past a stop, then pulled back: the bounce players
+		// see. The truth stops, so the old steady-heading filter never
+		// judged these frames.
+		{"overshoot at a stop, pulled back", stop, func(t float64) geom.Vec3 {
+			switch {
+			case t < 0.5+0.08:
+				return geom.Vec3{X: 6 * t}
+			default: // 0.48 m past, fading back with a 50 ms time constant
+				return geom.Vec3{X: 3 + 0.48*math.Exp(-(t-0.58)/0.05)}
+			}
+		}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var s series
-			s.grow(0, false)
-			for i := range 61 { // 1 s at 60 Hz, 1 m/s: 1.7 cm a frame
-				tt := float64(i) / 60
-				k := straight(tt, 1.01)
-				d := k.Pos
-				if i%2 == 1 {
-					d.X -= tc.wobble
-				}
-				s.add(&frameIn{t: tt, truth: k, drawn: d, steady: tc.steady})
-			}
+			s := judgeFrames(tc.truth, tc.drawn)
 			assert.Equal(t, tc.want, s.reversals)
 		})
 	}
+}
+
+func TestSeriesPops(t *testing.T) {
+	// A run that turns back at 0.5 s. Drawing it 100 ms late replays the
+	// true moves: no pops. Snapping two samples in one frame (a bunched
+	// arrival) moves twice as far as the truth ever did in a frame: a pop.
+	back := func(t float64) Kin {
+		if t < 0.5 {
+			return straight(t, 12)
+		}
+		return Kin{Pos: geom.Vec3{X: 6 - 12*(t-0.5)}, Vel: geom.Vec3{X: -12}, Rot: geom.Identity}
+	}
+	count := func(drawn func(float64) geom.Vec3) int {
+		var s series
+		s.grow(0, false)
+		for i := range 61 {
+			tt := float64(i) / 60
+			f := frameIn{t: tt, truth: back(tt), drawn: drawn(tt)}
+			for j := range int(popLookback/popLagStep) + 1 {
+				at := tt - float64(j)*popLagStep
+				f.moves = append(f.moves, back(at).Pos.Sub(back(at-1.0/60).Pos))
+			}
+			s.add(&f)
+		}
+		return s.pops
+	}
+	assert.Zero(t, count(func(t float64) geom.Vec3 { return back(t - 0.1).Pos }), "late is not a pop")
+	assert.Equal(t, 2, count(func(t float64) geom.Vec3 {
+		i := int(math.Round(t * 60))
+		if i == 10 {
+			i = 11 // this frame draws the next sample too: the next frame does not move
+		}
+		return back(float64(i) / 60).Pos
+	}), "a double move, then a still frame")
+}
+
+func TestOffPath(t *testing.T) {
+	trail := []geom.Vec3{{X: 2}, {X: 1}, {X: 1, Z: -1}} // newest first
+	assert.InDelta(t, 0.5, offPath(geom.Vec3{X: 1.5, Z: 0.5}, 0.7, trail), 1e-12)
+	assert.InDelta(t, 0.01, offPath(geom.Vec3{X: 2.01}, 0.01, trail), 1e-12, "small errors are taken as they are")
+	assert.InDelta(t, 0.3, offPath(geom.Vec3{X: 0.7, Z: -0.5}, 1.4, trail), 1e-12)
 }
 
 func TestWobble(t *testing.T) {

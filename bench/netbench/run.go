@@ -30,6 +30,15 @@ type Variant struct {
 	// TrueReceiverClock maps the server clock onto the receiver's exactly
 	// (in place of clock.Sync) on the server path.
 	TrueReceiverClock bool
+	// PollAtSample polls the sender at the frame that sampled, as if the
+	// engine could not tell it when the state leaves: the sample-to-send
+	// delay then counts as network delay (the cost SendLead removes).
+	PollAtSample bool
+	// KnownInput gives every received state a velocity that carries it
+	// exactly onto the truth one data age later (and no acceleration or
+	// turn): what perfect knowledge of the next inputs would give. Not for
+	// Rounds or Contact scenarios.
+	KnownInput bool
 }
 
 // Ablations are the variants -ablate adds, each making one estimator
@@ -39,6 +48,9 @@ var Ablations = []Variant{
 	{Name: "true-sender-clock", TrueSenderClock: true},
 	{Name: "true-receiver-clock", TrueReceiverClock: true},
 	{Name: "perfect-timing", ExactRTT: true, TrueSenderClock: true, TrueReceiverClock: true},
+	{Name: "poll-at-sample", PollAtSample: true},
+	{Name: "known-input", KnownInput: true},
+	{Name: "perfect-timing+input", ExactRTT: true, TrueSenderClock: true, TrueReceiverClock: true, KnownInput: true},
 }
 
 // Tuning overrides the netcode configurations a run uses; zero fields are
@@ -110,6 +122,12 @@ type Row struct {
 	Seed     uint64 `json:"seed"`
 	Frames   int    `json:"frames"`
 
+	Mean float64 `json:"mean_m"`
+	P50  float64 `json:"p50_m"`
+	P95  float64 `json:"p95_m"`
+	P99  float64 `json:"p99_m"`
+	Max  float64 `json:"max_m"`
+
 	AlongP50 float64 `json:"along_p50_m"`
 	AlongP95 float64 `json:"along_p95_m"`
 	AlongMax float64 `json:"along_max_m"`
@@ -121,6 +139,9 @@ type Row struct {
 
 	ReversalsPerMin float64 `json:"reversals_per_min"`
 	JumpsPerMin     float64 `json:"jumps_per_min"`
+	PopsPerMin      float64 `json:"pops_per_min"`
+	OffPathP95      float64 `json:"off_path_p95_m"`
+	OffPathMax      float64 `json:"off_path_max_m"`
 	PastCapShare    float64 `json:"past_cap_share"`
 	SlideMSPerS     float64 `json:"timing_slide_ms_per_s"`
 	PathGapMS       float64 `json:"path_gap_ms"`
@@ -213,7 +234,9 @@ func (w *world) free(b []byte) {
 // and method).
 func Run(sc Scenario, opt Options) (*Result, error) {
 	start := time.Now()
-	w := &world{s: simnet.NewScheduler(opt.Seed), sc: sc, opt: opt, srvClk: sc.ServerClock}
+	sched := simnet.NewScheduler(opt.Seed)
+	sc = engineTiming(sc, sched.Rand("engine-timing"), sched)
+	w := &world{s: sched, sc: sc, opt: opt, srvClk: sc.ServerClock}
 	w.measureFrom = Warmup
 	if sc.Rounds {
 		w.measureFrom = 0

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -112,41 +113,97 @@ func WriteJSON(w io.Writer, rows []Row) error {
 	return nil
 }
 
-// WriteText writes the rows as an aligned table for a terminal.
+// Goal is how nearzero's row compares with the best baseline of the same
+// scenario, entity and variant (the goals): p95 at or below the
+// lowest baseline p95, mean at most a third of the lowest baseline mean,
+// pops per minute at most the fewest of any baseline.
+type Goal struct {
+	BestP95, BestMean, BestPops float64
+	P95, Mean, Pops             bool // each goal met
+}
+
+// Met reports whether every goal is met.
+func (g Goal) Met() bool { return g.P95 && g.Mean && g.Pops }
+
+// Misses names the goals not met ("" when all are).
+func (g Goal) Misses() string {
+	var m []string
+	if !g.P95 {
+		m = append(m, "p95")
+	}
+	if !g.Mean {
+		m = append(m, "mean")
+	}
+	if !g.Pops {
+		m = append(m, "pops")
+	}
+	return strings.Join(m, ",")
+}
+
+// Goals returns the goal check of every nearzero row, by row index.
+func Goals(rows []Row) map[int]Goal {
+	type key struct{ sc, ent, v string }
+	best := map[key]*Goal{}
+	for _, r := range rows {
+		if r.Method == MethodNearzero {
+			continue
+		}
+		k := key{r.Scenario, r.Entity, r.Variant}
+		g := best[k]
+		if g == nil {
+			g = &Goal{BestP95: math.Inf(1), BestMean: math.Inf(1), BestPops: math.Inf(1)}
+			best[k] = g
+		}
+		g.BestP95, g.BestMean, g.BestPops = min(g.BestP95, r.P95), min(g.BestMean, r.Mean), min(g.BestPops, r.PopsPerMin)
+	}
+	out := map[int]Goal{}
+	for i, r := range rows {
+		if r.Method != MethodNearzero {
+			continue
+		}
+		b := best[key{r.Scenario, r.Entity, r.Variant}]
+		if b == nil {
+			continue
+		}
+		g := *b
+		g.P95, g.Mean, g.Pops = r.P95 <= g.BestP95, r.Mean <= g.BestMean/3, r.PopsPerMin <= g.BestPops
+		out[i] = g
+	}
+	return out
+}
+
+// WriteText writes the rows as an aligned table for a terminal: the error
+// distribution, along-track p95, pops, reversals and off-path distance, and
+// for nearzero the goals it misses against the best baseline. -json has
+// every column.
 func WriteText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
-	head := []string{"scenario", "entity", "method", "variant", "along50", "along95", "alongMax", "side95",
-		"bias", "wobble", "rev/min", "jump/min", "pastCap", "slide", "pathGap", "direct", "age",
-		"timing", "pred", "stale", "smooth", "sim/wall"}
+	head := []string{"scenario", "entity", "method", "variant", "mean", "p50", "p95", "p99", "max", "along95",
+		"pops/min", "rev/min", "offpath95", "age", "goal"}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	units := []string{"", "", "", "", "m", "m", "m", "m", "m", "m", "", "", "%", "ms/s", "ms", "%", "ms",
-		"m rms", "m rms", "m rms", "m rms", "x"}
+	units := []string{"", "", "", "", "m", "m", "m", "m", "m", "m", "", "", "m", "ms", "missed"}
 	fmt.Fprintln(tw, strings.Join(units, "\t")+"\t")
+	goals := Goals(rows)
 	prev := ""
-	for _, r := range rows {
-		if r.Scenario != prev && prev != "" {
+	for i, r := range rows {
+		if k := r.Scenario + "/" + r.Variant; k != prev && prev != "" {
 			fmt.Fprintln(tw, strings.Repeat("\t", len(head)))
 		}
-		prev = r.Scenario
-		split := func(p *float64) string {
-			if p == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%.3f", *p)
-		}
-		speed := 0.0
-		if r.WallSeconds > 0 {
-			speed = r.SimSeconds / r.WallSeconds
-		}
+		prev = r.Scenario + "/" + r.Variant
 		v := r.Variant
 		if v == "" {
 			v = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%+.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%.2f\t%+.1f\t%.0f\t%.0f\t%s\t%s\t%s\t%s\t%.0f\t\n",
-			r.Scenario, r.Entity, r.Method, v, r.AlongP50, r.AlongP95, r.AlongMax, r.SideP95, r.Bias, r.Wobble,
-			r.ReversalsPerMin, r.JumpsPerMin, r.PastCapShare*100, r.SlideMSPerS, r.PathGapMS, r.DirectShare*100,
-			r.MeanAgeMS, split(r.SplitTiming), split(r.SplitPredictor), split(r.SplitStale), split(r.SplitSmoothing),
-			speed)
+		goal := ""
+		if g, ok := goals[i]; ok {
+			goal = "ok"
+			if !g.Met() {
+				goal = g.Misses()
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.3f\t%.0f\t%s\t\n",
+			r.Scenario, r.Entity, r.Method, v, r.Mean, r.P50, r.P95, r.P99, r.Max, r.AlongP95,
+			r.PopsPerMin, r.ReversalsPerMin, r.OffPathP95, r.MeanAgeMS, goal)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

@@ -146,12 +146,13 @@ func plotMethods(name string, tr *Trace) error {
 	p.Y.Label.Text = "along-track error (m, + = drawn ahead)"
 	p.Add(plotter.NewGrid())
 	p.Legend.Top = true
-	colors := []color.Color{blue, orange, green}
+	colors := []color.Color{blue, orange, green, color.RGBA{R: 200, A: 255}, color.RGBA{R: 128, G: 0, B: 128, A: 255},
+		color.RGBA{R: 120, G: 120, B: 120, A: 255}}
 	for m := len(Methods) - 1; m >= 0; m-- {
 		if m >= len(tr.Along) {
 			continue
 		}
-		if err := addLine(p, Methods[m], xy(tr.T, tr.Along[m]), colors[m]); err != nil {
+		if err := addLine(p, Methods[m], xy(tr.T, tr.Along[m]), colors[m%len(colors)]); err != nil {
 			return err
 		}
 	}
