@@ -14,10 +14,13 @@
 // one fails. Each library is read with debug/elf or debug/pe: its machine,
 // its nearzero_init export and what it links against.
 //
-// TestTwoGoRuntimesInOneProcess loads the zip's linux x86_64 library and two
-// copies of a tiny Go c-shared library (testdata/golib) into one C process
+// TestTwoGoRuntimesInOneProcess loads a library of the zip and two copies
+// of a tiny Go c-shared library (testdata/golib) into one C process
 // (testdata/twogo_host.c) and runs both tiny ones at once: three Go
-// runtimes, as when a project holds several Go-built extensions.
+// runtimes, as when a project holds several Go-built extensions. It runs
+// linux x86_64 natively, and, when installed, linux arm64 under qemu-user
+// (Debian: qemu-user) and windows x86_64 under Wine (Debian: wine64); so
+// it is also the test that each library loads and starts its runtime.
 //
 // The image cannot be built here (no container engine, no registry for the
 // base images): TestDockerfile checks its instructions instead, and

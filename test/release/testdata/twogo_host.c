@@ -6,10 +6,26 @@
 //   twogo_host NEARZERO.so GOLIB_A.so GOLIB_B.so ITERATIONS
 //
 // Prints "twogo: ok ..." and exits 0, or prints the failure and exits 1.
-#include <dlfcn.h>
+// Builds for Windows too (MinGW, -static; LoadLibrary for dlopen).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#ifdef _WIN32
+#include <windows.h>
+static void *lib_open(const char *path) { return (void *)LoadLibraryA(path); }
+static void *lib_sym(void *h, const char *name) { return (void *)GetProcAddress((HMODULE)h, name); }
+static const char *lib_error(void) {
+	static char buf[32];
+	snprintf(buf, sizeof buf, "error %lu", (unsigned long)GetLastError());
+	return buf;
+}
+#else
+#include <dlfcn.h>
+static void *lib_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void *lib_sym(void *h, const char *name) { return dlsym(h, name); }
+static const char *lib_error(void) { return dlerror(); }
+#endif
 
 typedef long long (*stress_fn)(int, int);
 
@@ -29,9 +45,9 @@ static void *run(void *arg) {
 }
 
 static void *open_lib(const char *path) {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = lib_open(path);
 	if (!h) {
-		fprintf(stderr, "twogo: dlopen %s: %s\n", path, dlerror());
+		fprintf(stderr, "twogo: load %s: %s\n", path, lib_error());
 		exit(1);
 	}
 	return h;
@@ -44,12 +60,12 @@ int main(int argc, char **argv) {
 	}
 	int iterations = atoi(argv[4]);
 	void *nz = open_lib(argv[1]);
-	if (!dlsym(nz, "nearzero_init")) {
+	if (!lib_sym(nz, "nearzero_init")) {
 		fprintf(stderr, "twogo: %s has no nearzero_init\n", argv[1]);
 		return 1;
 	}
-	stress_fn a = (stress_fn)dlsym(open_lib(argv[2]), "golib_stress");
-	stress_fn b = (stress_fn)dlsym(open_lib(argv[3]), "golib_stress");
+	stress_fn a = (stress_fn)lib_sym(open_lib(argv[2]), "golib_stress");
+	stress_fn b = (stress_fn)lib_sym(open_lib(argv[3]), "golib_stress");
 	if (!a || !b || a == b) {
 		fprintf(stderr, "twogo: golib_stress missing or shared (a=%p b=%p)\n", (void *)a, (void *)b);
 		return 1;
