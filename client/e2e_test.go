@@ -2,8 +2,10 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +147,46 @@ func Example() {
 	// Output:
 	// code has 6 characters; host slot 0 guest slot 1
 	// event: joined true
+}
+
+// panicClock panics once, on the first reading after it is armed.
+type panicClock struct {
+	start time.Time
+	armed atomic.Bool
+}
+
+func (c *panicClock) Now() time.Duration {
+	if c.armed.CompareAndSwap(true, false) {
+		panic("clock broke")
+	}
+	return time.Since(c.start)
+}
+
+// TestPanicInGoroutineIsAnEvent: a panic in one of the client's
+// goroutines (here, in whichever reads the clock first) does not crash the
+// process: it arrives as an event whose Err is ErrPanic, and the client
+// connects again.
+func TestPanicInGoroutineIsAnEvent(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clk := &panicClock{start: time.Now()}
+	c, err := client.Dial(ctx, url, &client.Options{Sync: quickSync, Clock: clk, BackoffMin: time.Millisecond})
+	require.NoError(t, err)
+	defer c.Close(ctx)
+	clk.armed.Store(true)
+	var faulted bool
+	for !faulted {
+		select {
+		case <-c.Notify():
+		case <-ctx.Done():
+			t.Fatal("no event for the panic")
+		}
+		for _, e := range c.PollEvents(nil) {
+			if errors.Is(e.Err, client.ErrPanic) {
+				faulted = true
+				assert.Contains(t, []client.EventKind{client.EventReconnecting, client.EventDisconnected}, e.Kind)
+			}
+		}
+	}
 }

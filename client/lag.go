@@ -2,6 +2,7 @@ package client
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/lagsim"
@@ -21,6 +22,22 @@ type delayLine struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+	panicked atomic.Pointer[func(error)] // told of a recovered panic
+}
+
+// onPanic sets f to be told of a panic recovered in the line's goroutine
+// (in deliver, or in the simulator itself).
+func (d *delayLine) onPanic(f func(error)) { d.panicked.Store(&f) }
+
+// recovered reports a panic v (nil: none) to the onPanic function.
+func (d *delayLine) recovered(v any) bool {
+	if v == nil {
+		return false
+	}
+	if f := d.panicked.Load(); f != nil {
+		(*f)(panicError("lag simulator", v))
+	}
+	return true
 }
 
 func newDelayLine(cfg LagConfig, seed uint64, deliver func([]byte, bool)) (*delayLine, error) {
@@ -63,34 +80,22 @@ func (d *delayLine) push(data []byte, reliable bool) {
 	}
 }
 
+type lagMsg struct {
+	data     []byte
+	reliable bool
+}
+
+// run delivers messages as they fall due. A panic (in deliver, or in the
+// simulator) is reported and the loop goes on: the line must keep
+// delivering, or the connection would freeze.
 func (d *delayLine) run() {
 	defer close(d.done)
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
-	type msg struct {
-		data     []byte
-		reliable bool
-	}
-	var ready []msg
+	var ready []lagMsg
 	for {
-		d.mu.Lock()
-		wait := time.Hour
-		now := d.now()
-		ready = ready[:0]
-		for {
-			b, rel, ok := d.line.Pop(now)
-			if !ok {
-				break
-			}
-			ready = append(ready, msg{b, rel})
-		}
-		if due, ok := d.line.Next(); ok {
-			wait = due - now
-		}
-		d.mu.Unlock()
-		for _, m := range ready {
-			d.deliver(m.data, m.reliable)
-		}
+		var wait time.Duration
+		ready, wait = d.step(ready[:0])
 		t.Reset(wait)
 		select {
 		case <-d.stop:
@@ -99,6 +104,42 @@ func (d *delayLine) run() {
 		case <-t.C:
 		}
 	}
+}
+
+// step pops and delivers what is due, and returns when to look again.
+func (d *delayLine) step(ready []lagMsg) (_ []lagMsg, wait time.Duration) {
+	wait = time.Hour
+	defer func() {
+		if d.recovered(recover()) {
+			wait = 10 * time.Millisecond // do not spin on a repeating failure
+		}
+	}()
+	func() {
+		d.mu.Lock()
+		defer d.mu.Unlock() // also on a panic in the simulator
+		now := d.now()
+		for {
+			b, rel, ok := d.line.Pop(now)
+			if !ok {
+				break
+			}
+			ready = append(ready, lagMsg{b, rel})
+		}
+		if due, ok := d.line.Next(); ok {
+			wait = due - now
+		}
+	}()
+	for i, m := range ready {
+		ready[i] = lagMsg{}
+		d.deliverSafely(m)
+	}
+	return ready, wait
+}
+
+// deliverSafely delivers one message; a panic loses that message only.
+func (d *delayLine) deliverSafely(m lagMsg) {
+	defer func() { d.recovered(recover()) }()
+	d.deliver(m.data, m.reliable)
 }
 
 // close stops the line; undelivered messages are dropped. Safe to repeat.

@@ -30,6 +30,15 @@ type fakeLink struct {
 	createFn func() error
 	joinFn   func(code string) error
 	leaveFn  func() error
+	lag      []client.LagConfig
+}
+
+// SetLag records live lag changes (the Room finds it by interface).
+func (f *fakeLink) SetLag(l client.LagConfig) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lag = append(f.lag, l)
+	return nil
 }
 
 func (f *fakeLink) Create(ctx context.Context, _ *protocol.Settings) (*protocol.Joined, error) {

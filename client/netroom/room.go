@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +68,7 @@ const (
 	opCreate
 	opJoin
 	opLeave
+	opGoodbye // closing a link (no result unless it panics)
 )
 
 // opResult is what a goroutine hands back to Update.
@@ -75,6 +77,8 @@ type opResult struct {
 	gen  uint64
 	link Link
 	err  error
+	// panicked: the goroutine panicked (err wraps ErrPanic).
+	panicked bool
 }
 
 // request is a create or join waiting for the connection.
@@ -165,8 +169,27 @@ func (r *Room) SetServer(addr string) { r.cfg.Server = addr }
 // Server returns the server address as set.
 func (r *Room) Server() string { return r.cfg.Server }
 
-// SetLag sets the lag simulator for the next connect.
-func (r *Room) SetLag(l client.LagConfig) { r.cfg.Lag = l }
+// lagSetter is the part of a Link that changes the lag simulator live
+// (*client.Client has it; a test's fake may not).
+type lagSetter interface {
+	SetLag(client.LagConfig) error
+}
+
+// SetLag sets the lag simulator: at once on the open connection, and for
+// the next connect. An invalid setting is reported as EventError and
+// returned.
+func (r *Room) SetLag(l client.LagConfig) error {
+	if err := l.Validate(); err != nil {
+		return r.fail(fmt.Errorf("set lag: %w", err))
+	}
+	r.cfg.Lag = l
+	if ls, ok := r.link.(lagSetter); ok {
+		if err := ls.SetLag(l); err != nil {
+			return r.fail(fmt.Errorf("set lag: %w", err))
+		}
+	}
+	return nil
+}
 
 // SetToken sets the identity token for the next connect.
 func (r *Room) SetToken(token string) { r.cfg.Token = token }
@@ -289,7 +312,7 @@ func (r *Room) Connect() error {
 		CloseTimeout: r.cfg.CloseTimeout, Sync: r.cfg.Sync, Lag: r.cfg.Lag,
 	}
 	dial := r.cfg.Dial
-	r.goDo(func(ctx context.Context) opResult {
+	r.goDo(opDial, gen, func(ctx context.Context) opResult {
 		link, err := dial(ctx, url, opts)
 		return opResult{kind: opDial, gen: gen, link: link, err: err}
 	})
@@ -345,7 +368,7 @@ func (r *Room) start(q request) {
 		return
 	}
 	r.busy = true
-	r.goDo(func(ctx context.Context) opResult {
+	r.goDo(q.kind, gen, func(ctx context.Context) opResult {
 		var err error
 		switch q.kind {
 		case opCreate:
@@ -577,6 +600,12 @@ func errorEvent(err error) Event {
 }
 
 func (r *Room) applyResult(res *opResult) {
+	if res.panicked {
+		r.emit(errorEvent(res.err)) // whatever the attempt: a bug is worth telling
+		if res.kind == opGoodbye || res.gen != r.gen {
+			return
+		}
+	}
 	if res.gen != r.gen {
 		if res.link != nil {
 			r.closeLink(res.link, false) // a connect overtaken by Disconnect
@@ -588,7 +617,9 @@ func (r *Room) applyResult(res *opResult) {
 		if res.err != nil {
 			r.status = StatusDisconnected
 			r.want = request{}
-			r.emit(errorEvent(fmt.Errorf("connect: %w", res.err)))
+			if !res.panicked {
+				r.emit(errorEvent(fmt.Errorf("connect: %w", res.err)))
+			}
 			r.emit(Event{Kind: EventDisconnected, Text: res.err.Error()})
 			return
 		}
@@ -601,7 +632,7 @@ func (r *Room) applyResult(res *opResult) {
 	case opCreate, opJoin, opLeave:
 		r.busy = false
 		var pe *protocol.Error
-		if res.err != nil && !errors.As(res.err, &pe) {
+		if res.err != nil && !errors.As(res.err, &pe) && !res.panicked {
 			// A refusal (*protocol.Error) arrives as a server message too
 			// and is reported from there; this is a local failure.
 			r.emit(errorEvent(res.err))
@@ -621,6 +652,9 @@ func (r *Room) applyEvent(ev *client.Event) {
 		r.synced = true
 		r.emit(Event{Kind: EventSynced})
 	case client.EventReconnecting:
+		if errors.Is(ev.Err, client.ErrPanic) {
+			r.emit(errorEvent(ev.Err)) // a bug, not the network: say so
+		}
 		r.status = StatusReconnecting
 		r.emit(Event{Kind: EventReconnecting, Text: errText(ev.Err)})
 	case client.EventReconnected:
@@ -632,7 +666,8 @@ func (r *Room) applyEvent(ev *client.Event) {
 		}
 		r.leaveRoom()
 	case client.EventDisconnected:
-		if ev.Err != nil && (protocol.CodeOf(ev.Err) == protocol.CodeUpdateRequired || errors.Is(ev.Err, wire.ErrUpdateRequired)) {
+		if ev.Err != nil && (protocol.CodeOf(ev.Err) == protocol.CodeUpdateRequired ||
+			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, client.ErrPanic)) {
 			r.emit(errorEvent(ev.Err))
 		}
 		r.gone(errText(ev.Err), false)
@@ -798,13 +833,31 @@ func (r *Room) Close() {
 // flight (no request or goodbye): a closed, idle Room needs nothing more.
 func (r *Room) Idle() bool { return r.inFlight.Load() == 0 }
 
-// spawn runs f in a goroutine counted by Wait and Idle.
-func (r *Room) spawn(f func()) {
+// ErrPanic marks an EventError made from a panic in one of the Room's
+// goroutines (a request, a goodbye): recovered, logged with its stack and
+// reported, so that a bug there does not end the game.
+var ErrPanic = errors.New("netroom: internal error (recovered panic)")
+
+// spawn runs f in a goroutine counted by Wait and Idle. A panic in f is
+// recovered, logged and queued as a failed result of kind (0: none), so
+// the next Update reports it (and frees a request in flight).
+func (r *Room) spawn(f func(), kind opKind, gen uint64) {
 	r.wg.Add(1)
 	r.inFlight.Add(1)
 	go func() {
 		defer r.wg.Done()
 		defer r.inFlight.Add(-1)
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			err := fmt.Errorf("%w in %s: %v", ErrPanic, kind, v)
+			r.cfg.Log.Error("netroom: recovered a panic", "err", err, "stack", string(debug.Stack()))
+			r.mu.Lock()
+			r.results = append(r.results, opResult{kind: kind, gen: gen, err: err, panicked: true})
+			r.mu.Unlock()
+		}()
 		f()
 	}()
 }
@@ -824,14 +877,15 @@ func (r *Room) Wait(d time.Duration) bool {
 	}
 }
 
-// goDo runs f in a goroutine and queues its result for Update.
-func (r *Room) goDo(f func(ctx context.Context) opResult) {
+// goDo runs f, the request kind of attempt gen, in a goroutine and
+// queues its result for Update.
+func (r *Room) goDo(kind opKind, gen uint64, f func(ctx context.Context) opResult) {
 	r.spawn(func() {
 		res := f(r.life)
 		r.mu.Lock()
 		r.results = append(r.results, res)
 		r.mu.Unlock()
-	})
+	}, kind, gen)
 }
 
 // closeLink says goodbye on link in a goroutine, leaving the room first
@@ -847,7 +901,7 @@ func (r *Room) closeLink(link Link, leave bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		_ = link.Close(ctx)
-	})
+	}, opGoodbye, r.gen)
 }
 
 func (k opKind) String() string {
@@ -860,6 +914,8 @@ func (k opKind) String() string {
 		return "join room"
 	case opLeave:
 		return "leave room"
+	case opGoodbye:
+		return "goodbye"
 	}
 	return "request"
 }
