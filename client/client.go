@@ -103,6 +103,8 @@ type session struct {
 	wake chan struct{} // writer wake-up
 	done chan struct{} // closed when reader and writer have ended
 	err  error         // why it ended; valid after done
+	// fault is a panic that ended it (ErrPanic); guarded by Client.mu.
+	fault error
 }
 
 type result struct {
@@ -138,6 +140,8 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	// Options were validated above, so the lines cannot refuse the config.
 	c.lagOut, _ = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
 	c.lagIn, _ = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
+	c.lagOut.onPanic(c.fault)
+	c.lagIn.onPanic(c.fault)
 	ws, err := c.connect(ctx)
 	if err != nil {
 		c.endLife()
@@ -232,10 +236,11 @@ func (c *Client) start(ws *websocket.Conn) *session {
 	readerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
+		defer c.recoverSession(s, "writer")
 		c.writeLoop(s, readerDone)
 	}()
 	go func() {
-		s.err = c.readLoop(s)
+		s.err = c.readSafely(s)
 		close(readerDone)
 		<-writerDone
 		_ = ws.CloseNow()
@@ -256,6 +261,7 @@ func (c *Client) start(ws *websocket.Conn) *session {
 // run supervises the connection: when it drops, reconnect and rejoin.
 func (c *Client) run(s *session) {
 	defer c.wg.Done()
+	defer c.recoverRun()
 	for {
 		select {
 		case <-s.done:
@@ -517,9 +523,9 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	var ctl, states [][]byte
 	var batch []byte
 	for {
+		now := c.clock.Now() // outside mu: a panic here must not leave it locked
 		c.mu.Lock()
 		next := c.sync.NextPing()
-		now := c.clock.Now()
 		c.mu.Unlock()
 		ping.Reset(max(0, next-now))
 		select {
@@ -567,8 +573,8 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 
 // sendPing queues a clock-sync ping carrying our best round trip.
 func (c *Client) sendPing() {
+	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	c.mu.Lock()
-	now := c.clock.Now()
 	c.sync.Sent(now)
 	rtt := c.sync.RTT()
 	c.stats.PingsSent++
