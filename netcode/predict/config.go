@@ -75,6 +75,18 @@ type Config struct {
 	// BufferLen is the number of samples kept per path. Default 32, at
 	// least 2, at most MaxBufferLen.
 	BufferLen int
+	// Auto tunes the prediction to the mover and the link, per path: the
+	// predictor learns from every arrival how far behind the present to
+	// draw (from full extrapolation to an interpolation buffer) and slides
+	// there (see auto.go). PredictionCap, CoastUntil and SmoothingTau still
+	// apply. Default false.
+	Auto bool
+	// MaxCorrectionSpeed bounds how fast the smoothing moves the drawn
+	// entity toward a new prediction (m/s; px/s in 2D), on top of the
+	// SmoothingTau decay, so that a large correction glides instead of
+	// popping; TeleportDistance still snaps. Default 0: no bound, except
+	// with Auto, where it is 5 m/s (160 px/s in 2D).
+	MaxCorrectionSpeed float64
 }
 
 // DefaultConfig returns the defaults for a 3D or a 2D entity, every field
@@ -111,6 +123,12 @@ func (c Config) withDefaults() Config {
 	if c.BufferLen == 0 {
 		c.BufferLen = DefaultBufferLen
 	}
+	if c.Auto && c.MaxCorrectionSpeed == 0 {
+		c.MaxCorrectionSpeed = autoCorrectionSpeed
+		if c.Dim2D {
+			c.MaxCorrectionSpeed = autoCorrectionSpeed2D
+		}
+	}
 	return c
 }
 
@@ -145,6 +163,9 @@ func (c Config) Validate() error {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%w: %s is %v, must be positive and finite", ErrConfig, f.name, f.v)
 		}
+	}
+	if c.MaxCorrectionSpeed < 0 || math.IsNaN(c.MaxCorrectionSpeed) {
+		return fmt.Errorf("%w: MaxCorrectionSpeed is %v, must not be negative", ErrConfig, c.MaxCorrectionSpeed)
 	}
 	if c.BufferLen < 2 || c.BufferLen > MaxBufferLen {
 		return fmt.Errorf("%w: BufferLen is %d, must be in [2, %d]", ErrConfig, c.BufferLen, MaxBufferLen)

@@ -26,6 +26,16 @@
 //     or after a correction larger than Config.Width.
 //   - Path choice: draw from the path with the newest data, with the
 //     Config.PathMargin hysteresis and the Config.DirectOutage rule.
+//   - Config.MaxCorrectionSpeed bounds how fast a correction moves the drawn
+//     entity, so a large one glides instead of popping.
+//   - Config.Auto learns, per entity, how far behind the present to draw
+//     (a render lag from 0, full extrapolation, to 160 ms, an interpolation
+//     buffer), the smoothing time constant and whether corrections are
+//     bounded: a bank of shadow drawings, one per setting, is kept frame by
+//     frame, and every arrival scores each against where the entity truly
+//     was at the sample's time (squared error, plus a cost per pop). The
+//     best shadow's settings are used, the lag slid there at 0.1 s/s. See
+//     auto.go.
 //
 // 3D entities turn about +Y (geom.Up3D), 2D entities about +Z (geom.Up2D);
 // both dimensions share one implementation.

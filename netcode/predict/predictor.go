@@ -87,6 +87,8 @@ type Predictor struct {
 	lastNow time.Duration
 	offPos  geom.Vec3 // drawn minus raw position
 	offRot  geom.Quat // drawn = offRot * raw rotation
+
+	auto *autoState // Config.Auto's shadows and scores (auto.go); nil unless Auto
 }
 
 // New returns a predictor for cfg (zero fields take their defaults). It
@@ -97,6 +99,9 @@ func New(cfg Config) (*Predictor, error) {
 		return nil, fmt.Errorf("predict.New: %w", err)
 	}
 	p := &Predictor{cfg: cfg, up: geom.Up3D, offRot: geom.Identity}
+	if cfg.Auto {
+		p.auto = &autoState{}
+	}
 	if cfg.Dim2D {
 		p.up = geom.Up2D
 	}
@@ -115,7 +120,11 @@ func (p *Predictor) Reset() {
 	for i := range paths {
 		paths[i].reset()
 	}
-	*p = Predictor{cfg: p.cfg, up: p.up, paths: paths, offRot: geom.Identity}
+	auto := p.auto
+	if auto != nil {
+		*auto = autoState{}
+	}
+	*p = Predictor{cfg: p.cfg, up: p.up, paths: paths, offRot: geom.Identity, auto: auto}
 }
 
 // Add stores a sample that arrived on path at arrival (receiver clock). It
@@ -140,6 +149,9 @@ func (p *Predictor) Add(path Path, s Sample, arrival time.Duration) bool {
 		p.teleport[path] = true
 	}
 	p.jitterStale[path] = true
+	if p.auto != nil && isNewest {
+		p.autoLabel(&s)
+	}
 
 	switch {
 	case !p.hasArrival:
@@ -166,8 +178,23 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	if p.paths[PathServer].n == 0 && p.paths[PathDirect].n == 0 {
 		return Pose{Rot: geom.Identity, Visibility: Hidden, Path: p.path}
 	}
+	tau, vmax := p.cfg.SmoothingTau, p.cfg.MaxCorrectionSpeed
+	if p.auto != nil {
+		var capped bool
+		if _, tau, capped = p.autoTarget(); !capped {
+			vmax = 0
+		}
+	}
+	var dt time.Duration
 	if p.hasNow && now > p.lastNow {
-		k := math.Exp(-float64(now-p.lastNow) / float64(p.cfg.SmoothingTau))
+		dt = now - p.lastNow
+		k := math.Exp(-float64(now-p.lastNow) / float64(tau))
+		if v := vmax; v > 0 {
+			// The fade may move the drawn entity at most v·dt this frame.
+			if l := p.offPos.Len(); l*(1-k) > v*(now-p.lastNow).Seconds() {
+				k = 1 - v*(now-p.lastNow).Seconds()/l
+			}
+		}
 		p.offPos = p.offPos.Scale(k)
 		if p.offRot != geom.Identity {
 			p.offRot = geom.Identity.Slerp(p.offRot, k)
@@ -179,7 +206,13 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 
 	prevPath, hadPath := p.path, p.hasPath
 	path := p.choosePath(now)
-	est, _ := p.estimate(path, now, math.MaxUint64, nil)
+	lag := p.autoLag(now)
+	est, _ := p.estimate(path, now-lag, math.MaxUint64, nil)
+	est.age = now - est.newest.Time
+	if p.auto != nil {
+		p.autoFrame(now, dt, path, prevPath, hadPath && (p.dirty[path] || path != prevPath),
+			!hadPath || p.reappeared, p.teleport[path])
+	}
 
 	snapped := false
 	switch {
@@ -188,7 +221,7 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	case p.dirty[path] || path != prevPath:
 		// The prediction changed: keep drawing where the previous one
 		// would have drawn, and fade the difference out.
-		old, ok := p.estimate(prevPath, now, p.epoch, &p.anchor)
+		old, ok := p.estimate(prevPath, now-lag, p.epoch, &p.anchor)
 		if !ok {
 			break
 		}

@@ -1,0 +1,180 @@
+package predict
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+)
+
+// zigzag is a mover at speed along ±X that turns back at random every
+// 0.2-0.7 s (seeded), as a character on a keyboard does.
+type zigzag struct {
+	turns []float64 // s
+	speed float64
+}
+
+func newZigzag(seed uint64, dur, speed float64) zigzag {
+	r := rand.New(rand.NewPCG(seed, seed))
+	z := zigzag{speed: speed}
+	for t := 0.0; t < dur; t += 0.2 + 0.5*r.Float64() {
+		z.turns = append(z.turns, t)
+	}
+	return z
+}
+
+// at returns the position and velocity at t (s).
+func (z zigzag) at(t float64) (geom.Vec3, geom.Vec3) {
+	x, dir, last := 0.0, 1.0, 0.0
+	for _, tt := range z.turns[1:] {
+		if tt > t {
+			break
+		}
+		x += dir * z.speed * (tt - last)
+		dir, last = -dir, tt
+	}
+	x += dir * z.speed * (t - last)
+	return geom.Vec3{X: x}, geom.Vec3{X: dir * z.speed}
+}
+
+// straightLine is a mover at constant velocity.
+type straightLine struct{ v geom.Vec3 }
+
+func (s straightLine) at(t float64) (geom.Vec3, geom.Vec3) { return s.v.Scale(t), s.v }
+
+type mover interface {
+	at(t float64) (geom.Vec3, geom.Vec3)
+}
+
+// drive feeds p a mover's samples at 60 Hz, arriving latency later, and
+// draws a frame every 1/60 s; it returns the RMS drawn error over the
+// second half and the number of frames whose drawn move departs from the
+// true move by more than 0.1 m.
+func drive(p *Predictor, m mover, latency time.Duration, dur float64) (rms float64, pops int) {
+	const step = time.Second / 60
+	type pending struct {
+		s   Sample
+		arr time.Duration
+	}
+	var queue []pending
+	var sq float64
+	var n int
+	var prevDrawn, prevTrue geom.Vec3
+	next := time.Duration(0)
+	for i := 0; float64(i)*step.Seconds() < dur; i++ {
+		now := time.Duration(i) * step
+		for next <= now {
+			pos, vel := m.at(next.Seconds())
+			queue = append(queue, pending{s: Sample{Time: next, Seq: seqOf(int(next / step)), Pos: pos, Vel: vel,
+				Rot: geom.Identity}, arr: next + latency})
+			next += step
+		}
+		for len(queue) > 0 && queue[0].arr <= now {
+			p.Add(PathDirect, queue[0].s, queue[0].arr)
+			queue = queue[1:]
+		}
+		pose := p.PoseAt(now)
+		if !pose.Valid {
+			continue
+		}
+		truth, _ := m.at(now.Seconds())
+		if now.Seconds() > dur/2 {
+			d := pose.Pos.Sub(truth)
+			sq += d.Dot(d)
+			n++
+			if pose.Pos.Sub(prevDrawn).Sub(truth.Sub(prevTrue)).Len() > 0.1 {
+				pops++
+			}
+		}
+		prevDrawn, prevTrue = pose.Pos, truth
+	}
+	return math.Sqrt(sq / float64(n)), pops
+}
+
+func TestAutoStraightIsExact(t *testing.T) {
+	p := newPredictor(t, Config{Auto: true})
+	rms, pops := drive(p, straightLine{v: geom.Vec3{X: 20}}, 80*time.Millisecond, 10)
+	assert.Less(t, rms, 1e-6, "a straight mover is extrapolated exactly")
+	assert.Zero(t, pops)
+	lag, _ := p.AutoSettings()
+	assert.Zero(t, lag, "full extrapolation is right for it")
+}
+
+// TestAutoLearnsAZigzag checks that Auto, learning only from the samples
+// it receives, does better on a mover that keeps turning back than the
+// fixed settings it starts from would.
+func TestAutoLearnsAZigzag(t *testing.T) {
+	z := newZigzag(7, 40, 6)
+	auto := newPredictor(t, Config{Auto: true})
+	autoRMS, autoPops := drive(auto, z, 100*time.Millisecond, 40)
+	fixed := newPredictor(t, Config{})
+	fixedRMS, fixedPops := drive(fixed, z, 100*time.Millisecond, 40)
+	lag, tau := auto.AutoSettings()
+	t.Logf("auto: rms %.3f m, %d pops (lag %v, tau %v); fixed: rms %.3f m, %d pops", autoRMS, autoPops, lag, tau,
+		fixedRMS, fixedPops)
+	assert.Less(t, autoRMS, fixedRMS, "Auto's error")
+	assert.LessOrEqual(t, autoPops, fixedPops+2, "Auto's pops")
+}
+
+func TestAutoConfig(t *testing.T) {
+	c := DefaultConfig(false)
+	assert.False(t, c.Auto)
+	assert.Zero(t, c.MaxCorrectionSpeed, "no bound by default")
+	a := Config{Auto: true}.withDefaults()
+	assert.Equal(t, autoCorrectionSpeed, a.MaxCorrectionSpeed)
+	assert.Equal(t, autoCorrectionSpeed2D, Config{Auto: true, Dim2D: true}.withDefaults().MaxCorrectionSpeed)
+	require.ErrorIs(t, Config{MaxCorrectionSpeed: -1}.Validate(), ErrConfig)
+	require.ErrorIs(t, Config{MaxCorrectionSpeed: math.NaN()}.Validate(), ErrConfig)
+
+	p := newPredictor(t, Config{})
+	lag, tau := p.AutoSettings()
+	assert.Zero(t, lag)
+	assert.Equal(t, DefaultSmoothingTau, tau)
+}
+
+func TestMaxCorrectionSpeed(t *testing.T) {
+	// A 2 m correction fades at no more than 5 m/s: 83 mm a frame.
+	p := newPredictor(t, Config{MaxCorrectionSpeed: 5, SmoothingTau: ms(20)})
+	p.Add(PathDirect, moving(0, 1, geom.Vec3{}, geom.Vec3{}), 0)
+	p.PoseAt(ms(10))
+	p.Add(PathDirect, moving(ms(16), 2, geom.Vec3{X: 2}, geom.Vec3{}), ms(20))
+	prev := p.PoseAt(ms(20))
+	assert.InDelta(t, 0, prev.Pos.X, 1e-9, "the jump becomes a correction")
+	for i := 1; i <= 30; i++ {
+		pose := p.PoseAt(ms(20) + time.Duration(i)*time.Second/60)
+		step := pose.Pos.X - prev.Pos.X
+		assert.LessOrEqual(t, step, 5.0/60*(1+1e-6), "frame %d", i)
+		assert.Positive(t, step, "frame %d", i)
+		prev = pose
+	}
+	assert.InDelta(t, 2, prev.Pos.X, 1e-3, "and it gets there")
+}
+
+func TestAutoResetAndNoAllocs(t *testing.T) {
+	p := newPredictor(t, Config{Auto: true})
+	drive(p, newZigzag(3, 4, 6), 50*time.Millisecond, 4)
+	p.Reset()
+	lag, _ := p.AutoSettings()
+	assert.Zero(t, lag)
+	assert.Zero(t, p.auto.labels, "Reset forgets what Auto learned")
+	assert.False(t, p.PoseAt(time.Second).Valid)
+
+	seq := 0
+	now := time.Second
+	add := func() {
+		seq++
+		now += time.Second / 60
+		p.Add(PathDirect, moving(now-ms(50), seq, geom.Vec3{X: float64(seq)}, geom.Vec3{X: 60}), now)
+	}
+	for range 100 {
+		add()
+		p.PoseAt(now)
+	}
+	assert.Zero(t, testing.AllocsPerRun(200, add), "Add")
+	assert.Zero(t, testing.AllocsPerRun(200, func() { now += time.Millisecond; p.PoseAt(now) }), "PoseAt")
+}
