@@ -16,6 +16,13 @@
 //	Local   the owning side: a netcode/sender Sender fed each physics frame,
 //	        stamped with the frame's own time (a FrameClock, one per
 //	        process), handing due states to the Room.
+//	Predictor
+//	        the whole model of a NetPredictor: its settings and motion
+//	        profile, the mode state machine (unbound, local, remote, fed),
+//	        the Remote or Local it drives (settings changed at run time keep
+//	        the predictor's history), the visibility policy (Effects), and
+//	        FindRoom, which NetRoom a local entity sends through. A second
+//	        entity for one player is refused (ErrTaken) and reported.
 //	RoomWarnings, PredictorWarnings
 //	        the nodes' configuration warnings, from what the editor sees.
 //
@@ -38,7 +45,9 @@
 // # Invariants
 //
 //   - No cgo and no engine; goroutines only for blocking network calls, and
-//     every one ends at Close.
+//     every one ends at Close. A panic in one is recovered, logged and
+//     reported as EventError (ErrPanic), never a crash of the game; so are
+//     those the client recovers in its own goroutines (client.ErrPanic).
 //   - Update, Route, Remote.Frame and Local.Sample/Poll do not allocate when
 //     nothing happened in the room (the per-frame path).
 //   - Events come out in the order the server's messages arrived; after

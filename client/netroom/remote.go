@@ -48,6 +48,15 @@ func NewRemote(cfg predict.Config) (*Remote, error) {
 // Config returns the predictor's configuration, defaults filled in.
 func (r *Remote) Config() predict.Config { return r.pred.Config() }
 
+// SetConfig changes the predictor's settings and keeps its samples and
+// smoothing (predict.Predictor.SetConfig: the dimension cannot change).
+func (r *Remote) SetConfig(cfg predict.Config) error {
+	if err := r.pred.SetConfig(cfg); err != nil {
+		return fmt.Errorf("netroom: remote: %w", err)
+	}
+	return nil
+}
+
 // Add stores a received state whose stamp maps to local on the local
 // clock, which arrived at arrival on path. It reports whether the
 // predictor took it (see predict.Predictor.Add).

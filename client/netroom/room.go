@@ -33,6 +33,10 @@ var (
 	ErrBusy = errors.New("netroom: another request is in flight")
 	// ErrSlot indicates a slot outside 0..MaxSlots-1.
 	ErrSlot = errors.New("netroom: slot out of range")
+	// ErrTaken indicates a second NetPredictor for one player: this build
+	// draws and sends one entity per player, so the second one is refused
+	// (rather than silently replacing the first).
+	ErrTaken = errors.New("netroom: the player already has an entity (one NetPredictor per player)")
 )
 
 // Status is the state of a Room's connection.
@@ -124,6 +128,7 @@ type Room struct {
 	players  []protocol.PlayerState // room.Players, owned
 	spawned  [MaxSlots]bool
 	remotes  [MaxSlots]*Remote
+	local    *Local // the entity that sends, see ClaimLocal
 	direct   directWatch
 	pending  []Event // queued events, delivered by the next Update
 	out      []Event // Update's result, reused
@@ -452,13 +457,36 @@ func (r *Room) SendState(s *wire.State) error {
 	return nil
 }
 
-// Bind makes rem the Remote that receives slot's states (replacing any).
+// Bind makes rem the Remote that receives slot's states. Another Remote
+// bound there already is an error (ErrTaken, also queued as EventError):
+// Unbind it first.
 func (r *Room) Bind(slot int, rem *Remote) error {
 	if slot < 0 || slot >= MaxSlots {
 		return fmt.Errorf("bind %d: %w", slot, ErrSlot)
 	}
+	if cur := r.remotes[slot]; cur != nil && cur != rem {
+		return r.fail(fmt.Errorf("player %d: %w", slot, ErrTaken))
+	}
 	r.remotes[slot] = rem
 	return nil
+}
+
+// ClaimLocal makes l the local player's entity, the one whose states are
+// sent. Another Local holding the claim is an error (ErrTaken, also
+// queued as EventError).
+func (r *Room) ClaimLocal(l *Local) error {
+	if r.local != nil && r.local != l {
+		return r.fail(fmt.Errorf("local player: %w", ErrTaken))
+	}
+	r.local = l
+	return nil
+}
+
+// ReleaseLocal gives up l's claim, if it holds it.
+func (r *Room) ReleaseLocal(l *Local) {
+	if r.local == l {
+		r.local = nil
+	}
 }
 
 // Unbind removes rem from slot, if it is the one bound there.
