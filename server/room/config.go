@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 // Defaults of Config.
@@ -34,6 +35,11 @@ const (
 	DefaultTeleportEvery     = time.Second
 	DefaultControlRate       = 20.0
 	DefaultControlBurst      = 40.0
+	DefaultSignalRate        = 5.0
+	DefaultSignalBurst       = 30.0
+	DefaultSignalBytes       = 4 << 10
+	DefaultSignalBytesBurst  = 32 << 10
+	DefaultSnapshotEvery     = 100 * time.Millisecond
 	DefaultAbuseLimit        = 60.0
 	DefaultAbuseDecay        = 20.0
 	DefaultInviteBase        = "nearzero://"
@@ -137,6 +143,20 @@ type Config struct {
 	ControlRate float64
 	// ControlBurst is how many control messages may arrive at once. Default 40.
 	ControlBurst float64
+	// SignalRate is how many Signal messages one player may send another
+	// per second, and SignalBurst how many at once (an offer, an answer and
+	// a burst of ICE candidates). Defaults 5 and 30.
+	SignalRate, SignalBurst float64
+	// SignalBytes is how many bytes of Signal data one player may send
+	// another per second, and SignalBytesBurst how many at once. Defaults
+	// 4 KiB and 32 KiB. A signal over either budget is refused and weighs 5
+	// in the abuse score, so a sender that keeps flooding is closed with
+	// CodeRateLimited; the recipient is never affected.
+	SignalBytes, SignalBytesBurst float64
+	// SnapshotEvery is the least time between two room states (RoomState)
+	// sent to the players: changes within it are merged into one room state
+	// sent at its end; phase changes go out at once. Default 100 ms.
+	SnapshotEvery time.Duration
 	// AbuseLimit is the abuse score at which a player is disconnected. Each
 	// rejected state or message adds 1 to 5 (5 for undecodable input).
 	// Default 60.
@@ -181,6 +201,11 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.TeleportEvery, DefaultTeleportEvery)
 	setDefault(&d.ControlRate, DefaultControlRate)
 	setDefault(&d.ControlBurst, DefaultControlBurst)
+	setDefault(&d.SignalRate, DefaultSignalRate)
+	setDefault(&d.SignalBurst, DefaultSignalBurst)
+	setDefault(&d.SignalBytes, DefaultSignalBytes)
+	setDefault(&d.SignalBytesBurst, DefaultSignalBytesBurst)
+	setDefault(&d.SnapshotEvery, DefaultSnapshotEvery)
 	setDefault(&d.AbuseLimit, DefaultAbuseLimit)
 	setDefault(&d.AbuseDecay, DefaultAbuseDecay)
 	setDefault(&d.InviteBase, DefaultInviteBase)
@@ -233,6 +258,11 @@ func (c *Config) Validate() error {
 		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:
 		return bad("ControlRate %v must be positive and ControlBurst %v at least 1", d.ControlRate, d.ControlBurst)
+	case d.SignalRate <= 0 || d.SignalBurst < 1 || d.SignalBytes <= 0 || d.SignalBytesBurst < protocol.MaxSignalData:
+		return bad("SignalRate %v, SignalBurst %v, SignalBytes %v, SignalBytesBurst %v: need positive, at least 1, positive, at least %d",
+			d.SignalRate, d.SignalBurst, d.SignalBytes, d.SignalBytesBurst, protocol.MaxSignalData)
+	case d.SnapshotEvery < 0:
+		return bad("negative SnapshotEvery %v", d.SnapshotEvery)
 	case len(d.InviteBase) > MaxInviteBase:
 		return bad("InviteBase is %d bytes, at most %d", len(d.InviteBase), MaxInviteBase)
 	case d.AbuseLimit <= 0 || d.AbuseDecay < 0:

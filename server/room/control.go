@@ -126,6 +126,13 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if o == nil || o == s || o.peer == nil {
 			return protocol.Errorf(protocol.CodeBadRequest, "no connected player in slot %d", m.To)
 		}
+		if !s.signals[m.To].take(now, &r.cfg, len(m.Data)) {
+			// The sender pays, never the recipient: refused, and past the
+			// abuse limit closed with CodeRateLimited.
+			r.rejectControl(now, s, RejectSignalRate, protocol.Errorf(protocol.CodeRateLimited,
+				"signals to slot %d over %.0f per second or %.0f bytes per second", m.To, r.cfg.SignalRate, r.cfg.SignalBytes))
+			return nil
+		}
 		r.send(o.peer, &protocol.Signal{To: m.To, From: s.slot, Kind: m.Kind, Data: m.Data})
 	case *protocol.Invite:
 		r.emit(now, s, analytics.StepInviteShared, m.Channel)

@@ -24,6 +24,13 @@
 // Pong, Notice, Results, Error, Signal, Left) and reliable=false for
 // relayed states. room.Messages and room.States decode what a MemPeer got.
 //
+// Room states (RoomState) go out at most once per SnapshotEvery (100 ms):
+// changes within the window are merged into one sent at its end, so the
+// caller must tick at Next; phase changes go out at once. Signals are
+// relayed within a budget per sender and recipient (SignalRate,
+// SignalBytes); a sender that keeps exceeding it is closed with
+// CodeRateLimited, never the recipient.
+//
 // Time sync: a peer sends protocol.Ping{TUS: its clock, RTTUS: its best
 // round trip}; the room answers protocol.Pong{TUS, ServerUS: now} at once
 // and feeds RTTUS to that player's re-stamp estimator.

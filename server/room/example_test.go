@@ -42,16 +42,21 @@ func Example() {
 		fmt.Printf("bob got %s %+v\n", protocol.TypeName(m.Type()), m)
 	}
 
-	// Ann's connection drops; her seat is held until the room's next step.
+	// Ann's connection drops; her seat is held for SeatHold. The server
+	// ticks the room at each Next: here the room state telling Bob (held
+	// back: room states go out at most once per SnapshotEvery), then the
+	// end of the hold.
 	r.Disconnect(now, ann)
-	at, _ := r.Next()
-	fmt.Println("tick at", at)
-	r.Tick(at)
+	for at, ok := r.Next(); ok; at, ok = r.Next() {
+		fmt.Println("tick at", at)
+		r.Tick(at)
+	}
 	fmt.Println("players", r.Players(), "host", r.Host())
 	// Output:
 	// slots 0 1 host 0
 	// bob got slot 0 reliable false server time 10.03s
 	// bob got pong &{TUS:42 ServerUS:10030000}
+	// tick at 10.1s
 	// tick at 15.03s
 	// players 1 host 1
 }

@@ -72,6 +72,17 @@ func TestRandomOperations(t *testing.T) {
 			}
 			checkInvariants(t, h.r, h.now, seed, step)
 		}
+		if h.r.Closed() {
+			continue
+		}
+		// Nothing is lost to coalescing: everyone's last room state is the room's.
+		h.advance(time.Second)
+		want := h.r.Snapshot()
+		for u, p := range peers {
+			got, ok := lastRoom(Messages(p.Frames))
+			require.True(t, ok, "seed %d: %s got a room state", seed, u)
+			assert.Equal(t, want, got, "seed %d: %s has the room's last state", seed, u)
+		}
 	}
 }
 

@@ -100,6 +100,9 @@ func (h *harness) advance(d time.Duration) {
 	h.r.Tick(h.now)
 }
 
+// settle lets a room state held back by the SnapshotEvery window go out.
+func (h *harness) settle() { h.advance(h.r.cfg.SnapshotEvery) }
+
 // readyAll makes every connected player loaded and ready.
 func (h *harness) readyAll(ps ...*MemPeer) {
 	for _, p := range ps {

@@ -21,11 +21,12 @@ const (
 	RejectBadRequest                // control body invalid, or not allowed now
 	RejectVersion                   // control frame of another protocol version
 	RejectBounds                    // state outside Config.WorldBounds
+	RejectSignalRate                // Signal over its sender→recipient budget
 	numRejects
 )
 
 var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
-	"control_rate", "unknown_type", "bad_request", "version", "bounds"}
+	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate"}
 
 // String returns the reason's snake_case name (a metrics label).
 func (r Reject) String() string {
@@ -47,7 +48,7 @@ func Rejects() []Reject {
 // weight is how much abuse score a rejection adds.
 func (r Reject) weight() float64 {
 	switch r {
-	case RejectMalformed, RejectUnknownType, RejectVersion:
+	case RejectMalformed, RejectUnknownType, RejectVersion, RejectSignalRate:
 		return 5
 	case RejectBadRequest:
 		return 2
@@ -58,7 +59,7 @@ func (r Reject) weight() float64 {
 // code is the close code for a player disconnected for repeated r.
 func (r Reject) code() protocol.Code {
 	switch r {
-	case RejectRate, RejectControlRate:
+	case RejectRate, RejectControlRate, RejectSignalRate:
 		return protocol.CodeRateLimited
 	case RejectSpeed, RejectTeleport, RejectBounds:
 		return protocol.CodeImplausible

@@ -35,7 +35,7 @@ func (r *Room) HandleFrame(now time.Duration, p Peer, msg []byte) {
 			if _, rest, ok = protocol.NextState(rest); !ok {
 				r.m.StatesIn(1)
 				r.reject(now, s, RejectMalformed, errBatch)
-				r.flush()
+				r.flush(now)
 				return
 			}
 		}
@@ -49,7 +49,7 @@ func (r *Room) HandleFrame(now time.Duration, p Peer, msg []byte) {
 	default:
 		r.reject(now, s, RejectMalformed, wire.ErrKind)
 	}
-	r.flush()
+	r.flush(now)
 }
 
 // handleState is the relay path: check, re-stamp, keep a copy, fan out.

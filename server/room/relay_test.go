@@ -19,6 +19,7 @@ func TestRelayRestampsAndFansOut(t *testing.T) {
 	a, slotA := h.join("a")
 	b, _ := h.join("b")
 	c, _ := h.join("c")
+	h.settle()
 	const latency = 20 * time.Millisecond
 	senderOrigin := h.now - 5*time.Second // the sender's clock reads 5 s less than ours... plus its own origin
 	h.send(a, &protocol.Ping{TUS: 1, RTTUS: protocol.US(2 * latency)})

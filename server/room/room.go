@@ -59,6 +59,8 @@ type seat struct {
 	rs          *clock.Restamper
 	states      bucket
 	controls    bucket
+	signals     [MaxSlots]pairBudget // Signal budget toward each slot
+	sentRev     uint64               // the room state revision this player last got
 	abuse       float64
 	abuseAt     time.Duration
 	errAt       time.Duration // last Error sent about a rejected state
@@ -136,9 +138,13 @@ type Room struct {
 	gone    map[string]track // by user: players who gave up their seat
 	emptyAt time.Duration    // when the last connection went, while seats are only held
 
-	rev   uint64
-	dirty bool
-	out   []byte // scratch for encoding control frames
+	rev     uint64
+	dirty   bool          // the room changed since revision rev
+	owed    bool          // some player has not got revision rev
+	urgent  bool          // send the room state now, not at the end of the window
+	snapAt  time.Duration // when the last room state went out
+	snapped bool          // one went out
+	out     []byte        // scratch for encoding control frames
 }
 
 // New returns an empty room in the lobby with the given code at time now.
@@ -283,6 +289,11 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		}
 		r.seats[slot] = s
 		r.byUser[m.User] = s
+		for _, o := range r.seats { // budgets toward this slot start afresh for its new occupant
+			if o != nil {
+				o.signals[slot] = pairBudget{}
+			}
+		}
 		r.count++
 		r.hooks.Log.Debug("joined", "slot", slot, "user", s.user, "via", m.Via)
 	}
@@ -297,12 +308,14 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	r.dirty = false
 	snap := r.Snapshot()
 	r.send(p, &protocol.Joined{Code: r.code, Invite: r.invite, Slot: s.slot, Reconnected: reconnected, Room: snap})
-	r.broadcastExcept(p, &snap)
+	s.sentRev = r.rev
+	r.owed = true // the others hear of the join with the next room state
 	for _, o := range r.seats {
 		if o != nil && o != s && o.has {
 			p.Send(o.buf[:o.n], false)
 		}
 	}
+	r.flush(now)
 	return s.slot, nil
 }
 
@@ -315,7 +328,7 @@ func (r *Room) Leave(now time.Duration, p Peer) bool {
 	}
 	r.send(p, &protocol.Left{Reason: "left the room"})
 	r.free(now, s, "left")
-	r.flush()
+	r.flush(now)
 	return true
 }
 
@@ -335,7 +348,7 @@ func (r *Room) Disconnect(now time.Duration, p Peer) {
 	r.dirty = true
 	r.hooks.Log.Debug("disconnected", "slot", s.slot, "user", s.user)
 	r.progress(now)
-	r.flush()
+	r.flush(now)
 }
 
 // Drain marks the room as on a draining server: no new rounds, and every
@@ -349,8 +362,8 @@ func (r *Room) Drain(now, left time.Duration) {
 	r.drainEnd = now + left
 	r.broadcast(&protocol.Notice{Kind: protocol.NoticeServerUpdating,
 		Text: "the server is updating: finish the round, then reconnect", LeftUS: protocol.US(left)})
-	r.dirty = true
-	r.flush()
+	r.dirty, r.urgent = true, true
+	r.flush(now)
 }
 
 // Close empties the room at once: every connected player is closed with
@@ -501,15 +514,41 @@ func (r *Room) Snapshot() protocol.RoomState {
 	return st
 }
 
-// flush sends the room state to everyone if it changed.
-func (r *Room) flush() {
-	if !r.dirty || r.closed {
+// flush sends the room state to every player who has not got it, at most
+// once per SnapshotEvery unless urgent: a change within the window waits
+// for its end (Next schedules it), merged with any others.
+func (r *Room) flush(now time.Duration) {
+	if r.closed || (!r.dirty && !r.owed) {
 		return
 	}
-	r.dirty = false
-	r.rev++
+	if !r.urgent && r.snapped && now < r.snapAt+r.cfg.SnapshotEvery {
+		return
+	}
+	if r.dirty {
+		r.dirty = false
+		r.rev++
+	}
+	r.owed, r.urgent = false, false
 	snap := r.Snapshot()
-	r.broadcast(&snap)
+	b, ok := r.encode(&snap)
+	if !ok {
+		return
+	}
+	for _, s := range r.seats {
+		if s != nil && s.peer != nil && s.sentRev != r.rev {
+			s.peer.Send(b, true)
+			s.sentRev = r.rev
+			r.snapAt, r.snapped = now, true
+		}
+	}
+}
+
+// snapshotDue returns when the pending room state goes out, if one is pending.
+func (r *Room) snapshotDue() (time.Duration, bool) {
+	if r.closed || (!r.dirty && !r.owed) {
+		return 0, false
+	}
+	return r.snapAt + r.cfg.SnapshotEvery, true
 }
 
 // encode encodes m into the scratch buffer.
@@ -580,6 +619,28 @@ func (r *Room) emit(now time.Duration, s *seat, step analytics.Step, detail stri
 		Players: r.count, Phase: r.phase, Round: r.round, Detail: detail})
 }
 
+// pairBudget is one sender's Signal budget toward one recipient.
+type pairBudget struct {
+	msgs, bytes bucket
+	set         bool // the buckets were filled
+}
+
+// take refills both buckets, then takes one message and n bytes if both
+// have them.
+func (b *pairBudget) take(now time.Duration, c *Config, n int) bool {
+	if !b.set {
+		*b = pairBudget{msgs: bucket{tokens: c.SignalBurst, at: now}, bytes: bucket{tokens: c.SignalBytesBurst, at: now}, set: true}
+	}
+	b.msgs.refill(now, c.SignalRate, c.SignalBurst)
+	b.bytes.refill(now, c.SignalBytes, c.SignalBytesBurst)
+	if b.msgs.tokens < 1 || b.bytes.tokens < float64(n) {
+		return false
+	}
+	b.msgs.tokens--
+	b.bytes.tokens -= float64(n)
+	return true
+}
+
 // bucket is a token bucket.
 type bucket struct {
 	tokens float64
@@ -589,13 +650,18 @@ type bucket struct {
 // take refills the bucket at rate per second up to burst, then takes one
 // token if there is one.
 func (b *bucket) take(now time.Duration, rate, burst float64) bool {
-	if now > b.at {
-		b.tokens = min(burst, b.tokens+rate*(now-b.at).Seconds())
-		b.at = now
-	}
+	b.refill(now, rate, burst)
 	if b.tokens < 1 {
 		return false
 	}
 	b.tokens--
 	return true
+}
+
+// refill adds rate tokens per second since the last refill, up to burst.
+func (b *bucket) refill(now time.Duration, rate, burst float64) {
+	if now > b.at {
+		b.tokens = min(burst, b.tokens+rate*(now-b.at).Seconds())
+		b.at = now
+	}
 }

@@ -22,7 +22,7 @@ func (r *Room) Tick(now time.Duration) {
 		}
 		r.step(at)
 	}
-	r.flush()
+	r.flush(now)
 }
 
 // Next returns the time of the room's next timed step; ok is false when
@@ -43,6 +43,9 @@ func (r *Room) Next() (at time.Duration, ok bool) {
 	}
 	if r.abandoned() {
 		consider(r.emptyAt + r.cfg.EmptyHold)
+	}
+	if t, due := r.snapshotDue(); due {
+		consider(t)
 	}
 	switch r.phase {
 	case protocol.PhaseHandshake, protocol.PhaseResults:
@@ -101,13 +104,16 @@ func (r *Room) step(at time.Duration) {
 			r.lobby(at)
 		}
 	}
+	if t, due := r.snapshotDue(); due && t <= at {
+		r.flush(at)
+	}
 }
 
 func (r *Room) setPhase(now time.Duration, p protocol.Phase) {
 	r.m.PhaseChanged(r.phase, p)
 	r.hooks.Log.Debug("phase", "from", r.phase, "to", p, "round", r.round)
 	r.phase, r.phaseAt = p, now
-	r.dirty = true
+	r.dirty, r.urgent = true, true // the round flow waits for no window
 }
 
 // start is the host's start button.
