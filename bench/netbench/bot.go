@@ -164,8 +164,13 @@ type bot struct {
 
 	t        time.Duration // time of the newest step
 	nextTick time.Duration
-	in       Input
-	hold     bool // waiting at the start: no throttle, full brake
+	// frameInput: the owner's main thread reads the input at its frames
+	// (tickFrame), as a game does, instead of every inputTick of true time;
+	// the state then changes course only at the owner's frames, where it is
+	// sampled.
+	frameInput bool
+	in         Input
+	hold       bool // waiting at the start: no throttle, full brake
 
 	// vehicle
 	psi, speed, acc, steer, turn float64
@@ -242,13 +247,20 @@ func (b *bot) kin() Kin {
 // advance steps the body until its newest step is at or after t.
 func (b *bot) advance(t time.Duration) {
 	for b.t < t {
-		if b.t >= b.nextTick {
+		if !b.frameInput && b.t >= b.nextTick {
 			b.tick()
 		}
 		b.step(botStep.Seconds())
 		b.t += botStep
 		b.steps++
 		b.hist[b.steps%histLen] = b.state()
+	}
+}
+
+// tickFrame reads the input at a frame of the owner (frameInput).
+func (b *bot) tickFrame() {
+	if b.frameInput {
+		b.tick()
 	}
 }
 
@@ -694,6 +706,7 @@ type keyCharacterDriver struct {
 
 	until, jumpAt, jumpTill time.Duration
 	heading, throttle       float64
+	noJump                  bool // a top-down 2D game: no height
 }
 
 func (d *keyCharacterDriver) input(t time.Duration, k Kin) Input {
@@ -711,7 +724,7 @@ func (d *keyCharacterDriver) input(t time.Duration, k Kin) Input {
 		}
 		d.until = t + time.Duration((0.2+0.5*d.r.Float64())*float64(time.Second))
 	}
-	if t >= d.jumpAt {
+	if t >= d.jumpAt && !d.noJump {
 		d.jumpTill = t + 100*time.Millisecond
 		d.jumpAt = t + time.Duration((1+4*d.r.Float64())*float64(time.Second))
 	}

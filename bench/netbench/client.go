@@ -58,7 +58,7 @@ type client struct {
 	newest0     newestState
 	lerp        lerpState
 	rSend       *rand.Rand
-	dirs        [4]geom.Vec3
+	dirs        [13]geom.Vec3
 	moves       [int(popLookback/popLagStep) + 1]geom.Vec3
 	prevRenderT time.Duration
 	trail       [int(offPathWindow/offPathStep) + 1]geom.Vec3
@@ -129,7 +129,13 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	c.peer = &peer{c: c}
 	c.flushFn = c.flush
 	var err error
-	if c.snd, err = sender.New(w.opt.Tuning.Sender); err != nil {
+	scfg := w.opt.Tuning.Sender
+	scfg.Dim2D = w.sc.Dim2D
+	if scfg.SendLead == 0 {
+		// The bench's engine polls the sender when it sends (onFrame).
+		scfg.SendLead = sender.RecommendedSendLead
+	}
+	if c.snd, err = sender.New(scfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	if c.sync, err = clock.NewSync(&w.opt.Tuning.Sync); err != nil {
@@ -143,21 +149,27 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	if idx == 1 {
 		other = w.sc.A
 	}
-	pcfg := w.opt.Tuning.Vehicle
-	if other.Bot == Character {
-		pcfg = w.opt.Tuning.Character
-		if pcfg.PredictionCap == 0 {
-			pcfg.PredictionCap = characterCap
-		}
-		if pcfg.SmoothingTau == 0 {
-			pcfg.SmoothingTau = characterTau
+	pcfg := w.opt.Tuning.Auto
+	pcfg.Auto = true
+	if w.opt.Tuning.Fixed {
+		pcfg = w.opt.Tuning.Vehicle
+		if other.Bot == Character {
+			pcfg = w.opt.Tuning.Character
+			if pcfg.PredictionCap == 0 {
+				pcfg.PredictionCap = characterCap
+			}
+			if pcfg.SmoothingTau == 0 {
+				pcfg.SmoothingTau = characterTau
+			}
 		}
 	}
 	if c.pred, err = predict.New(pcfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
+	pcfg.Dim2D = w.sc.Dim2D
 	rcfg := pcfg
 	rcfg.BufferLen = 2 // the reference only ever extrapolates its newest sample
+	rcfg.Auto, rcfg.MaxCorrectionSpeed = false, 0
 	for i := range c.ref {
 		if c.ref[i], err = predict.New(rcfg); err != nil {
 			return nil, fmt.Errorf("client %s: %w", name, err)
@@ -199,7 +211,7 @@ func (c *client) newBot() *bot {
 		drv = &vehicleDriver{r: r, arena: 120}
 	case c.spec.Bot == Character:
 		room = characterArena()
-		drv = &keyCharacterDriver{r: r, room: room}
+		drv = &keyCharacterDriver{r: r, room: room, noJump: sc.Dim2D}
 	default:
 		room = vehicleArena()
 		drv = &keyVehicleDriver{r: r, room: room}
@@ -211,6 +223,10 @@ func (c *client) newBot() *bot {
 		drv = &replayDriver{events: c.w.opt.Inputs.forClient(c.name)}
 	}
 	b := newBot(c.spec.Bot, drv, pos, psi)
+	// Inputs are read at the owner's frames, except when the known-input
+	// ablation looks into the truth's future (which frames not yet run
+	// would change).
+	b.frameInput = !c.w.opt.Variant.KnownInput
 	if room != nil {
 		b.ph, b.room = arcadePhysics, room
 	}
@@ -224,6 +240,22 @@ func (c *client) newBot() *bot {
 func spawnPoint(idx int) (geom.Vec3, float64) {
 	return geom.Vec3{X: -3 + 6*float64(idx)}, 0
 }
+
+// pxPerM is the scale of the 2D rows: the ground plane's X and Z (m)
+// become the screen's X and Y (px).
+const pxPerM = 32.0
+
+// to2D maps a 3D ground-plane state onto a 2D entity's: X, Z (m) to X, Y
+// (px), the yaw about +Y to an angle about +Z (the mapping mirrors, so
+// turns change sign). Height is dropped: 2D rows run no jumps.
+func to2D(k Kin) Kin {
+	f := func(v geom.Vec3) geom.Vec3 { return geom.Vec3{X: v.X * pxPerM, Y: v.Z * pxPerM} }
+	yaw := 2 * math.Atan2(k.Rot.Y, k.Rot.W)
+	return Kin{Pos: f(k.Pos), Vel: f(k.Vel), Acc: f(k.Acc), Rot: geom.Angle2D(-yaw), Turn: -k.Turn}
+}
+
+// from2D maps a 2D position or velocity back onto the 3D ground plane (m).
+func from2D(v geom.Vec3) geom.Vec3 { return geom.Vec3{X: v.X / pxPerM, Z: v.Y / pxPerM} }
 
 // drawnOther returns where this client draws the other player now.
 func (c *client) drawnOther() (geom.Vec3, bool) {
@@ -441,6 +473,9 @@ func (c *client) deliver(path predict.Path, st *wire.State, mapped, arrival time
 		if age > 0 {
 			k0, k1 := c.remote.bot.at(at), c.remote.bot.at(at+age)
 			smp.Vel = k1.Pos.Sub(k0.Pos).Scale(1 / age.Seconds())
+			if c.w.sc.Dim2D {
+				smp.Vel = to2D(Kin{Vel: smp.Vel}).Vel
+			}
 			smp.Acc, smp.Turn = geom.Vec3{}, 0
 		}
 	}
@@ -468,10 +503,13 @@ func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration)
 	if e := &c.baseSeen[uint16(s.Seq)%1024]; *e != uint32(s.Seq)+1 {
 		*e = uint32(s.Seq) + 1
 		sn := snap{t: s.Time, pos: s.Pos, vel: s.Vel}
+		if c.w.sc.Dim2D {
+			sn.pos, sn.vel = from2D(s.Pos), from2D(s.Vel)
+		}
 		c.interp.add(sn)
 		c.adapt.add(sn, c.local())
 		c.newest0.add(sn)
-		c.lerp.add(s.Seq, s.Pos)
+		c.lerp.add(s.Seq, sn.pos)
 	}
 }
 
@@ -492,15 +530,26 @@ func (c *client) onFrame(f simnet.Frame) {
 		// Go, at the first frame the synced clock passes it, as a game does.
 		c.waitGo, c.bot.hold = false, false
 	}
+	c.bot.tickFrame()
 	if c.sync.Synced() {
 		c.render(t, local)
 	}
 	if c.w.sc.Contact {
 		c.contact()
 	}
-	k := c.bot.at(t)
-	c.snd.SampleWithVelocity(local, k.Pos, k.Rot, k.Vel)
-	c.lastSampleTrue = t
+	// The sample is the state once this frame's input acts (one physics
+	// step on), as an engine samples after its physics tick.
+	ts := t
+	if c.bot.frameInput {
+		c.bot.advance(c.bot.t + botStep)
+		ts = c.bot.t
+	}
+	k := c.bot.at(ts)
+	if c.w.sc.Dim2D {
+		k = to2D(k)
+	}
+	c.snd.SampleWithVelocity(c.clk.Read(ts), k.Pos, k.Rot, k.Vel)
+	c.lastSampleTrue = ts
 	if !c.joined || c.closed {
 		return
 	}
@@ -596,6 +645,9 @@ func (c *client) render(t, local time.Duration) {
 		return
 	}
 
+	if c.w.sc.Dim2D {
+		pose.Pos, pose.Raw, pose.Vel = from2D(pose.Pos), from2D(pose.Raw), from2D(pose.Vel)
+	}
 	// nearzero, with its error split.
 	nz := f
 	nz.drawn, nz.pastCap = pose.Pos, pose.PastCap
@@ -613,11 +665,17 @@ func (c *client) render(t, local time.Duration) {
 	// only grow on each path), so its Raw is the extrapolation of the
 	// truth at the nominal age, smoothing aside.
 	kn := rb.at(t - nom)
+	if c.w.sc.Dim2D {
+		kn = to2D(kn)
+	}
 	c.refSeq++
 	rp := c.ref[pose.Path]
 	rp.Add(pose.Path, predict.Sample{Time: c.clk.Read(t - nom), Seq: c.refSeq, Pos: kn.Pos, Vel: kn.Vel, Acc: kn.Acc,
 		Rot: kn.Rot, Turn: kn.Turn}, local)
 	ref := rp.PoseAt(local)
+	if c.w.sc.Dim2D {
+		ref.Raw = from2D(ref.Raw)
+	}
 	timing := pose.Vel.Scale(nz.timingS)
 	nz.pieces[pieceTiming] = timing
 	nz.pieces[piecePredictor] = ref.Raw.Sub(truth.Pos)

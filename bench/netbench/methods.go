@@ -82,7 +82,8 @@ func (n *newestState) extrapolate(now time.Duration) geom.Vec3 {
 
 // adaptiveInterp is the interp-adaptive baseline: the snapshot buffer drawn
 // at now - D, where D follows the data age (now minus the newest sample time
-// when the main thread takes a sample) at its 95th percentile over 2 s plus one send
+// when the main thread takes a sample newer than any before) at its 95th
+// percentile over the last 120 such samples, plus one send
 // interval, growing at up to 0.3 s and shrinking at up to 0.1 s per second
 // (playback at 0.7x to 1.1x speed, never backwards), so the render time stays
 // inside the buffer.
@@ -96,7 +97,11 @@ type adaptiveInterp struct {
 }
 
 func (a *adaptiveInterp) add(s snap, arrival time.Duration) {
+	newest := a.buf.n == 0 || s.t > a.buf.at(a.buf.n-1).t
 	a.buf.add(s)
+	if !newest {
+		return // a late copy of an old sample does not need a longer delay
+	}
 	a.ages[a.i] = (arrival - s.t).Seconds()
 	a.i = (a.i + 1) % len(a.ages)
 	a.n = min(a.n+1, len(a.ages))

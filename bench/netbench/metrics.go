@@ -34,7 +34,7 @@ const (
 	WobbleCutoff = 2.0
 	// reversalMinSpeed is the true speed below which travel has no
 	// direction for the reversal count (m/s).
-	reversalMinSpeed = 1.0
+	reversalMinSpeed = 0.5
 	// reversalDeadband is the smallest per-frame drawn move along the
 	// direction of travel that counts as forward or backward (m).
 	reversalDeadband = 0.001

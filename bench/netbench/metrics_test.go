@@ -56,8 +56,8 @@ func judgeFrames(truth truthPath, drawn func(t float64) geom.Vec3) *series {
 	for i := range 61 {
 		tt := float64(i) / 60
 		f := frameIn{t: tt, truth: truth(tt), drawn: drawn(tt)}
-		for j := range 4 {
-			v := truth(tt - float64(j)*reversalLookback/3).Vel
+		for j := range 13 {
+			v := truth(tt - float64(j)*reversalLookback/12).Vel
 			if hs := math.Hypot(v.X, v.Z); hs > reversalMinSpeed {
 				f.dirs = append(f.dirs, geom.Vec3{X: v.X / hs, Z: v.Z / hs})
 			}

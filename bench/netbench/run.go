@@ -57,9 +57,14 @@ var Ablations = []Variant{
 // the packages' defaults. The bench uses it to try settings before they
 // become defaults.
 type Tuning struct {
-	// Vehicle and Character configure the predictor drawing each kind.
-	// Defaults: predict's, except for characters PredictionCap 150 ms and
-	// SmoothingTau 50 ms (characterCap, characterTau).
+	// Auto configures the predictor drawing either kind (Auto is always
+	// set): the default, as client/netroom's default profile.
+	Auto predict.Config
+	// Fixed uses the fixed profiles instead: Vehicle and Character
+	// configure the predictor drawing each kind. Defaults: predict's,
+	// except for characters PredictionCap 150 ms and SmoothingTau 50 ms
+	// (characterCap, characterTau).
+	Fixed              bool
 	Vehicle, Character predict.Config
 	// Sender configures every sender.
 	Sender sender.Config

@@ -106,6 +106,10 @@ type Scenario struct {
 	// the server relays every state, so both paths carry data and the
 	// path gap can be measured.
 	ReportDirect bool
+	// Dim2D runs 2D entities: the bots' ground plane becomes the screen
+	// (32 px per m), the sender and the predictor are 2D; errors are
+	// reported in metres.
+	Dim2D bool
 	// IdealTiming turns off the engine timing every other scenario has
 	// (see engineTiming): symmetric links without a jitter floor, pongs and
 	// pings handled off the main thread, sends at the frame.
@@ -263,6 +267,13 @@ func Scenarios() []Scenario {
 		c.SendDelay = shiftedJitter{Min: ms, Max: 33 * ms}
 	}
 	add(s)
+
+	for _, d := range []time.Duration{50 * ms, 150 * ms} {
+		s = base(fmt.Sprintf("2d-%d", d/ms), fmt.Sprintf("direct-%d with 2D entities (32 px per m; errors in m)", d/ms),
+			d, d*4/5)
+		s.Dim2D = true
+		add(s)
+	}
 
 	s = base("smooth-50", "direct-50 with the original smooth movers (rate-limited steering and pedals, no walls)",
 		50*ms, 40*ms)
