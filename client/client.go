@@ -713,6 +713,25 @@ func (c *Client) Leave(ctx context.Context) error {
 	return nil
 }
 
+// Kick asks the server to remove the player in slot from the room (host
+// only, outside a round; docs/protocol.md, kick). Like Send it never
+// blocks: the removal shows in the next room state, a refusal comes back as
+// an EventMessage carrying a *protocol.Error whose Request is
+// protocol.TypeKick. It returns ErrNotInRoom outside a room,
+// ErrNotConnected while reconnecting and ErrClosed after Close.
+func (c *Client) Kick(slot int) error {
+	c.mu.Lock()
+	in := c.code != ""
+	c.mu.Unlock()
+	if !in {
+		return ErrNotInRoom
+	}
+	if err := c.Send(&protocol.Kick{Slot: slot}); err != nil {
+		return fmt.Errorf("kick slot %d: %w", slot, err)
+	}
+	return nil
+}
+
 // Send queues a control message (Ready, Loading, Settings, Start,
 // InPosition, Finish, Vote, SetName, DirectLink, Signal, Invite). It never
 // blocks; answers and refusals come back as events. It returns

@@ -73,6 +73,10 @@ const (
 	CodeAlreadyInRoom Code = 4019
 	// CodeInternal: a server fault; the message says no more.
 	CodeInternal Code = 4020
+	// CodeKicked: the host removed the player from the room, which it may
+	// not rejoin for a while; the connection ends and must not reconnect
+	// on its own.
+	CodeKicked Code = 4021
 )
 
 var codeNames = map[Code]string{
@@ -100,6 +104,7 @@ var codeNames = map[Code]string{
 	CodeTimeout:         "timeout",
 	CodeAlreadyInRoom:   "already_in_room",
 	CodeInternal:        "internal",
+	CodeKicked:          "kicked",
 }
 
 // String returns the code's snake_case name, or its number for an unknown code.
@@ -125,7 +130,7 @@ func Codes() []Code {
 func (c Code) Fatal() bool {
 	switch c {
 	case CodeUpdateRequired, CodeSessionReplaced, CodeImplausible,
-		CodeRateLimited, CodeBadFrame, CodeNormal:
+		CodeRateLimited, CodeBadFrame, CodeNormal, CodeKicked:
 		return true
 	}
 	return false

@@ -168,6 +168,13 @@ func (m *Invite) validate() error {
 	return nil
 }
 
+func (m *Kick) validate() error {
+	if m.Slot < 0 {
+		return fmt.Errorf("slot %d is negative", m.Slot)
+	}
+	return nil
+}
+
 func (m *Finish) validate() error {
 	if math.IsNaN(m.Score) || math.IsInf(m.Score, 0) {
 		return errors.New("score not finite")

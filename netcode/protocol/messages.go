@@ -26,6 +26,7 @@ const (
 	TypeDirectLink wire.ControlType = 14
 	TypeSignal     wire.ControlType = 15
 	TypeInvite     wire.ControlType = 16
+	TypeKick       wire.ControlType = 17
 
 	TypeWelcome wire.ControlType = 64
 	TypeJoined  wire.ControlType = 65
@@ -228,6 +229,15 @@ type Invite struct {
 	Channel string `json:"channel,omitempty"` // "copy", "share-sheet"..., at most 32 bytes
 }
 
+// Kick is the host removing the player in Slot (connected or held) from
+// the room, outside a round (lobby or results). The player is closed with
+// CodeKicked and may not rejoin the room for a while; the others see the
+// seat freed in the next room state. Refused with CodeNotHost,
+// CodeWrongPhase or CodeBadRequest (no other player in Slot).
+type Kick struct {
+	Slot int `json:"slot"`
+}
+
 // Phase is a room's phase in the round flow.
 type Phase string
 
@@ -408,6 +418,9 @@ func (*Signal) Type() wire.ControlType { return TypeSignal }
 func (*Invite) Type() wire.ControlType { return TypeInvite }
 
 // Type implements Message.
+func (*Kick) Type() wire.ControlType { return TypeKick }
+
+// Type implements Message.
 func (*RoomState) Type() wire.ControlType { return TypeRoom }
 
 // Type implements Message.
@@ -441,6 +454,7 @@ var registry = map[wire.ControlType]entry{
 	TypeDirectLink: {"direct_link", func() Message { return new(DirectLink) }},
 	TypeSignal:     {"signal", func() Message { return new(Signal) }},
 	TypeInvite:     {"invite", func() Message { return new(Invite) }},
+	TypeKick:       {"kick", func() Message { return new(Kick) }},
 	TypeWelcome:    {"welcome", func() Message { return new(Welcome) }},
 	TypeJoined:     {"joined", func() Message { return new(Joined) }},
 	TypeRoom:       {"room", func() Message { return new(RoomState) }},

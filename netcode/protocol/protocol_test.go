@@ -42,6 +42,7 @@ func samples() []Message {
 		&DirectLink{Slot: 2, Up: true},
 		&Signal{To: 1, From: 0, Kind: SignalOffer, Data: "sdp"},
 		&Invite{Channel: "copy"},
+		&Kick{Slot: 2},
 		&room,
 		&Notice{Kind: NoticeTimeWarning, LeftUS: 10_000_000},
 		&Results{Code: "ABCDEF", Round: 2, StartUS: 1, EndUS: 2, RoundUS: 3,
@@ -318,4 +319,16 @@ func FuzzNextState(f *testing.F) {
 			b = rest
 		}
 	})
+}
+
+func TestKick(t *testing.T) {
+	b, err := Marshal(&Kick{Slot: 3})
+	require.NoError(t, err)
+	m, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, &Kick{Slot: 3}, m)
+	_, err = Decode(MustMarshal(&Kick{Slot: -1}))
+	assert.ErrorIs(t, err, ErrBadBody)
+	assert.Equal(t, "kicked", CodeKicked.String())
+	assert.True(t, CodeKicked.Fatal(), "a kicked client must not reconnect on its own")
 }

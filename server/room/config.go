@@ -40,6 +40,7 @@ const (
 	DefaultSignalBytes       = 4 << 10
 	DefaultSignalBytesBurst  = 32 << 10
 	DefaultSnapshotEvery     = 100 * time.Millisecond
+	DefaultKickBan           = 5 * time.Minute
 	DefaultAbuseLimit        = 60.0
 	DefaultAbuseDecay        = 20.0
 	DefaultInviteBase        = "nearzero://"
@@ -157,6 +158,9 @@ type Config struct {
 	// sent to the players: changes within it are merged into one room state
 	// sent at its end; phase changes go out at once. Default 100 ms.
 	SnapshotEvery time.Duration
+	// KickBan is how long a player the host kicked (protocol.Kick) may not
+	// rejoin the room. Default 5 min.
+	KickBan time.Duration
 	// AbuseLimit is the abuse score at which a player is disconnected. Each
 	// rejected state or message adds 1 to 5 (5 for undecodable input).
 	// Default 60.
@@ -206,6 +210,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.SignalBytes, DefaultSignalBytes)
 	setDefault(&d.SignalBytesBurst, DefaultSignalBytesBurst)
 	setDefault(&d.SnapshotEvery, DefaultSnapshotEvery)
+	setDefault(&d.KickBan, DefaultKickBan)
 	setDefault(&d.AbuseLimit, DefaultAbuseLimit)
 	setDefault(&d.AbuseDecay, DefaultAbuseDecay)
 	setDefault(&d.InviteBase, DefaultInviteBase)
@@ -261,8 +266,8 @@ func (c *Config) Validate() error {
 	case d.SignalRate <= 0 || d.SignalBurst < 1 || d.SignalBytes <= 0 || d.SignalBytesBurst < protocol.MaxSignalData:
 		return bad("SignalRate %v, SignalBurst %v, SignalBytes %v, SignalBytesBurst %v: need positive, at least 1, positive, at least %d",
 			d.SignalRate, d.SignalBurst, d.SignalBytes, d.SignalBytesBurst, protocol.MaxSignalData)
-	case d.SnapshotEvery < 0:
-		return bad("negative SnapshotEvery %v", d.SnapshotEvery)
+	case d.SnapshotEvery < 0 || d.KickBan < 0:
+		return bad("negative SnapshotEvery %v or KickBan %v", d.SnapshotEvery, d.KickBan)
 	case len(d.InviteBase) > MaxInviteBase:
 		return bad("InviteBase is %d bytes, at most %d", len(d.InviteBase), MaxInviteBase)
 	case d.AbuseLimit <= 0 || d.AbuseDecay < 0:

@@ -134,6 +134,8 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 			return nil
 		}
 		r.send(o.peer, &protocol.Signal{To: m.To, From: s.slot, Kind: m.Kind, Data: m.Data})
+	case *protocol.Kick:
+		return r.hostKick(now, s, m.Slot)
 	case *protocol.Invite:
 		r.emit(now, s, analytics.StepInviteShared, m.Channel)
 	case *protocol.Leave:
@@ -176,5 +178,37 @@ func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
 		}
 	}
 	r.dirty = true
+	return nil
+}
+
+// hostKick is the host removing another player (connected or held), so one
+// who never readies cannot block every start. Not during a round: a
+// running round has its own exits (time limit, restart vote). The player
+// is closed with CodeKicked and may not rejoin for KickBan.
+func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
+	if s.slot != r.host {
+		return protocol.Errorf(protocol.CodeNotHost, "only the host kicks")
+	}
+	if r.Busy() {
+		return protocol.Errorf(protocol.CodeWrongPhase, "no kicks during a round (%s)", r.phase)
+	}
+	o := r.seatAt(slot)
+	if o == nil || o == s {
+		return protocol.Errorf(protocol.CodeBadRequest, "no other player in slot %d", slot)
+	}
+	for u, until := range r.banned { // keep the list to bans in force
+		if until <= now {
+			delete(r.banned, u)
+		}
+	}
+	r.banned[o.user] = now + r.cfg.KickBan
+	r.m.Kicked(protocol.CodeKicked)
+	r.hooks.Log.Info("player kicked by the host", "slot", o.slot, "user", o.user, "host", s.user)
+	const why = "the host removed you from the room"
+	if p := o.peer; p != nil {
+		r.send(p, &protocol.Error{Code: protocol.CodeKicked, Name: protocol.CodeKicked.String(), Message: why})
+		p.Close(protocol.CodeKicked, why)
+	}
+	r.free(now, o, "kicked by the host")
 	return nil
 }

@@ -84,7 +84,8 @@ type Metrics interface {
 	// PhaseChanged counts a room moving between phases; from is "" for a
 	// new room and to is "" for a closed one.
 	PhaseChanged(from, to protocol.Phase)
-	// Kicked counts a player disconnected for abuse, by close code.
+	// Kicked counts a player disconnected for abuse, by close code, or
+	// kicked by the host (protocol.CodeKicked).
 	Kicked(code protocol.Code)
 }
 

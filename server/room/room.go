@@ -135,8 +135,9 @@ type Room struct {
 	drainEnd time.Duration
 	closed   bool
 
-	gone    map[string]track // by user: players who gave up their seat
-	emptyAt time.Duration    // when the last connection went, while seats are only held
+	gone    map[string]track         // by user: players who gave up their seat
+	banned  map[string]time.Duration // by user: kicked by the host, until then
+	emptyAt time.Duration            // when the last connection went, while seats are only held
 
 	rev     uint64
 	dirty   bool          // the room changed since revision rev
@@ -162,6 +163,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		byPeer:   make(map[Peer]*seat),
 		byUser:   make(map[string]*seat),
 		gone:     make(map[string]track),
+		banned:   make(map[string]time.Duration),
 		host:     -1,
 		phase:    protocol.PhaseLobby,
 		phaseAt:  now,
@@ -239,13 +241,21 @@ func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
 // state of every other player. A user who already holds a seat gets it
 // back (a reconnect); if another connection still sits in it, that one is
 // closed with CodeSessionReplaced. Errors are *protocol.Error with
-// CodeRoomNotFound (closed room), CodeRoomFull or CodeAlreadyInRoom.
+// CodeRoomNotFound (closed room), CodeRoomFull, CodeAlreadyInRoom or
+// CodeKicked (the host kicked this user less than KickBan ago).
 func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	if r.closed {
 		return -1, protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", r.code)
 	}
 	if s := r.byPeer[p]; s != nil {
 		return -1, protocol.Errorf(protocol.CodeAlreadyInRoom, "already in room %s as slot %d", r.code, s.slot)
+	}
+	if until, ok := r.banned[m.User]; ok {
+		if now < until {
+			return -1, protocol.Errorf(protocol.CodeKicked, "the host removed you from room %s; you may rejoin in %v",
+				r.code, (until - now).Round(time.Second))
+		}
+		delete(r.banned, m.User)
 	}
 	if m.Via == "" {
 		m.Via = protocol.ViaCode

@@ -518,3 +518,72 @@ func TestRoomWithoutPeopleExpires(t *testing.T) {
 		assert.Equal(t, protocol.StatusDNF, h.results[0].Players[0].Status)
 	})
 }
+
+// TestHostKick is the answer to a griefer who joins and never readies,
+// blocking every start: the host removes them, and they may not come back
+// for KickBan.
+func TestHostKick(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	g, slotG := h.join("griefer")
+	h.readyAll(a, b)
+	h.send(g, &protocol.Loading{Progress: 1}) // loaded, never ready
+	h.send(a, &protocol.Start{})
+	require.Equal(t, protocol.CodeNotReady, errorsIn(msgs(a))[0].Code, "the griefer blocks the start")
+
+	refusals := []struct {
+		name string
+		from *MemPeer
+		slot int
+		code protocol.Code
+	}{
+		{"not the host", b, slotG, protocol.CodeNotHost},
+		{"yourself", a, 0, protocol.CodeBadRequest},
+		{"empty slot", a, 3, protocol.CodeBadRequest},
+		{"out of range", a, 99, protocol.CodeBadRequest},
+	}
+	for _, tc := range refusals {
+		h.send(tc.from, &protocol.Kick{Slot: tc.slot})
+		errs := errorsIn(msgs(tc.from))
+		require.Len(t, errs, 1, tc.name)
+		assert.Equal(t, tc.code, errs[0].Code, tc.name)
+		assert.Equal(t, protocol.TypeKick, errs[0].Request, tc.name)
+	}
+	require.Equal(t, 3, h.r.Players())
+
+	h.send(a, &protocol.Kick{Slot: slotG})
+	assert.True(t, g.Closed)
+	assert.Equal(t, protocol.CodeKicked, g.CloseCode)
+	assert.Equal(t, protocol.CodeKicked, errorsIn(msgs(g))[0].Code, "the griefer hears why")
+	assert.Equal(t, 2, h.r.Players())
+	assert.Equal(t, 1, h.metrics.kicked[protocol.CodeKicked])
+	h.settle()
+	st, _ := lastRoom(msgs(b))
+	assert.Len(t, st.Players, 2, "the others see the seat freed")
+
+	_, err := h.r.Join(h.now, &MemPeer{}, Member{User: "griefer"})
+	assert.Equal(t, protocol.CodeKicked, protocol.CodeOf(err), "no rejoining at once")
+	h.send(a, &protocol.Start{})
+	assert.Equal(t, protocol.PhaseHandshake, h.r.Phase(), "the round starts without the griefer")
+
+	h.send(a, &protocol.Kick{Slot: 1})
+	assert.Equal(t, protocol.CodeWrongPhase, errorsIn(msgs(a))[0].Code, "no kicks during a round")
+	assert.False(t, b.Closed)
+
+	h.advance(DefaultKickBan)
+	_, err = h.r.Join(h.now, &MemPeer{}, Member{User: "griefer"})
+	assert.NoError(t, err, "after KickBan they may come back")
+}
+
+// TestHostKicksHeldSeat checks that the host can free a seat held for a
+// player who dropped, without waiting out the seat hold.
+func TestHostKicksHeldSeat(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, slotB := h.join("b")
+	h.r.Disconnect(h.now, b)
+	h.send(a, &protocol.Kick{Slot: slotB})
+	assert.Equal(t, 1, h.r.Players())
+	assert.Empty(t, errorsIn(msgs(a)))
+}
