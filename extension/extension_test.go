@@ -30,11 +30,12 @@ type member struct {
 	args       []string // "name: Type"
 	ret        string
 	readOnly   bool
+	getter     string // properties
 }
 
 var (
-	reProp   = regexp.MustCompile(`^  property (\w+): (\w+).* get (\w+)( set (\w+))?$`)
-	reMethod = regexp.MustCompile(`^  method (\w+)\((.*)\)( -> (\w+))?( const)?$`)
+	reProp   = regexp.MustCompile(`^  property (\w+): ([\w.]+).* get (\w+)( set (\w+))?$`)
+	reMethod = regexp.MustCompile(`^  method (\w+)\((.*)\)( -> ([\w.]+))?( const)?$`)
 	reSignal = regexp.MustCompile(`^  signal (\w+)\((.*)\)$`)
 	reConst  = regexp.MustCompile(`^  const (\w+) = (-?\d+)`)
 )
@@ -50,7 +51,7 @@ func declared(t *testing.T, describe string) map[string]member {
 	for sc.Scan() {
 		line := sc.Text()
 		if m := reProp.FindStringSubmatch(line); m != nil {
-			out["property "+m[1]] = member{kind: "property", name: m[1], ret: m[2], readOnly: m[5] == ""}
+			out["property "+m[1]] = member{kind: "property", name: m[1], ret: m[2], readOnly: m[5] == "", getter: m[3]}
 			accessors[m[3]] = true
 			if m[5] != "" {
 				accessors[m[5]] = true
@@ -88,6 +89,7 @@ type classDoc struct {
 		Name   string `xml:"name,attr"`
 		Return struct {
 			Type string `xml:"type,attr"`
+			Enum string `xml:"enum,attr"`
 		} `xml:"return"`
 		Params []docParam `xml:"param"`
 		Desc   string     `xml:"description"`
@@ -96,6 +98,8 @@ type classDoc struct {
 		Name    string `xml:"name,attr"`
 		Type    string `xml:"type,attr"`
 		Setter  string `xml:"setter,attr"`
+		Getter  string `xml:"getter,attr"`
+		Enum    string `xml:"enum,attr"`
 		Default string `xml:"default,attr"`
 		Text    string `xml:",chardata"`
 	} `xml:"members>member"`
@@ -114,12 +118,21 @@ type classDoc struct {
 type docParam struct {
 	Name string `xml:"name,attr"`
 	Type string `xml:"type,attr"`
+	Enum string `xml:"enum,attr"`
+}
+
+// typeOf is the type Describe prints: the enum for an int typed with one.
+func typeOf(typ, enum string) string {
+	if enum != "" {
+		return enum
+	}
+	return typ
 }
 
 func params(ps []docParam) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, p.Name+": "+p.Type)
+		out = append(out, p.Name+": "+typeOf(p.Type, p.Enum))
 	}
 	if len(out) == 0 {
 		return nil
@@ -135,7 +148,7 @@ func documented(t *testing.T, d classDoc) map[string]member {
 		assert.NotEmpty(t, strings.TrimSpace(s), "%s %s has no description", kind, name)
 	}
 	for _, m := range d.Methods {
-		ret := m.Return.Type
+		ret := typeOf(m.Return.Type, m.Return.Enum)
 		if ret == "void" {
 			ret = ""
 		}
@@ -143,7 +156,8 @@ func documented(t *testing.T, d classDoc) map[string]member {
 		text("method", m.Name, m.Desc)
 	}
 	for _, m := range d.Members {
-		out["property "+m.Name] = member{kind: "property", name: m.Name, ret: m.Type, readOnly: m.Setter == ""}
+		out["property "+m.Name] = member{kind: "property", name: m.Name, ret: typeOf(m.Type, m.Enum),
+			readOnly: m.Setter == "", getter: m.Getter}
 		text("property", m.Name, m.Text)
 	}
 	for _, s := range d.Signals {

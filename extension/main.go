@@ -18,9 +18,17 @@
 //
 // # Invariants
 //
-//   - Engine calls happen only in engine callbacks (the main thread); the
-//     network runs in client's goroutines, which hand data over to
-//     be applied in _process and _physics_process.
+//   - Engine calls happen only in engine callbacks on the main thread; the
+//     network runs in client's goroutines, which hand data over to be
+//     applied in _process and _physics_process. A callback on another
+//     thread (a node in a process thread group, a scene built on a loader
+//     thread) touches no shared state: onMainThread refuses it with an
+//     error printed once; what Init and Cleanup share is under globalMu.
+//   - After emitting a signal the node checks it still exists (a handler
+//     may free() it) before touching anything of it.
+//   - A panic in any goroutine is recovered and becomes a room_error
+//     signal and a log line (client, client/netroom); one in a callback is
+//     recovered by bindings/godot and printed.
 //   - One Go runtime per process and no reload (reloadable = false).
 //   - All times are on one process clock (procClock), which the network
 //     client also stamps arrivals with; physics frames get their time from
@@ -34,15 +42,45 @@ import (
 	"os"
 	"runtime/metrics"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/netcode/version"
 )
 
-// Process-wide state, touched only on the engine's main thread (except
-// procClock, which is safe anywhere).
+// offThread remembers which callbacks were refused off the main thread,
+// so each is reported once, not every frame.
+var offThread sync.Map // where -> struct{}
+
+// onMainThread reports whether the caller runs on the engine's main
+// thread. When not, it prints once per callback why it is refused: the
+// nodes share their Room and the process lists without locks, and the
+// engine may only be called from the main thread for scene work.
+func onMainThread(where string) bool {
+	if godot.IsMainThread() {
+		return true
+	}
+	if _, seen := offThread.LoadOrStore(where, struct{}{}); !seen {
+		offThreadCount.Add(1)
+		godot.PrintErrorf("nearzero: %s ran on a thread other than the main thread and was skipped; "+
+			"nearzero nodes must run on the main thread: set their Process Thread Group to Main Thread "+
+			"(or Inherit under a main-thread parent) and add them to the tree from the main thread", where)
+	}
+	return false
+}
+
+// offThreadCount counts the distinct refusals (tests read it).
+var offThreadCount atomic.Int64
+
+// Process-wide state: procClock is safe anywhere; models and closing are
+// guarded by globalMu (Init and Cleanup may run on a loader thread); the
+// rest is touched on the engine's main thread only.
 var (
+	globalMu sync.Mutex
+
 	// procClock is the local clock of every Room and NetPredictor.
 	procClock = netroom.NewWallClock()
 	// physClock stamps physics frames; every NetPredictor and
@@ -56,9 +94,14 @@ var (
 	closing []*netroom.Room
 )
 
+// roomsInTree returns the NetRooms inside the tree (main thread).
+func roomsInTree() []*NetRoom { return rooms }
+
 // retire lists m among the Rooms saying goodbye, once, and forgets those
 // that have finished, so scene changes do not grow the list.
 func retire(m *netroom.Room) {
+	globalMu.Lock()
+	defer globalMu.Unlock()
 	closing = slices.DeleteFunc(closing, func(c *netroom.Room) bool { return c == m || c.Idle() })
 	closing = append(closing, m)
 }
@@ -106,15 +149,22 @@ func duration(s float64) time.Duration { return time.Duration(s * float64(time.S
 
 func init() {
 	godot.Register(netRoomClass, netPredictorClass)
+	godot.OnSceneInit(func() error {
+		godot.Printf("nearzero %s loaded (Godot %s)", version.Version, godot.VersionString())
+		return nil
+	})
 	godot.OnSceneDeinit(func() {
 		// Let the goodbyes in flight finish so the server sees a clean
 		// leave rather than a dropped connection (bounded).
 		deadline := time.Now().Add(2 * time.Second)
-		for _, m := range append(models, closing...) {
+		globalMu.Lock()
+		all := append(slices.Clone(models), closing...)
+		models, closing = nil, nil
+		globalMu.Unlock()
+		for _, m := range all {
 			m.Close()
 			m.Wait(time.Until(deadline))
 		}
-		models, closing = nil, nil
 	})
 }
 

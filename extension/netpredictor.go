@@ -8,35 +8,6 @@ import (
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
-	"github.com/nearzero/nearzero/netcode/wire"
-)
-
-// mode is what a NetPredictor does.
-type mode uint8
-
-const (
-	// modeUnbound: no NetRoom found yet (looked for again each second).
-	modeUnbound mode = iota
-	// modeLocal: the owning player's entity: sample and send.
-	modeLocal
-	// modeRemote: a remote player's entity, bound by the NetRoom that
-	// spawned its scene: draw it.
-	modeRemote
-	// modeFed: no room; push_state feeds it: draw it.
-	modeFed
-)
-
-func (m mode) String() string {
-	return [...]string{"unbound", "local", "remote", "fed"}[m]
-}
-
-// rootKind is what the root node is.
-type rootKind uint8
-
-const (
-	rootNone rootKind = iota
-	root3D
-	root2D
 )
 
 // velKind says where the root's velocity comes from.
@@ -50,40 +21,19 @@ const (
 	velRigid2D
 )
 
-// roomSearchEvery is how many physics frames an unbound NetPredictor waits
-// between looks for a NetRoom.
-const roomSearchEvery = 60
-
-// NetPredictor is the node of one networked entity: the engine side of a
-// netroom.Local (owning machine) or netroom.Remote (everyone else).
+// NetPredictor is the node of one networked entity: engine glue around a
+// netroom.Predictor, which decides everything. The node reads the root,
+// places it, applies the model's visibility effects and emits signals.
 type NetPredictor struct {
 	godot.Node
 
+	m *netroom.Predictor
+
 	rootPath, roomPath godot.NodePath
-
-	// Settings (inspector).
-	profile    netroom.Profile
-	pcfg       predict.Config // TeleportDistance and Width 0: per dimension
-	sendRate   float64
-	applyVis   bool
-	ghostAlpha float64
-	anim       int64
-	input      int64
-	extrasSet  bool
-
-	// Binding.
-	mode    mode
-	room    *netroom.Room
-	slot    int
-	remote  *netroom.Remote
-	local   *netroom.Local
-	dirty   bool // settings changed since remote/local were made
-	search  int  // physics frames until the next room search
-	pushSeq wire.Seq
-	ready   bool
+	self               godot.ObjectID // to notice a handler freeing the node
+	ready              bool
 
 	// Root.
-	kind    rootKind
 	vel     velKind
 	rootID  godot.ObjectID
 	root3   godot.Node3D
@@ -93,14 +43,17 @@ type NetPredictor struct {
 	modul   godot.Color // the 2D root's own modulate, for ghosts
 	visible bool        // the root's visible flag, as read at resolve or last applied
 
-	// Debug figures.
 	frameUsec float64
-	states    uint64
-	cfgErr    error
 }
 
 var (
 	netPredictorClass = godot.NewClass[NetPredictor]("NetPredictor").Icon(iconPath("NetPredictor")).Docs(netPredictorDocs)
+
+	// motionProfile leaves room for more profiles after CUSTOM (AUTO = 3).
+	motionProfile = netPredictorClass.Enum("MotionProfile").
+			Value("VEHICLE", int64(netroom.ProfileVehicle)).
+			Value("CHARACTER", int64(netroom.ProfileCharacter)).
+			Value("CUSTOM", int64(netroom.ProfileCustom))
 
 	sigGhostChanged  = godot.NewSignal1[bool](netPredictorClass, "ghost_changed", "ghost")
 	sigHiddenChanged = godot.NewSignal1[bool](netPredictorClass, "hidden_changed", "hidden")
@@ -111,20 +64,29 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func fromMs(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
-// msProperty declares a duration setting shown in milliseconds.
-func msProperty(name string, field func(*NetPredictor) *time.Duration, max float64, then func(*NetPredictor)) {
-	godot.Property(netPredictorClass, name,
-		func(p *NetPredictor) float64 { return ms(*field(p)) },
-		func(p *NetPredictor, v float64) {
-			*field(p) = fromMs(max0(v))
-			if then != nil {
-				then(p)
-			}
-			p.changed()
-		}).Range(1, max, 1, "or_greater", "suffix:ms")
+func max0(v float64) float64 { return max(v, 0) }
+
+// setConfig changes one prediction setting through the model.
+func (p *NetPredictor) setConfig(change func(*predict.Config)) {
+	cfg := p.m.Config()
+	change(&cfg)
+	if p.m.SetConfig(cfg) {
+		p.NotifyPropertyListChanged() // the profile became Custom
+	}
+	p.UpdateConfigurationWarnings()
 }
 
-func max0(v float64) float64 { return max(v, 0) }
+// msProperty declares a duration setting shown in milliseconds.
+func msProperty(name string, field func(*predict.Config) *time.Duration, max float64) {
+	godot.Property(netPredictorClass, name,
+		func(p *NetPredictor) float64 {
+			cfg := p.m.Config()
+			return ms(*field(&cfg))
+		},
+		func(p *NetPredictor, v float64) {
+			p.setConfig(func(c *predict.Config) { *field(c) = fromMs(max0(v)) })
+		}).Range(1, max, 1, "or_greater", "suffix:ms")
+}
 
 func init() {
 	c := netPredictorClass
@@ -132,12 +94,8 @@ func init() {
 		func(p *NetPredictor, v godot.NodePath) {
 			p.rootPath.Destroy()
 			p.rootPath = v.Copy()
-			p.kind = rootNone
-			if p.ready && p.IsInsideTree() {
-				// A new root at run time: Ready resolved the old one, and
-				// its dimension may differ.
-				p.resolveRoot()
-				p.dirty = true
+			if p.ready && p.IsInsideTree() && onMainThread("NetPredictor.root_path") {
+				p.resolveRoot() // a new root at run time; its dimension may differ
 			}
 			p.UpdateConfigurationWarnings()
 		}).Hint(godot.HintNodePathTypes, "Node3D,Node2D")
@@ -147,75 +105,67 @@ func init() {
 			p.roomPath = v.Copy()
 			p.UpdateConfigurationWarnings()
 		}).Hint(godot.HintNodePathTypes, "NetRoom")
-	godot.Property(c, "send_rate", func(p *NetPredictor) float64 { return p.sendRate },
-		func(p *NetPredictor, v float64) { p.sendRate = v; p.changed() }).
+	godot.Property(c, "send_rate", func(p *NetPredictor) float64 { return p.m.SendRate() },
+		func(p *NetPredictor, v float64) { p.m.SetSendRate(v); p.UpdateConfigurationWarnings() }).
 		Range(1, sender.MaxRate, 1, "suffix:Hz")
 
 	c.Group("Prediction", "")
-	godot.Property(c, "motion_profile", func(p *NetPredictor) int64 { return int64(p.profile) },
-		(*NetPredictor).setProfile).Enum("Vehicle", "Character", "Custom")
-	keepProfile := func(p *NetPredictor) {
-		if c, t, ok := p.profile.Preset(); ok && (c != p.pcfg.PredictionCap || t != p.pcfg.SmoothingTau) {
-			p.profile = netroom.ProfileCustom
+	godot.Property(c, "motion_profile", func(p *NetPredictor) int64 { return int64(p.m.Profile()) },
+		func(p *NetPredictor, v int64) {
+			p.m.SetProfile(netroom.Profile(v))
 			p.NotifyPropertyListChanged()
-		}
-	}
-	msProperty("prediction_cap_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.PredictionCap }, 2000, keepProfile)
-	msProperty("coast_until_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.CoastUntil }, 5000, nil)
-	msProperty("path_margin_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.PathMargin }, 500, nil)
-	msProperty("direct_outage_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.DirectOutage }, 1000, nil)
+			p.UpdateConfigurationWarnings()
+		}).OfEnum(motionProfile, "")
+	msProperty("prediction_cap_ms", func(c *predict.Config) *time.Duration { return &c.PredictionCap }, 2000)
+	msProperty("coast_until_ms", func(c *predict.Config) *time.Duration { return &c.CoastUntil }, 5000)
+	msProperty("path_margin_ms", func(c *predict.Config) *time.Duration { return &c.PathMargin }, 500)
+	msProperty("direct_outage_ms", func(c *predict.Config) *time.Duration { return &c.DirectOutage }, 1000)
 
 	c.Group("Smoothing", "")
-	msProperty("smoothing_tau_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.SmoothingTau }, 1000, keepProfile)
-	godot.Property(c, "teleport_distance", func(p *NetPredictor) float64 { return p.pcfg.TeleportDistance },
-		func(p *NetPredictor, v float64) { p.pcfg.TeleportDistance = max0(v); p.changed() }).
+	msProperty("smoothing_tau_ms", func(c *predict.Config) *time.Duration { return &c.SmoothingTau }, 1000)
+	godot.Property(c, "teleport_distance", func(p *NetPredictor) float64 { return p.m.Config().TeleportDistance },
+		func(p *NetPredictor, v float64) { p.setConfig(func(c *predict.Config) { c.TeleportDistance = max0(v) }) }).
 		Range(0, 1000, 0.01, "or_greater")
 
 	c.Group("Visibility", "")
-	msProperty("ghost_after_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.GhostAfter }, 5000, nil)
-	msProperty("hide_after_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.HideAfter }, 10000, nil)
-	msProperty("contact_trust_ms", func(p *NetPredictor) *time.Duration { return &p.pcfg.ContactTrust }, 2000, nil)
-	godot.Property(c, "entity_width", func(p *NetPredictor) float64 { return p.pcfg.Width },
-		func(p *NetPredictor, v float64) { p.pcfg.Width = max0(v); p.changed() }).
+	msProperty("ghost_after_ms", func(c *predict.Config) *time.Duration { return &c.GhostAfter }, 5000)
+	msProperty("hide_after_ms", func(c *predict.Config) *time.Duration { return &c.HideAfter }, 10000)
+	msProperty("contact_trust_ms", func(c *predict.Config) *time.Duration { return &c.ContactTrust }, 2000)
+	godot.Property(c, "entity_width", func(p *NetPredictor) float64 { return p.m.Config().Width },
+		func(p *NetPredictor, v float64) { p.setConfig(func(c *predict.Config) { c.Width = max0(v) }) }).
 		Range(0, 100, 0.01, "or_greater")
-	godot.Property(c, "apply_visibility", func(p *NetPredictor) bool { return p.applyVis },
-		func(p *NetPredictor, v bool) { p.applyVis = v })
-	godot.Property(c, "ghost_alpha", func(p *NetPredictor) float64 { return p.ghostAlpha },
-		func(p *NetPredictor, v float64) { p.ghostAlpha = min(max(v, 0), 1) }).Range(0, 1, 0.01)
+	godot.Property(c, "apply_visibility", func(p *NetPredictor) bool { return p.m.ApplyVisibility() },
+		func(p *NetPredictor, v bool) { p.m.SetApplyVisibility(v) })
+	godot.Property(c, "ghost_alpha", func(p *NetPredictor) float64 { return p.m.GhostAlpha() },
+		func(p *NetPredictor, v float64) { p.m.SetGhostAlpha(v) }).Range(0, 1, 0.01)
 
 	c.Group("Extras", "")
-	godot.Property(c, "anim_state", (*NetPredictor).animState,
-		func(p *NetPredictor, v int64) { p.anim = min(max(v, 0), 255); p.applyExtras() }).Range(0, 255, 1)
-	godot.Property(c, "input_bits", (*NetPredictor).inputBits,
-		func(p *NetPredictor, v int64) { p.input = min(max(v, 0), 255); p.applyExtras() }).Range(0, 255, 1)
+	godot.Property(c, "anim_state", func(p *NetPredictor) int64 { a, _ := p.m.Extras(); return a },
+		func(p *NetPredictor, v int64) { _, in := p.m.Extras(); p.m.SetExtras(v, in) }).Range(0, 255, 1)
+	godot.Property(c, "input_bits", func(p *NetPredictor) int64 { _, in := p.m.Extras(); return in },
+		func(p *NetPredictor, v int64) { a, _ := p.m.Extras(); p.m.SetExtras(a, v) }).Range(0, 255, 1)
 
 	c.Group("Debug", "")
-	godot.Property(c, "is_local", func(p *NetPredictor) bool { return p.mode == modeLocal }, nil)
-	godot.Property(c, "slot", func(p *NetPredictor) int64 { return int64(p.ownerSlot()) }, nil)
-	godot.Property(c, "is_ghost", func(p *NetPredictor) bool { return p.remote != nil && p.remote.Ghost() }, nil)
-	godot.Property(c, "is_hidden", func(p *NetPredictor) bool { return p.remote != nil && p.remote.Hidden() }, nil)
-	godot.Property(c, "collidable", func(p *NetPredictor) bool {
-		return p.mode == modeLocal || (p.remote != nil && p.remote.Pose().Collidable)
-	}, nil)
-	godot.Property(c, "debug_age_ms", func(p *NetPredictor) float64 { return ms(p.pose().Age) }, nil)
-	godot.Property(c, "debug_since_arrival_ms", func(p *NetPredictor) float64 { return ms(p.pose().SinceArrival) }, nil)
-	godot.Property(c, "debug_correction", func(p *NetPredictor) float64 { return p.pose().Correction }, nil)
+	godot.Property(c, "local", func(p *NetPredictor) bool { return p.m.IsLocal() }, nil).Getter("is_local")
+	godot.Property(c, "slot", func(p *NetPredictor) int64 { return int64(p.m.Slot()) }, nil)
+	godot.Property(c, "ghost", func(p *NetPredictor) bool { return p.m.Ghost() }, nil).Getter("is_ghost")
+	godot.Property(c, "hidden", func(p *NetPredictor) bool { return p.m.Hidden() }, nil).Getter("is_hidden")
+	godot.Property(c, "collidable", func(p *NetPredictor) bool { return p.m.Collidable() }, nil).Getter("is_collidable")
+	godot.Property(c, "debug_age_ms", func(p *NetPredictor) float64 { return ms(p.m.Pose().Age) }, nil)
+	godot.Property(c, "debug_since_arrival_ms", func(p *NetPredictor) float64 { return ms(p.m.Pose().SinceArrival) }, nil)
+	godot.Property(c, "debug_correction", func(p *NetPredictor) float64 { return p.m.Pose().Correction }, nil)
 	godot.Property(c, "debug_path", func(p *NetPredictor) string {
-		if p.remote == nil {
+		if !p.m.Draws() {
 			return ""
 		}
-		return p.pose().Path.String()
+		return p.m.Pose().Path.String()
 	}, nil)
-	godot.Property(c, "debug_jitter_ms", func(p *NetPredictor) float64 { return ms(p.pose().Jitter) }, nil)
-	godot.Property(c, "debug_past_cap", func(p *NetPredictor) bool { return p.pose().PastCap }, nil)
-	godot.Property(c, "debug_states", func(p *NetPredictor) int64 { return int64(p.states) }, nil)
+	godot.Property(c, "debug_jitter_ms", func(p *NetPredictor) float64 { return ms(p.m.Pose().Jitter) }, nil)
+	godot.Property(c, "debug_past_cap", func(p *NetPredictor) bool { return p.m.Pose().PastCap }, nil)
+	godot.Property(c, "debug_states", func(p *NetPredictor) int64 { return int64(p.m.States()) }, nil)
 	godot.Property(c, "debug_frame_usec", func(p *NetPredictor) float64 { return p.frameUsec }, nil)
 
-	godot.Method0(c, "teleport", func(p *NetPredictor) {
-		if p.local != nil {
-			p.local.Teleport()
-		}
-	})
+	godot.Method0(c, "teleport", func(p *NetPredictor) { p.m.Teleport() })
 	godot.Method3(c, "push_state", func(p *NetPredictor, localTime float64, tr godot.Transform3D, vel godot.Vector3) {
 		p.push(localTime, vec3From(tr.Origin), quatFrom(tr.Basis.Quaternion()), vec3From(vel))
 	}, "local_time", "transform", "velocity")
@@ -223,25 +173,19 @@ func init() {
 		p.push(localTime, vec2From(tr.Origin), geom.Angle2D(float64(tr.Rotation())), vec2From(vel))
 	}, "local_time", "transform", "velocity")
 	godot.Method0R(c, "get_room", func(p *NetPredictor) godot.Node {
-		if r := p.findRoom(); r != nil && r.model == p.room {
+		if r := p.findRoom(); r != nil && r.model == p.m.Room() {
 			return r.Node
 		}
 		return godot.Node{}
-	}).Const()
+	}).Const().ReturnClass("NetRoom")
 }
 
-// Init sets the defaults: the netcode packages' defaults, so the
-// inspector shows the same numbers.
+// Init sets the defaults (the model's: the netcode packages').
 func (p *NetPredictor) Init() {
+	p.m = netroom.NewPredictor()
 	p.rootPath = godot.NewNodePath("..")
-	p.pcfg = predict.DefaultConfig(false)
-	p.pcfg.TeleportDistance, p.pcfg.Width = 0, 0 // per dimension, at bind
-	p.profile = netroom.ProfileVehicle
-	p.sendRate = sender.DefaultRate
-	p.applyVis = true
-	p.ghostAlpha = 0.5
-	p.slot = -1
 	p.visible = true
+	p.self = p.ID()
 }
 
 // Cleanup releases the engine values the node holds.
@@ -250,104 +194,87 @@ func (p *NetPredictor) Cleanup() {
 	p.roomPath.Destroy()
 }
 
-func (p *NetPredictor) setProfile(v int64) {
-	p.profile = netroom.Profile(v)
-	if c, t, ok := p.profile.Preset(); ok {
-		p.pcfg.PredictionCap, p.pcfg.SmoothingTau = c, t
-	}
-	p.NotifyPropertyListChanged()
-	p.changed()
-}
-
-// changed marks the settings as changed: the predictor or sender is
-// rebuilt before its next use (its buffered samples are dropped).
-func (p *NetPredictor) changed() {
-	p.dirty = true
-	p.UpdateConfigurationWarnings()
-}
+// alive reports whether the node still exists: a signal handler may have
+// freed it (free(), not queue_free()), and then nothing of it may be touched.
+func (p *NetPredictor) alive() bool { return !p.self.Object().IsNull() }
 
 // bindRemote is called by the NetRoom that spawned this node's scene,
 // before the scene enters the tree.
-func (p *NetPredictor) bindRemote(room *netroom.Room, slot int) {
-	p.mode, p.room, p.slot = modeRemote, room, slot
-}
-
-func (p *NetPredictor) ownerSlot() int {
-	switch p.mode {
-	case modeRemote:
-		return p.slot
-	case modeLocal:
-		return p.room.Slot()
-	}
-	return -1
-}
-
-func (p *NetPredictor) pose() predict.Pose {
-	if p.remote == nil {
-		return predict.Pose{}
-	}
-	return p.remote.Pose()
-}
-
-func (p *NetPredictor) animState() int64 {
-	if p.remote != nil {
-		return int64(p.remote.Pose().Anim)
-	}
-	return p.anim
-}
-
-func (p *NetPredictor) inputBits() int64 {
-	if p.remote != nil {
-		return int64(p.remote.Pose().Input)
-	}
-	return p.input
-}
-
-func (p *NetPredictor) applyExtras() {
-	p.extrasSet = true
-	if p.local != nil {
-		p.local.SetExtras(uint8(p.anim), uint8(p.input))
-	}
-}
+func (p *NetPredictor) bindRemote(room *netroom.Room, slot int) { p.m.BindRemote(room, slot) }
 
 // Ready finds the root and, unless a NetRoom bound this node as a remote
 // player's, the NetRoom to send through.
 func (p *NetPredictor) Ready() {
+	if !onMainThread("NetPredictor._ready") {
+		return
+	}
 	p.ready = true
 	p.resolveRoot()
-	if p.mode == modeUnbound {
-		if r := p.findRoom(); r != nil {
-			p.mode, p.room = modeLocal, r.model
+	var room *netroom.Room
+	if r := p.findRoom(); r != nil {
+		room = r.model
+	}
+	p.m.Ready(room)
+	p.afterBind()
+}
+
+// afterBind applies what binding decided: a drawn root is hidden until its
+// first state and not interpolated by the engine (it is placed every
+// rendered frame); errors are reported.
+func (p *NetPredictor) afterBind() {
+	if p.m.Draws() && p.rootAlive() {
+		p.root().SetPhysicsInterpolationMode(godot.PhysicsInterpolationOff)
+		if p.m.HideUntilData() {
+			p.setVisible(false)
 		}
 	}
-	p.build()
+	p.reportErrors()
 }
 
-// ExitTree unbinds a remote entity from its room.
+// reportErrors prints the model's errors (a second entity for one player
+// also reaches the NetRoom's room_error signal through the Room).
+func (p *NetPredictor) reportErrors() {
+	for _, err := range p.m.Errors() {
+		godot.PrintErrorf("NetPredictor %s: %v", p.Name(), err)
+	}
+}
+
+// ExitTree unbinds the entity from its room.
 func (p *NetPredictor) ExitTree() {
-	if p.mode == modeRemote && p.room != nil {
-		p.room.Unbind(p.slot, p.remote)
+	if onMainThread("NetPredictor._exit_tree") {
+		p.m.ExitTree()
 	}
 }
 
-// EnterTree binds a remote entity again after a reparent.
+// EnterTree binds the entity again after a reparent.
 func (p *NetPredictor) EnterTree() {
-	if p.ready && p.mode == modeRemote && p.room != nil && p.remote != nil {
-		_ = p.room.Bind(p.slot, p.remote)
+	if p.ready && onMainThread("NetPredictor._enter_tree") {
+		p.m.EnterTree()
+		p.reportErrors()
 	}
+}
+
+// root returns the root as a Node (valid when rootAlive).
+func (p *NetPredictor) root() godot.Node {
+	if p.m.Dim() == netroom.Dim2D {
+		return p.root2.Node
+	}
+	return p.root3.Node
 }
 
 // resolveRoot finds the node root_path points to and what it is.
 func (p *NetPredictor) resolveRoot() {
-	p.kind, p.vel, p.rootID = rootNone, velDerived, 0
+	p.vel, p.rootID = velDerived, 0
 	node := p.GetNodeOrNull(p.rootPath)
 	if node.IsNull() {
+		p.m.SetDim(netroom.DimNone)
 		godot.PrintErrorf("NetPredictor %s: root_path %q is not a node", p.Name(), p.rootPath.String())
 		return
 	}
 	p.rootID = node.ID()
 	if n3, ok := godot.Cast[godot.Node3D](node); ok {
-		p.kind, p.root3, p.visible = root3D, n3, n3.IsVisible()
+		p.m.SetDim(netroom.Dim3D)
+		p.root3, p.visible = n3, n3.IsVisible()
 		b := n3.GlobalTransform().Basis
 		for i := range 3 {
 			p.scale3[i] = length3(b.Column(i))
@@ -360,7 +287,8 @@ func (p *NetPredictor) resolveRoot() {
 		return
 	}
 	if n2, ok := godot.Cast[godot.Node2D](node); ok {
-		p.kind, p.root2, p.visible = root2D, n2, n2.IsVisible()
+		p.m.SetDim(netroom.Dim2D)
+		p.root2, p.visible = n2, n2.IsVisible()
 		t := n2.GlobalTransform()
 		p.scale2 = [2]float32{length2(t.X), length2(t.Y)}
 		p.modul = n2.Modulate()
@@ -371,104 +299,43 @@ func (p *NetPredictor) resolveRoot() {
 		}
 		return
 	}
+	p.m.SetDim(netroom.DimNone)
 	godot.PrintErrorf("NetPredictor %s: root %s is a %s, not a Node3D or Node2D", p.Name(), node.Name(), node.ClassName())
 }
 
 // rootAlive reports whether the root still exists.
 func (p *NetPredictor) rootAlive() bool {
-	return p.kind != rootNone && !p.rootID.Object().IsNull()
+	return p.m.Dim() != netroom.DimNone && !p.rootID.Object().IsNull()
 }
 
 // findRoom returns the NetRoom this node sends through: room_path when
-// set; else the nearest NetRoom that is an ancestor or a child of an
-// ancestor; else the only NetRoom in the tree.
+// set, else netroom.FindRoom's choice.
 func (p *NetPredictor) findRoom() *NetRoom {
 	if !p.roomPath.IsEmpty() {
 		r, _ := godot.InstanceOf[NetRoom](p.GetNodeOrNull(p.roomPath))
 		return r
 	}
-	if r := roomAbove(p.Node); r != nil {
-		return r
-	}
-	if len(rooms) == 1 {
-		return rooms[0]
-	}
-	return nil
+	r, _ := netroom.FindRoom[godot.Node, *NetRoom](sceneTree{}, p.Node, roomsInTree())
+	return r
 }
 
-// roomAbove returns the nearest NetRoom that is an ancestor of n or a
-// child of one.
-func roomAbove(n godot.Node) *NetRoom {
-	for a := n.Parent(); !a.IsNull(); a = a.Parent() {
-		if r, ok := godot.InstanceOf[NetRoom](a); ok {
-			return r
-		}
-		for i := range a.ChildCount() {
-			if r, ok := godot.InstanceOf[NetRoom](a.Child(i)); ok {
-				return r
-			}
-		}
-	}
-	return nil
-}
+// sceneTree is the engine's scene tree as netroom.FindRoom walks it.
+type sceneTree struct{}
 
-// predictConfig is the predictor configuration for the root's dimension.
-func (p *NetPredictor) predictConfig() predict.Config {
-	cfg := p.pcfg
-	cfg.Dim2D = p.kind == root2D
-	return cfg
-}
+func (sceneTree) Parent(n godot.Node) (godot.Node, bool) { a := n.Parent(); return a, !a.IsNull() }
+func (sceneTree) ChildCount(n godot.Node) int             { return n.ChildCount() }
+func (sceneTree) Child(n godot.Node, i int) godot.Node    { return n.Child(i) }
+func (sceneTree) RoomOf(n godot.Node) (*NetRoom, bool)    { return godot.InstanceOf[NetRoom](n) }
 
-// build makes the Remote or Local for the current mode and settings.
-func (p *NetPredictor) build() {
-	p.dirty = false
-	switch p.mode {
-	case modeRemote, modeFed:
-		rem, err := netroom.NewRemote(p.predictConfig())
-		if err != nil {
-			p.reportConfig(err)
-			rem, _ = netroom.NewRemote(predict.Config{Dim2D: p.kind == root2D})
-		}
-		if p.mode == modeRemote && p.room != nil {
-			p.room.Unbind(p.slot, p.remote)
-			_ = p.room.Bind(p.slot, rem)
-		}
-		p.remote = rem
-		p.setVisible(false) // hidden until data arrives
-	case modeLocal:
-		loc, err := netroom.NewLocal(sender.Config{Dim2D: p.kind == root2D, Rate: p.sendRate})
-		if err != nil {
-			p.reportConfig(err)
-			loc, _ = netroom.NewLocal(sender.Config{Dim2D: p.kind == root2D})
-		}
-		if p.extrasSet {
-			loc.SetExtras(uint8(p.anim), uint8(p.input))
-		}
-		p.local = loc
-	}
-}
-
-func (p *NetPredictor) reportConfig(err error) {
-	if p.cfgErr == nil || p.cfgErr.Error() != err.Error() {
-		godot.PrintErrorf("NetPredictor %s: %v; using the defaults", p.Name(), err)
-	}
-	p.cfgErr = err
-}
-
-// Process draws a remote entity: route what arrived, ask the predictor
-// where it is now, place the root there.
+// Process draws a remote entity: the model routes what arrived and says
+// where it is now; the root goes there, and the changes become signals.
 func (p *NetPredictor) Process(delta float64) {
-	if p.mode != modeRemote && p.mode != modeFed {
+	if !p.m.Draws() || !onMainThread("NetPredictor._process") {
 		return
 	}
 	start := procClock.Now()
-	if p.dirty {
-		p.build()
-	}
-	if p.room != nil {
-		p.room.Route()
-	}
-	pose, ch := p.remote.Frame(start)
+	pose, ch := p.m.Frame(start)
+	p.reportErrors()
 	if !p.rootAlive() {
 		return
 	}
@@ -476,85 +343,91 @@ func (p *NetPredictor) Process(delta float64) {
 		p.place(&pose)
 	}
 	if ch != 0 {
-		p.signal(ch)
+		p.apply(ch)
 	}
-	p.states = p.remote.Added()
 	p.frameUsec = float64(procClock.Now()-start) / float64(time.Microsecond)
 }
 
 // place moves the root to the pose, keeping its scale.
 func (p *NetPredictor) place(pose *predict.Pose) {
-	switch p.kind {
-	case root3D:
+	switch p.m.Dim() {
+	case netroom.Dim3D:
 		p.root3.SetGlobalTransform(godot.Transform3D{Basis: scaledBasis(pose.Rot, p.scale3), Origin: vec3To(pose.Pos)})
-	case root2D:
+	case netroom.Dim2D:
 		p.root2.SetGlobalTransform(scaledTransform2D(pose.Rot.Angle2D(), pose.Pos, p.scale2))
 	}
 }
 
-// signal emits what changed and applies it to the root.
-func (p *NetPredictor) signal(ch netroom.Change) {
-	if ch&netroom.ChangeHidden != 0 {
-		hidden := p.remote.Hidden()
-		p.setVisible(!hidden)
-		emitOrPrint(sigHiddenChanged.Emit(p, hidden), "hidden_changed")
+// apply applies the model's effects for ch to the root, then emits the
+// signals; after each emission it stops if a handler freed the node or
+// the root.
+func (p *NetPredictor) apply(ch netroom.Change) {
+	e := p.m.EffectsOf(ch, p.visible)
+	if e.SetVisible {
+		p.setVisible(e.Visible)
 	}
-	if ch&netroom.ChangeGhost != 0 {
-		ghost := p.remote.Ghost()
-		if p.applyVis && p.kind == root2D {
-			m := p.modul
-			if ghost {
-				m.A *= float32(p.ghostAlpha)
-			}
-			p.root2.SetModulate(m)
-		}
-		emitOrPrint(sigGhostChanged.Emit(p, ghost), "ghost_changed")
+	if e.SetAlpha && p.m.Dim() == netroom.Dim2D {
+		m := p.modul
+		m.A *= float32(e.Alpha)
+		p.root2.SetModulate(m)
+	}
+	if e.ResetInterpolation {
+		p.root().ResetPhysicsInterpolation()
+	}
+	if ch&netroom.ChangeHidden != 0 && !p.emitted(sigHiddenChanged.Emit(p, p.m.Hidden()), "hidden_changed") {
+		return
+	}
+	if ch&netroom.ChangeGhost != 0 && !p.emitted(sigGhostChanged.Emit(p, p.m.Ghost()), "ghost_changed") {
+		return
 	}
 	if ch&netroom.ChangeSnapped != 0 {
-		emitOrPrint(sigSnapped.Emit(p), "snapped")
+		p.emitted(sigSnapped.Emit(p), "snapped")
 	}
 }
 
-func emitOrPrint(err error, name string) {
+// emitted reports an emission error and whether the node and its root
+// survived the handlers.
+func (p *NetPredictor) emitted(err error, name string) bool {
+	if !p.alive() {
+		return false // freed by a handler: p's engine object is gone
+	}
 	if err != nil {
 		godot.PrintErrorf("NetPredictor: signal %s: %v", name, err)
 	}
+	return p.rootAlive()
 }
 
 func (p *NetPredictor) setVisible(on bool) {
-	if !p.applyVis || on == p.visible || !p.rootAlive() {
+	if on == p.visible || !p.rootAlive() {
 		return
 	}
 	p.visible = on
-	switch p.kind {
-	case root3D:
+	switch p.m.Dim() {
+	case netroom.Dim3D:
 		p.root3.SetVisible(on)
-	case root2D:
+	case netroom.Dim2D:
 		p.root2.SetVisible(on)
 	}
 }
 
 // PhysicsProcess samples the local entity at the end of the physics frame
-// and sends when a state is due.
+// and sends when a state is due; an unbound one looks for a NetRoom once a
+// second.
 func (p *NetPredictor) PhysicsProcess(delta float64) {
-	if p.mode == modeUnbound {
-		if p.search--; p.search > 0 {
-			return
-		}
-		p.search = roomSearchEvery
+	if p.m.Draws() || !onMainThread("NetPredictor._physics_process") {
+		return
+	}
+	if p.m.SearchDue() {
 		if r := p.findRoom(); r != nil {
-			p.mode, p.room = modeLocal, r.model
-			p.build()
+			p.m.BindLocal(r.model)
+			p.reportErrors()
 		}
 		return
 	}
-	if p.mode != modeLocal || !p.rootAlive() {
+	if !p.m.IsLocal() || !p.rootAlive() {
 		return
 	}
 	start := procClock.Now()
-	if p.dirty {
-		p.build()
-	}
 	pos, rot, vel, hasVel := p.sample()
 	t := physicsNow()
 	if p.vel == velRigid3D || p.vel == velRigid2D {
@@ -562,22 +435,18 @@ func (p *NetPredictor) PhysicsProcess(delta float64) {
 		// callbacks: what this frame reads is the previous step's result.
 		t -= physicsStep()
 	}
-	p.local.Sample(t, pos, rot, vel, hasVel)
-	if st, ok := p.local.Poll(max(p.room.Slot(), 0)); ok && p.room.InRoom() {
-		if p.room.SendState(st) == nil {
-			p.states++
-		}
-	}
+	p.m.Sample(t, pos, rot, vel, hasVel)
+	p.reportErrors()
 	p.frameUsec = float64(procClock.Now()-start) / float64(time.Microsecond)
 }
 
 // sample reads the root's pose and, for physics bodies, its velocity.
 func (p *NetPredictor) sample() (pos geom.Vec3, rot geom.Quat, vel geom.Vec3, hasVel bool) {
-	switch p.kind {
-	case root3D:
+	switch p.m.Dim() {
+	case netroom.Dim3D:
 		t := p.root3.GlobalTransform()
 		pos, rot = vec3From(t.Origin), quatFrom(t.Basis.Quaternion())
-	case root2D:
+	case netroom.Dim2D:
 		t := p.root2.GlobalTransform()
 		pos, rot = vec2From(t.Origin), geom.Angle2D(float64(t.Rotation()))
 	}
@@ -599,21 +468,20 @@ func (p *NetPredictor) sample() (pos geom.Vec3, rot geom.Quat, vel geom.Vec3, ha
 // push feeds a state by hand (custom transports, tests, benchmarks): a
 // NetPredictor with no room starts drawing from these.
 func (p *NetPredictor) push(localTime float64, pos geom.Vec3, rot geom.Quat, vel geom.Vec3) {
-	if p.mode == modeUnbound {
-		p.mode = modeFed
-		if p.kind == rootNone {
-			p.resolveRoot()
-		}
-		p.build()
-	}
-	if p.remote == nil {
-		godot.PrintError("NetPredictor: push_state on the local player's entity is ignored")
+	if !onMainThread("NetPredictor.push_state") {
 		return
 	}
-	p.pushSeq++
-	p.remote.AddSample(predict.PathServer, predict.Sample{
-		Time: duration(localTime), Seq: p.pushSeq, Pos: pos, Vel: vel, Rot: rot,
-	}, procClock.Now())
+	wasDrawn := p.m.Draws()
+	if !wasDrawn && p.m.Dim() == netroom.DimNone {
+		p.resolveRoot()
+	}
+	if err := p.m.Push(duration(localTime), pos, rot, vel, procClock.Now()); err != nil {
+		godot.PrintErrorf("NetPredictor %s: %v", p.Name(), err)
+		return
+	}
+	if !wasDrawn {
+		p.afterBind()
+	}
 }
 
 // ConfigurationWarnings are shown on the node in the editor.
@@ -621,23 +489,23 @@ func (p *NetPredictor) ConfigurationWarnings() []string {
 	s := netroom.PredictorSetup{
 		RootPath: p.rootPath.String(),
 		RoomPath: p.roomPath.String(),
-		Send:     sender.Config{Rate: p.sendRate},
+		Send:     sender.Config{Rate: p.m.SendRate()},
 	}
-	kind := rootNone
+	dim2D := false
 	if !p.rootPath.IsEmpty() {
 		if node := p.GetNodeOrNull(p.rootPath); !node.IsNull() {
 			s.RootFound, s.RootClass, s.RootName = true, node.ClassName(), node.Name()
 			if _, ok := godot.Cast[godot.Node3D](node); ok {
-				s.RootSpatial, kind = true, root3D
+				s.RootSpatial = true
 			} else if _, ok := godot.Cast[godot.Node2D](node); ok {
-				s.RootSpatial, kind = true, root2D
+				s.RootSpatial, dim2D = true, true
 			}
 		}
 	}
-	s.Predict = p.pcfg
-	s.Predict.Dim2D = kind == root2D
+	s.Predict = p.m.Config()
+	s.Predict.Dim2D = dim2D
 	if p.roomPath.IsEmpty() {
-		s.RoomFound = roomAbove(p.Node) != nil
+		_, s.RoomFound = netroom.FindRoom[godot.Node, *NetRoom](sceneTree{}, p.Node, nil)
 	} else {
 		_, s.RoomFound = godot.InstanceOf[NetRoom](p.GetNodeOrNull(p.roomPath))
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/version"
 )
 
 // NetRoom is the node of a player's connection and seat: the engine side
@@ -29,11 +31,20 @@ type NetRoom struct {
 	spawned     [netroom.MaxSlots]godot.ObjectID
 	warnedScene bool
 	inTree      bool
-	applying    bool // inside apply: a signal handler may free the node
+	applying    bool           // inside apply: a signal handler may free the node
+	self        godot.ObjectID // to notice a handler freeing the node
 }
 
 var (
 	netRoomClass = godot.NewClass[NetRoom]("NetRoom").Icon(iconPath("NetRoom")).Docs(netRoomDocs)
+
+	statusEnum = netRoomClass.Enum("Status").
+			Value("STATUS_DISCONNECTED", int64(netroom.StatusDisconnected)).
+			Value("STATUS_CONNECTING", int64(netroom.StatusConnecting)).
+			Value("STATUS_CONNECTED", int64(netroom.StatusConnected)).
+			Value("STATUS_RECONNECTING", int64(netroom.StatusReconnecting))
+	phaseEnum = newPhaseEnum()
+	roomError = newRoomErrorEnum()
 
 	sigConnected       = godot.NewSignal0(netRoomClass, "connected")
 	sigDisconnected    = godot.NewSignal1[string](netRoomClass, "disconnected", "reason")
@@ -42,12 +53,12 @@ var (
 	sigClockSynced     = godot.NewSignal0(netRoomClass, "clock_synced")
 	sigRoomJoined      = godot.NewSignal2[string, int64](netRoomClass, "room_joined", "code", "slot")
 	sigRoomLeft        = godot.NewSignal0(netRoomClass, "room_left")
-	sigRoomError       = godot.NewSignal2[int64, string](netRoomClass, "room_error", "code", "message")
+	sigRoomError       = godot.NewSignal2[int64, string](netRoomClass, "room_error", "code", "message").ArgEnum(0, roomError)
 	sigPlayerJoined    = godot.NewSignal2[int64, string](netRoomClass, "player_joined", "slot", "name")
 	sigPlayerLeft      = godot.NewSignal1[int64](netRoomClass, "player_left", "slot")
 	sigPlayerUpdated   = godot.NewSignal1[int64](netRoomClass, "player_updated", "slot")
 	sigHostChanged     = godot.NewSignal1[int64](netRoomClass, "host_changed", "slot")
-	sigPhaseChanged    = godot.NewSignal2[string, float64](netRoomClass, "phase_changed", "phase", "next_phase_time")
+	sigPhaseChanged    = godot.NewSignal2[int64, float64](netRoomClass, "phase_changed", "phase", "next_phase_time").ArgEnum(0, phaseEnum)
 	sigResults         = godot.NewSignal1[godot.Dictionary](netRoomClass, "results", "results")
 	sigNotice          = godot.NewSignal2[string, string](netRoomClass, "notice", "kind", "text")
 	sigPlayerSpawned   = godot.NewSignal2[int64, godot.Node](netRoomClass, "player_spawned", "slot", "node")
@@ -71,6 +82,25 @@ var roomErrors = []struct {
 	{"ERROR_WRONG_PHASE", protocol.CodeWrongPhase},
 	{"ERROR_NOT_READY", protocol.CodeNotReady},
 	{"ERROR_BAD_NAME", protocol.CodeBadName},
+}
+
+// newPhaseEnum declares NetRoom.Phase: PHASE_NONE (-1, not in a room)
+// then the room phases in netroom.Phases' order.
+func newPhaseEnum() *godot.ClassEnum {
+	e := netRoomClass.Enum("Phase").Value("PHASE_NONE", -1)
+	for i, ph := range netroom.Phases {
+		e.Value("PHASE_"+strings.ToUpper(string(ph)), int64(i))
+	}
+	return e
+}
+
+// newRoomErrorEnum declares NetRoom.RoomError from roomErrors.
+func newRoomErrorEnum() *godot.ClassEnum {
+	e := netRoomClass.Enum("RoomError")
+	for _, re := range roomErrors {
+		e.Value(re.name, int64(re.code))
+	}
+	return e
 }
 
 func init() {
@@ -103,15 +133,19 @@ func init() {
 		Range(0, 100, 0.1, "suffix:%")
 
 	c.Group("Status", "")
-	godot.Property(c, "status", func(n *NetRoom) string { return n.model.Status().String() }, nil)
+	godot.Property(c, "status", func(n *NetRoom) int64 { return int64(n.model.Status()) }, nil).OfEnum(statusEnum, "STATUS_")
 	godot.Property(c, "room_code", func(n *NetRoom) string { return n.model.Code() }, nil)
 	godot.Property(c, "invite_link", func(n *NetRoom) string { return n.model.Invite() }, nil)
 	godot.Property(c, "local_slot", func(n *NetRoom) int64 { return int64(n.model.Slot()) }, nil)
 	godot.Property(c, "host_slot", func(n *NetRoom) int64 { return int64(n.model.Host()) }, nil)
-	godot.Property(c, "is_host", func(n *NetRoom) bool { return n.model.InRoom() && n.model.Host() == n.model.Slot() }, nil)
-	godot.Property(c, "phase", func(n *NetRoom) string { return string(n.model.Phase()) }, nil)
-	godot.Property(c, "is_synced", func(n *NetRoom) bool { return n.model.Synced() }, nil)
+	godot.Property(c, "host", func(n *NetRoom) bool { return n.model.InRoom() && n.model.Host() == n.model.Slot() }, nil).
+		Getter("is_host")
+	godot.Property(c, "phase", func(n *NetRoom) int64 { return int64(netroom.PhaseIndex(n.model.Phase())) }, nil).
+		OfEnum(phaseEnum, "PHASE_")
+	godot.Property(c, "synced", func(n *NetRoom) bool { return n.model.Synced() }, nil).Getter("is_synced")
 	godot.Property(c, "rtt_ms", func(n *NetRoom) float64 { return float64(n.model.RTT()) / float64(time.Millisecond) }, nil)
+
+	godot.Property(c, "version", func(n *NetRoom) string { return version.Version }, nil)
 
 	c.Group("Debug", "debug_")
 	godot.Property(c, "debug_go_allocations", func(n *NetRoom) int64 { return int64(goAllocs()) }, nil)
@@ -150,30 +184,44 @@ func init() {
 	}, "slot").Const()
 	godot.Method0R(c, "get_identity_token", func(n *NetRoom) string { return n.model.Token() }).Const()
 	godot.Method1(c, "set_identity_token", func(n *NetRoom, token string) { n.model.SetToken(token) }, "token")
-
-	for _, e := range roomErrors {
-		c.EnumConstant("RoomError", e.name, int64(e.code))
-	}
 }
 
 // Init makes the model: it exists from creation, so NetPredictors can bind
 // to it whatever order the tree readies in.
+// It may run on a loader thread: it touches only its own node and, under
+// globalMu, the list of models.
 func (n *NetRoom) Init() {
 	n.spawnPath = godot.NewNodePath("..")
-	m, err := netroom.New(netroom.Config{Clock: procClock, Log: logger()})
+	n.self = n.ID()
+	// Keep the connection served while the game is paused, like Godot's
+	// own multiplayer (the inspector shows it; a scene may change it).
+	n.SetProcessMode(godot.ProcessModeAlways)
+	m, err := netroom.New(netroom.Config{Clock: procClock, Log: logger(), Dial: dialer})
 	if err != nil {
 		godot.PrintErrorf("NetRoom: %v", err)
 		m, _ = netroom.New(netroom.Config{Clock: procClock})
 	}
 	n.model = m
+	globalMu.Lock()
 	models = append(models, m)
+	globalMu.Unlock()
 }
+
+// dialer connects NetRooms to the server (tests replace it with a fake
+// link; nil is netroom's default, the real client).
+var dialer netroom.Dialer
+
+// alive reports whether the node still exists: a signal handler may have
+// freed it (free(), not queue_free()), and then nothing of it may be touched.
+func (n *NetRoom) alive() bool { return !n.self.Object().IsNull() }
 
 // Cleanup closes the model (leaving the room) when the node is freed.
 func (n *NetRoom) Cleanup() {
+	globalMu.Lock()
 	if i := slices.Index(models, n.model); i >= 0 {
 		models = slices.Delete(models, i, i+1)
 	}
+	globalMu.Unlock()
 	if n.model.Status() != netroom.StatusDisconnected {
 		retire(n.model)
 	}
@@ -184,6 +232,9 @@ func (n *NetRoom) Cleanup() {
 
 // EnterTree lists the node for NetPredictors that find no NetRoom above.
 func (n *NetRoom) EnterTree() {
+	if !onMainThread("NetRoom._enter_tree") {
+		return
+	}
 	n.inTree = true
 	rooms = append(rooms, n)
 }
@@ -191,6 +242,9 @@ func (n *NetRoom) EnterTree() {
 // ExitTree leaves the room and disconnects: a NetRoom out of the tree
 // draws nothing.
 func (n *NetRoom) ExitTree() {
+	if !onMainThread("NetRoom._exit_tree") {
+		return
+	}
 	n.inTree = false
 	if i := slices.Index(rooms, n); i >= 0 {
 		rooms = slices.Delete(rooms, i, i+1)
@@ -199,7 +253,7 @@ func (n *NetRoom) ExitTree() {
 		n.model.Quit()
 		retire(n.model)
 		if !n.applying { // a handler freeing the node: the events go with it
-			n.apply(n.model.Update(procClock.Now())) // despawns and signals
+			_ = n.apply(n.model.Update(procClock.Now())) // despawns and signals
 		}
 	}
 }
@@ -207,19 +261,29 @@ func (n *NetRoom) ExitTree() {
 // Process applies what the network brought since the last frame: signals,
 // spawns, and the states for the NetPredictors.
 func (n *NetRoom) Process(delta float64) {
-	n.apply(n.model.Update(procClock.Now()))
+	if !onMainThread("NetRoom._process") {
+		return
+	}
+	if !n.apply(n.model.Update(procClock.Now())) {
+		return // freed by a signal handler
+	}
 	n.model.Route()
 }
 
 // PhysicsProcess fixes the physics frame's time early in the frame.
-func (n *NetRoom) PhysicsProcess(delta float64) { physicsNow() }
+func (n *NetRoom) PhysicsProcess(delta float64) {
+	if onMainThread("NetRoom._physics_process") {
+		physicsNow()
+	}
+}
 
+// applyLag applies the lag simulator settings, live on the open connection.
 func (n *NetRoom) applyLag() {
 	if !n.lagOn {
-		n.model.SetLag(client.LagConfig{})
+		_ = n.model.SetLag(client.LagConfig{})
 		return
 	}
-	n.model.SetLag(client.LagConfig{
+	_ = n.model.SetLag(client.LagConfig{ // an error reaches room_error
 		Latency: time.Duration(n.lagLatency * float64(time.Millisecond)),
 		Jitter:  time.Duration(n.lagJitter * float64(time.Millisecond)),
 		Loss:    n.lagLoss / 100,
@@ -236,12 +300,12 @@ func (n *NetRoom) physicsServerTime() float64 {
 	return seconds(t)
 }
 
-// apply turns the model's events into signals and spawns. The events are
-// the model's buffer, valid until its next Update: ExitTree does not update
-// while apply runs.
-func (n *NetRoom) apply(evs []netroom.Event) {
+// apply turns the model's events into signals and spawns, and reports
+// whether the node still exists: a handler that frees it ends the loop, and
+// nothing of the node is touched after. The events are the model's buffer,
+// valid until its next Update: ExitTree does not update while apply runs.
+func (n *NetRoom) apply(evs []netroom.Event) bool {
 	n.applying = true
-	defer func() { n.applying = false }()
 	for i := range evs {
 		e := &evs[i]
 		var err error
@@ -261,6 +325,7 @@ func (n *NetRoom) apply(evs []netroom.Event) {
 		case netroom.EventLeft:
 			err = sigRoomLeft.Emit(n)
 		case netroom.EventError:
+			godot.PrintErrorf("NetRoom: %s", e.Text) // also in the console, for a bug report
 			err = sigRoomError.Emit(n, int64(e.Code), e.Text)
 		case netroom.EventPlayerJoined:
 			err = sigPlayerJoined.Emit(n, int64(e.Slot), e.Text)
@@ -271,7 +336,7 @@ func (n *NetRoom) apply(evs []netroom.Event) {
 		case netroom.EventHostChanged:
 			err = sigHostChanged.Emit(n, int64(e.Slot))
 		case netroom.EventPhaseChanged:
-			err = sigPhaseChanged.Emit(n, string(e.Phase), seconds(e.Next))
+			err = sigPhaseChanged.Emit(n, int64(netroom.PhaseIndex(e.Phase)), seconds(e.Next))
 		case netroom.EventResults:
 			d := resultsDict(e.Results)
 			err = sigResults.Emit(n, d)
@@ -279,14 +344,19 @@ func (n *NetRoom) apply(evs []netroom.Event) {
 		case netroom.EventNotice:
 			err = sigNotice.Emit(n, e.Text, e.Detail)
 		case netroom.EventSpawn:
-			n.spawn(e.Slot)
+			err = n.spawn(e.Slot)
 		case netroom.EventDespawn:
-			n.despawn(e.Slot)
+			err = n.despawn(e.Slot)
+		}
+		if !n.alive() {
+			return false // n is freed: not even applying may be written
 		}
 		if err != nil {
 			godot.PrintErrorf("NetRoom: signal %s: %v", e.Kind, err)
 		}
 	}
+	n.applying = false
+	return true
 }
 
 // spawnParent returns the node spawned scenes go under.
@@ -299,34 +369,36 @@ func (n *NetRoom) spawnParent() godot.Node {
 
 // spawn instantiates the player scene for slot, binds its NetPredictors
 // to that player, and adds it under spawn_path.
-func (n *NetRoom) spawn(slot int) {
+// It returns the error of the player_spawned emission.
+func (n *NetRoom) spawn(slot int) error {
 	scene := n.scene.Get()
 	if scene.IsNull() {
 		if !n.warnedScene {
 			n.warnedScene = true
 			godot.PrintWarning("NetRoom: no player_scene set; remote players are not drawn")
 		}
-		return
+		return nil
 	}
 	parent := n.spawnParent()
 	if parent.IsNull() {
 		godot.PrintErrorf("NetRoom: spawn_path %q is not a node; player %d not spawned", n.spawnPath.String(), slot)
-		return
+		return nil
 	}
 	inst := scene.Instantiate()
 	if inst.IsNull() {
 		godot.PrintErrorf("NetRoom: player_scene did not instantiate; player %d not spawned", slot)
-		return
+		return nil
 	}
 	inst.SetName(fmt.Sprintf("Player%d", slot))
 	if bindPredictors(inst, n, slot) == 0 {
 		godot.PrintWarningf("NetRoom: player_scene has no NetPredictor; player %d will not move", slot)
 	}
-	parent.AddChild(inst)
 	n.spawned[slot] = inst.ID()
-	if err := sigPlayerSpawned.Emit(n, int64(slot), inst); err != nil {
-		godot.PrintErrorf("NetRoom: signal player_spawned: %v", err)
+	parent.AddChild(inst) // runs the scene's _ready, which may free n
+	if !n.alive() {
+		return nil
 	}
+	return sigPlayerSpawned.Emit(n, int64(slot), inst)
 }
 
 // bindPredictors binds every NetPredictor in the tree at node to slot.
@@ -342,15 +414,15 @@ func bindPredictors(node godot.Node, room *NetRoom, slot int) int {
 	return count
 }
 
-func (n *NetRoom) despawn(slot int) {
+// despawn frees slot's scene and returns the error of the
+// player_despawned emission.
+func (n *NetRoom) despawn(slot int) error {
 	id := n.spawned[slot]
 	n.spawned[slot] = 0
 	if node, ok := godot.Cast[godot.Node](id.Object()); ok {
 		node.QueueFree()
 	}
-	if err := sigPlayerDespawned.Emit(n, int64(slot)); err != nil {
-		godot.PrintErrorf("NetRoom: signal player_despawned: %v", err)
-	}
+	return sigPlayerDespawned.Emit(n, int64(slot))
 }
 
 // players returns the seats as an Array of Dictionaries.

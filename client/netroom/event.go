@@ -92,3 +92,19 @@ type Event struct {
 	Next    time.Duration // server clock
 	Results *protocol.Results
 }
+
+// Phases lists the room phases in the order of the NetRoom.Phase enum
+// (PHASE_LOBBY = 0…); PhaseIndex maps a phase to it.
+var Phases = []protocol.Phase{protocol.PhaseLobby, protocol.PhaseHandshake, protocol.PhaseCountdown,
+	protocol.PhasePlaying, protocol.PhaseResults}
+
+// PhaseIndex returns ph's index in Phases, or -1 for none (not in a room)
+// or a phase this build does not know.
+func PhaseIndex(ph protocol.Phase) int {
+	for i, p := range Phases {
+		if p == ph {
+			return i
+		}
+	}
+	return -1
+}
