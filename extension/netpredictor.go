@@ -124,7 +124,9 @@ func init() {
 	c.Group("Smoothing", "")
 	msProperty("smoothing_tau_ms", func(c *predict.Config) *time.Duration { return &c.SmoothingTau }, 1000)
 	godot.Property(c, "teleport_distance", func(p *NetPredictor) float64 { return p.m.Config().TeleportDistance },
-		func(p *NetPredictor, v float64) { p.setConfig(func(c *predict.Config) { c.TeleportDistance = max0(v) }) }).
+		func(p *NetPredictor, v float64) {
+			p.setConfig(func(c *predict.Config) { c.TeleportDistance = max0(v) })
+		}).
 		Range(0, 1000, 0.01, "or_greater")
 
 	c.Group("Visibility", "")
@@ -323,9 +325,9 @@ func (p *NetPredictor) findRoom() *NetRoom {
 type sceneTree struct{}
 
 func (sceneTree) Parent(n godot.Node) (godot.Node, bool) { a := n.Parent(); return a, !a.IsNull() }
-func (sceneTree) ChildCount(n godot.Node) int             { return n.ChildCount() }
-func (sceneTree) Child(n godot.Node, i int) godot.Node    { return n.Child(i) }
-func (sceneTree) RoomOf(n godot.Node) (*NetRoom, bool)    { return godot.InstanceOf[NetRoom](n) }
+func (sceneTree) ChildCount(n godot.Node) int            { return n.ChildCount() }
+func (sceneTree) Child(n godot.Node, i int) godot.Node   { return n.Child(i) }
+func (sceneTree) RoomOf(n godot.Node) (*NetRoom, bool)   { return godot.InstanceOf[NetRoom](n) }
 
 // Process draws a remote entity: the model routes what arrived and says
 // where it is now; the root goes there, and the changes become signals.
