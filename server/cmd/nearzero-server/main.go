@@ -50,6 +50,8 @@ type options struct {
 	healthcheck                                                 bool // probe -addr's /healthz and exit (the image's HEALTHCHECK)
 
 	limits server.Config // per-address limits and idle time-out; only those fields
+
+	worldBounds, worldBounds2D float64 // room.Config.WorldBounds, WorldBounds2D
 }
 
 type multi []string
@@ -81,6 +83,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in metres per second (3D states); states faster than twice this, or moving farther, are refused")
 	fs.Float64Var(&o.topSpeed2D, "top-speed-2d", room.DefaultTopSpeed2D, "the same for 2D states, in pixels per second")
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
+	fs.Float64Var(&o.worldBounds, "world-bounds", 0, "refuse 3D states with a coordinate beyond ± this, in units (0: no bounds)")
+	fs.Float64Var(&o.worldBounds2D, "world-bounds-2d", 0, "the same for 2D states, in pixels (0: no bounds)")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
@@ -110,6 +114,7 @@ func (o *options) config() *server.Config {
 	rc := room.Config{MaxPlayers: o.roomSize, MinPlayers: o.minPlayers, SeatHold: o.seatHold, RoundLimit: o.roundLimit,
 		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D,
 		NoMotionChecks: o.noMotionChecks}
+	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
 	}
