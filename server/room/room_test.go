@@ -2,6 +2,7 @@ package room
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,11 @@ func TestConfigValidate(t *testing.T) {
 		{"warning not below min round", Config{TimeWarning: 40 * time.Second}, "TimeWarning 40s not below MinRoundLimit 30s"},
 		{"rate factor below 1", Config{RateFactor: 0.5}, "RateFactor 0.5"},
 		{"negative hold", Config{SeatHold: -time.Second}, "SeatHold -1s"},
+		{"negative empty hold", Config{EmptyHold: -time.Second}, "EmptyHold -1s"},
+		{"negative world bounds", Config{WorldBounds2D: -1}, "WorldBounds2D -1"},
+		{"signal burst below one signal", Config{SignalBytesBurst: 100}, "SignalBytesBurst 100"},
+		{"negative kick ban", Config{KickBan: -time.Minute}, "KickBan -1m0s"},
+		{"invite base too long", Config{InviteBase: strings.Repeat("x", MaxInviteBase+1)}, "InviteBase is 257 bytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
