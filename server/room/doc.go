@@ -39,7 +39,8 @@
 //
 // Each state goes through one path (relay.go), which does not allocate:
 // rate limit (SendRate x RateFactor, RateBurst), decode, sequence must be
-// newer, world bounds (Config.WorldBounds, off by default), speed and move
+// newer, of the dimension (2D or 3D) of the host's first state, world
+// bounds (Config.WorldBounds, off by default), speed and move
 // checks (Config.TopSpeed...; the stamp allowance is one bucket per player
 // refilled by real time, and the last accepted position outlives a
 // reconnect or a leave and rejoin), re-stamp onto the server

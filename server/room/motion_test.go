@@ -263,3 +263,29 @@ func TestWorldBounds(t *testing.T) {
 	}
 	assert.ErrorIs(t, (&Config{WorldBounds: -1}).Validate(), ErrInvalidConfig)
 }
+
+// TestDimensionFollowsTheHost closes a way round the speed limit: 2D
+// states are judged in pixels (2000 px/s by default), so a player of a 3D
+// game sending 2D states would move 20 times as fast. Once the host has
+// sent a state, the room takes only states of the host's dimension.
+func TestDimensionFollowsTheHost(t *testing.T) {
+	h := newHarness(t, testConfig())
+	host, _ := h.join("host")
+	cheat, _ := h.join("cheat")
+	h.r.HandleFrame(h.now, cheat, stateFrame2D(t, 0, h.now, 0, 0, 0))
+	assert.Empty(t, nonZero(h.metrics.rejected), "before the host sends, either passes")
+	h.r.HandleFrame(h.now, host, stateFrame(t, 0, h.now, geom.Vec3{}, geom.Vec3{}, 0))
+	host.Take()
+	for i := 1; i <= 10; i++ {
+		h.now += time.Second / 60
+		h.r.HandleFrame(h.now, cheat, stateFrame2D(t, i, h.now, 60*float64(i), 3000, 0)) // 3600 px/s: fine for 2D
+	}
+	assert.Equal(t, 10, h.metrics.rejected[RejectMalformed], "the room carries 3D states: 2D ones are refused")
+	assert.Empty(t, States(host.Take()))
+	errs := errorsIn(msgs(cheat))
+	require.NotEmpty(t, errs)
+	assert.Contains(t, errs[0].Message, "3D")
+	h.now += time.Second / 60
+	h.r.HandleFrame(h.now, cheat, stateFrame(t, 11, h.now, geom.Vec3{}, geom.Vec3{}, 0))
+	assert.Len(t, States(host.Take()), 1, "3D states pass")
+}

@@ -69,6 +69,16 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
+	// One game, one dimension: the host's first state sets it, so nobody
+	// can have a 3D world's moves judged in pixels (or the reverse).
+	if r.dimSet && st.Dim2D != r.dim2D {
+		err := errDim3D
+		if r.dim2D {
+			err = errDim2D
+		}
+		r.reject(now, s, RejectMalformed, err)
+		return
+	}
 	if r.outOfBounds(&st) {
 		r.reject(now, s, RejectBounds, nil)
 		return
@@ -82,6 +92,9 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 		}
 	}
 
+	if !r.dimSet && s.slot == r.host {
+		r.dimSet, r.dim2D = true, st.Dim2D
+	}
 	mo := &s.mo
 	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
 	if jumped {
@@ -210,4 +223,8 @@ func (r *Room) rejectControl(now time.Duration, s *seat, why Reject, e *protocol
 	r.reject(now, s, why, nil)
 }
 
-var errBatch = errors.New("message does not split into whole state frames")
+var (
+	errBatch = errors.New("message does not split into whole state frames")
+	errDim3D = errors.New("the room carries 3D states (the host's)")
+	errDim2D = errors.New("the room carries 2D states (the host's)")
+)

@@ -135,6 +135,8 @@ type Room struct {
 	drainEnd time.Duration
 	closed   bool
 
+	dimSet  bool                     // the host has sent a state: dim2D is the room's
+	dim2D   bool                     // the room carries 2D states
 	gone    map[string]track         // by user: players who gave up their seat
 	banned  map[string]time.Duration // by user: kicked by the host, until then
 	emptyAt time.Duration            // when the last connection went, while seats are only held
