@@ -81,7 +81,7 @@
 //
 // # Testing without the engine
 //
-// internal/fakeengine is a small C stand-in for the engine's interface: the
+// fakeengine is a small C stand-in for the engine's interface: the
 // tests load the real entry symbol with it, check what gets registered and
 // drive the C callbacks (create, free, virtuals, call, ptrcall, signals,
 // panics) as the engine would. The real engine is exercised by the

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/bindings/godot/internal/fakeengine"
+	"github.com/nearzero/nearzero/bindings/godot/fakeengine"
 )
 
 const fakeChildEnv = "NEARZERO_FAKE_ENGINE_CHILD"
@@ -250,4 +250,35 @@ func TestFakeEngineChild(t *testing.T) {
 	require.GreaterOrEqual(t, spatial, 0, "%v", rec)
 	assert.Greater(t, probe, spatial, "classes are unregistered in reverse order")
 	assert.Nil(t, classByHandle(1), "handles are forgotten at deinit")
+}
+
+// TestDoublePrecisionRefused runs TestDoublePrecisionChild in a child
+// process (loading sets process-wide state).
+func TestDoublePrecisionRefused(t *testing.T) {
+	if os.Getenv(fakeChildEnv) == "1" {
+		t.Skip("skipped: this is the child process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestDoublePrecisionChild$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), fakeChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child process failed:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestDoublePrecisionChild", "child output:\n%s", out)
+}
+
+// TestDoublePrecisionChild: on a double-precision engine build (real_t =
+// double) the library says so and registers nothing, instead of reading
+// every vector and transform wrong.
+func TestDoublePrecisionChild(t *testing.T) {
+	if os.Getenv(fakeChildEnv) != "1" {
+		t.Skip("skipped: runs in the child process TestDoublePrecisionRefused starts")
+	}
+	Register(NewClass[fakeProbe]("DoubleProbe"))
+	fakeengine.SetDouble(true)
+	require.True(t, fakeengine.Load())
+	for _, l := range []Level{LevelCore, LevelServers, LevelScene, LevelEditor} {
+		fakeengine.Initialize(uint32(l))
+	}
+	rec := fakeengine.Records()
+	assert.True(t, hasRecord(rec, "error", "double-precision"), "%v", rec)
+	assert.Equal(t, -1, indexOf(rec, "class DoubleProbe"), "no class registered")
 }

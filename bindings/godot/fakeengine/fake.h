@@ -34,4 +34,15 @@ void fake_variant_destroy(void *r);
 const char *fake_string_text(const void *s);
 void fake_string_destroy(void *s);
 
+void fake_set_double(int on);
+void fake_free_on_signal(const char *name);
+void fake_set_name(void *obj, const char *name);
+void fake_add_child(void *parent, void *child);
+void fake_set_in_tree(void *root, int on);
+uint64_t fake_object_id(void *obj);
+int fake_alive(uint64_t id);
+int fake_visible(void *obj);
+void fake_xform(void *obj, float *out);
+double fake_variant_get_float(const void *r);
+
 #endif

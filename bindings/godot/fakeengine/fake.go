@@ -1,7 +1,7 @@
 package fakeengine
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../.. -std=gnu11 -O1 -Wall
+#cgo CFLAGS: -I${SRCDIR}/.. -std=gnu11 -O1 -Wall
 #include <stdlib.h>
 #include "fake.h"
 */
@@ -92,6 +92,7 @@ type Result struct {
 	Error, Argument, Expected int
 	Type                      uint32
 	Int                       int64
+	Float                     float64
 	String                    string
 }
 
@@ -126,6 +127,7 @@ func Call(class, method string, obj unsafe.Pointer, args ...Arg) (Result, bool) 
 	ok := C.fake_method_call(c, m, obj, (*unsafe.Pointer)(unsafe.Pointer(ptrs)), C.gdx_int(n), ret, &ce) != 0
 	r := Result{Error: int(ce.error), Argument: int(ce.argument), Expected: int(ce.expected),
 		Type: uint32(C.fake_variant_get_type(ret)), Int: int64(C.fake_variant_get_int(ret)),
+		Float: float64(C.fake_variant_get_float(ret)),
 		String: C.GoString(C.fake_variant_get_string(ret))}
 	C.fake_variant_destroy(ret)
 	for i := range args {
@@ -155,4 +157,62 @@ func pinArgs(args []unsafe.Pointer) (*unsafe.Pointer, func()) {
 		C.free(unsafe.Pointer(arr))
 		p.Unpin()
 	}
+}
+
+// SetDouble makes OS.has_feature("double") answer on: a double-precision
+// engine build.
+func SetDouble(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.fake_set_double(C.int(v))
+}
+
+// FreeOnSignal makes the next emission of signal name free the emitting
+// object during the emission, as a handler calling free() would.
+func FreeOnSignal(name string) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	C.fake_free_on_signal(cs)
+}
+
+// SetName names obj (node names for NodePaths and records).
+func SetName(obj unsafe.Pointer, name string) {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	C.fake_set_name(obj, cs)
+}
+
+// AddChild makes child a child of parent.
+func AddChild(parent, child unsafe.Pointer) { C.fake_add_child(parent, child) }
+
+// SetInTree marks root and everything under it as inside the scene tree
+// (is_inside_tree); the fake sends no notifications: call the virtuals.
+func SetInTree(root unsafe.Pointer, on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.fake_set_in_tree(root, C.int(v))
+}
+
+// ObjectID returns obj's instance ID.
+func ObjectID(obj unsafe.Pointer) uint64 { return uint64(C.fake_object_id(obj)) }
+
+// Alive reports whether the object with id still exists.
+func Alive(id uint64) bool { return C.fake_alive(C.uint64_t(id)) != 0 }
+
+// Visible returns a node's visible flag.
+func Visible(obj unsafe.Pointer) bool { return C.fake_visible(obj) != 0 }
+
+// Transform returns a node's global transform as 12 floats: a 3D one
+// (basis rows, then origin), or a 2D one in the first 6 (x, y, origin).
+func Transform(obj unsafe.Pointer) [12]float32 {
+	var out [12]float32
+	p := C.malloc(48)
+	defer C.free(p)
+	C.fake_xform(obj, (*C.float)(p))
+	copy(out[:], unsafe.Slice((*float32)(p), 12))
+	return out
 }

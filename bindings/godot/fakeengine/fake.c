@@ -349,7 +349,9 @@ typedef struct {
 static fclass classes[MAX_CLASSES];
 static int nclasses;
 
-typedef struct {
+#define MAX_CHILDREN 16
+
+typedef struct fobject {
 	uint64_t magic;
 	fsn *cls;          // engine class it was constructed as
 	fclass *ext;       // extension class, when set_instance ran
@@ -357,9 +359,32 @@ typedef struct {
 	void *binding;     // instance binding for our token
 	void *token;
 	uint64_t id;
+	struct fobject *next_live; // every live object, for object_get_instance_from_id
+	// Scene tree and node state.
+	struct fobject *parent;
+	struct fobject *children[MAX_CHILDREN];
+	int nchildren;
+	int in_tree;
+	char name[48];
+	uint8_t visible;
+	float xform[12];   // Transform3D (basis rows, origin) or Transform2D in the first 6
+	float modulate[4];
 } fobject;
 
 static uint64_t next_id = 1000;
+static fobject *live_objects;
+
+static const char *obj_name(const fobject *o) { return o->name[0] ? o->name : (o->cls ? o->cls->data : "?"); }
+
+static void identity(fobject *o) {
+	memset(o->xform, 0, sizeof o->xform);
+	o->xform[0] = o->xform[4] = o->xform[8] = 1; // 3D basis rows; in 2D x=(1,0), y=(0,1)
+	if (o->cls && strstr(o->cls->data, "2D")) {
+		o->xform[0] = 1, o->xform[1] = 0, o->xform[2] = 0, o->xform[3] = 1, o->xform[4] = 0, o->xform[5] = 0;
+	}
+	o->visible = 1;
+	o->modulate[0] = o->modulate[1] = o->modulate[2] = o->modulate[3] = 1;
+}
 
 static fclass *find_class(const fsn *name) {
 	for (int i = 0; i < nclasses; i++) {
@@ -379,6 +404,9 @@ static void *construct_object2(const void *class_name) {
 	}
 	fobject *o = calloc(1, sizeof *o);
 	o->magic = 0x0B1EC7, o->cls = name, o->id = next_id++;
+	identity(o);
+	o->next_live = live_objects;
+	live_objects = o;
 	record("construct %s", name ? name->data : "?");
 	return o;
 }
@@ -406,12 +434,38 @@ static void object_destroy(void *obj) {
 	if (o->ext) {
 		o->ext->info.free_instance_func(o->ext->info.class_userdata, o->instance);
 	}
-	record("destroy %s", o->cls ? o->cls->data : "?");
+	record("destroy %s", obj_name(o));
+	for (fobject **p = &live_objects; *p; p = &(*p)->next_live) {
+		if (*p == o) {
+			*p = o->next_live;
+			break;
+		}
+	}
+	if (o->parent) {
+		fobject *par = o->parent;
+		for (int i = 0; i < par->nchildren; i++) {
+			if (par->children[i] == o) {
+				par->children[i] = par->children[--par->nchildren];
+				break;
+			}
+		}
+	}
+	for (int i = 0; i < o->nchildren; i++) {
+		o->children[i]->parent = NULL;
+	}
+	memset(o, 0xdd, sizeof *o); // a use after free reads garbage, not the old values
 	free(o);
 }
 
 static uint64_t object_id(void *obj) { return ((fobject *)obj)->id; }
-static void *object_from_id(uint64_t id) { (void)id; return NULL; }
+static void *object_from_id(uint64_t id) {
+	for (fobject *o = live_objects; o; o = o->next_live) {
+		if (o->id == id) {
+			return o;
+		}
+	}
+	return NULL;
+}
 static void *class_tag(const void *name) {
 	fsn *n = *(fsn *const *)name;
 	if (!n) {
@@ -427,10 +481,36 @@ static void *class_tag(const void *name) {
 	}
 	return find_class(n) ? (void *)n : NULL;
 }
-static void *cast_to(void *obj, void *tag) {
-	// Everything is a Node in the fake, nothing is RefCounted.
-	return strcmp(((fsn *)tag)->data, "RefCounted") == 0 ? NULL : obj;
+// engine_parent returns the parent of an engine class, NULL at Object.
+static const char *engine_parent(const char *c) {
+	static const char *pairs[][2] = { { "Node", "Object" }, { "Node3D", "Node" }, { "CanvasItem", "Node" },
+		{ "Node2D", "CanvasItem" }, { "CharacterBody3D", "Node3D" }, { "RigidBody3D", "Node3D" },
+		{ "CharacterBody2D", "Node2D" }, { "RigidBody2D", "Node2D" }, { "RefCounted", "Object" },
+		{ "Resource", "RefCounted" }, { "PackedScene", "Resource" } };
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		if (strcmp(pairs[i][0], c) == 0) {
+			return pairs[i][1];
+		}
+	}
+	return NULL;
 }
+
+static void *cast_to(void *obj, void *tag) {
+	fobject *o = obj;
+	const char *want = ((fsn *)tag)->data;
+	if (o->ext && strcmp(o->ext->name->data, want) == 0) {
+		return obj;
+	}
+	for (const char *c = o->cls ? o->cls->data : "Node"; c; c = engine_parent(c)) {
+		if (strcmp(c, want) == 0) {
+			return obj;
+		}
+	}
+	return NULL;
+}
+
+static int double_build; // OS.has_feature("double")
+static char free_on_signal[64]; // emit_signal of this name frees the emitter, as a handler calling free() would
 static void ref_set_object(void *ref, void *obj) { *(void **)ref = obj; }
 
 static int singleton_dummy;
@@ -455,22 +535,109 @@ static void *get_method_bind(const void *cls, const void *method, gdx_int hash) 
 	return b;
 }
 
+static fobject *find_child(fobject *o, const char *name, size_t n) {
+	for (int i = 0; i < o->nchildren; i++) {
+		if (strlen(o->children[i]->name) == n && strncmp(o->children[i]->name, name, n) == 0) {
+			return o->children[i];
+		}
+	}
+	return NULL;
+}
+
+// resolve follows a relative NodePath ("..", ".", "Child/Grandchild").
+static fobject *resolve(fobject *o, const char *path) {
+	if (!path || !*path) {
+		return NULL;
+	}
+	while (o && *path) {
+		const char *slash = strchr(path, '/');
+		size_t n = slash ? (size_t)(slash - path) : strlen(path);
+		if (n == 2 && strncmp(path, "..", 2) == 0) {
+			o = o->parent;
+		} else if (!(n == 1 && path[0] == '.')) {
+			o = find_child(o, path, n);
+		}
+		path = slash ? slash + 1 : path + n;
+	}
+	return o;
+}
+
 static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
 	fbind *b = mb;
-	(void)obj;
-	if (strcmp(b->method, "notification") == 0) {
+	fobject *o = obj;
+	const char *m = b->method;
+	if (strcmp(m, "notification") == 0) {
 		record("ptrcall notification %lld", (long long)*(const int64_t *)args[0]);
-	} else if (strcmp(b->method, "set_global_position") == 0 && strcmp(b->cls, "Node3D") == 0) {
+	} else if (strcmp(m, "set_global_position") == 0 && strcmp(b->cls, "Node3D") == 0) {
 		const float *v = args[0];
 		record("ptrcall Node3D.set_global_position %g %g %g", v[0], v[1], v[2]);
-	} else if (strcmp(b->method, "get_child_count") == 0) {
-		*(int64_t *)ret = 3;
+	} else if (strcmp(m, "has_feature") == 0) {
+		const fstr *tag = *(fstr *const *)args[0];
+		*(uint8_t *)ret = double_build && tag && strcmp(tag->data, "double") == 0;
+	} else if (!o || o->magic != 0x0B1EC7) {
+		return; // singletons and the like: zero results
+	} else if (strcmp(m, "get_child_count") == 0) {
+		*(int64_t *)ret = o->nchildren;
+	} else if (strcmp(m, "get_child") == 0) {
+		int64_t i = *(const int64_t *)args[0];
+		*(void **)ret = i >= 0 && i < o->nchildren ? o->children[i] : NULL;
+	} else if (strcmp(m, "get_parent") == 0) {
+		*(void **)ret = o->parent;
+	} else if (strcmp(m, "get_node_or_null") == 0 || strcmp(m, "get_node") == 0) {
+		const fstr *path = *(fstr *const *)args[0];
+		*(void **)ret = resolve(o, path ? path->data : NULL);
+	} else if (strcmp(m, "add_child") == 0) {
+		fobject *c = *(fobject *const *)args[0];
+		if (c && o->nchildren < MAX_CHILDREN) {
+			o->children[o->nchildren++] = c;
+			c->parent = o;
+			c->in_tree = o->in_tree;
+			record("add_child %s %s", obj_name(o), obj_name(c));
+		}
+	} else if (strcmp(m, "is_inside_tree") == 0) {
+		*(uint8_t *)ret = (uint8_t)o->in_tree;
+	} else if (strcmp(m, "queue_free") == 0) {
+		record("queue_free %s", obj_name(o));
+	} else if (strcmp(m, "get_name") == 0) {
+		*(fsn **)ret = intern(obj_name(o), (int64_t)strlen(obj_name(o)));
+	} else if (strcmp(m, "set_name") == 0) {
+		const fstr *n = *(fstr *const *)args[0];
+		snprintf(o->name, sizeof o->name, "%s", n ? n->data : "");
+	} else if (strcmp(m, "get_class") == 0) {
+		const char *c = o->cls ? o->cls->data : "Object";
+		*(fstr **)ret = fstr_new(c, (int64_t)strlen(c));
+	} else if (strcmp(m, "set_process_mode") == 0) {
+		record("process_mode %s %lld", obj_name(o), (long long)*(const int64_t *)args[0]);
+	} else if (strcmp(m, "set_physics_interpolation_mode") == 0) {
+		record("interpolation_mode %s %lld", obj_name(o), (long long)*(const int64_t *)args[0]);
+	} else if (strcmp(m, "reset_physics_interpolation") == 0) {
+		record("reset_interpolation %s", obj_name(o));
+	} else if (strcmp(m, "set_visible") == 0) {
+		o->visible = *(const uint8_t *)args[0];
+		record("visible %s %s", obj_name(o), o->visible ? "true" : "false");
+	} else if (strcmp(m, "is_visible") == 0) {
+		*(uint8_t *)ret = o->visible;
+	} else if (strcmp(m, "set_global_transform") == 0) {
+		const float *t = args[0];
+		int two = strcmp(b->cls, "Node2D") == 0;
+		memcpy(o->xform, t, two ? 24 : 48);
+		if (two) {
+			record("transform2d %s %g %g", obj_name(o), t[4], t[5]);
+		} else {
+			record("transform3d %s %g %g %g", obj_name(o), t[9], t[10], t[11]);
+		}
+	} else if (strcmp(m, "get_global_transform") == 0) {
+		memcpy(ret, o->xform, strcmp(b->cls, "CanvasItem") == 0 ? 24 : 48);
+	} else if (strcmp(m, "get_modulate") == 0) {
+		memcpy(ret, o->modulate, 16);
+	} else if (strcmp(m, "set_modulate") == 0) {
+		memcpy(o->modulate, args[0], 16);
+		record("modulate %s %g", obj_name(o), o->modulate[3]);
 	}
 }
 
 static void method_call(void *mb, void *obj, const void **args, gdx_int argc, void *r_ret, gdx_call_error *err) {
 	fbind *b = mb;
-	(void)obj;
 	memset(r_ret, 0, sizeof(fvariant));
 	err->error = 0;
 	if (strcmp(b->method, "emit_signal") == 0) {
@@ -490,6 +657,11 @@ static void method_call(void *mb, void *obj, const void **args, gdx_int argc, vo
 		record("%s", line);
 		fvariant *r = r_ret;
 		r->type = T_INT; // Error OK
+		if (name->type == T_STRING_NAME && free_on_signal[0] && strcmp(sn_text(&name->v.p), free_on_signal) == 0) {
+			free_on_signal[0] = 0;
+			object_destroy(obj); // a handler that calls free() on the emitter
+			return;
+		}
 		// Like the engine: a signal nobody listens to answers ERR_UNAVAILABLE;
 		// "jammed" stands for any other failure (ERR_INVALID_PARAMETER).
 		if (name->type == T_STRING_NAME && strcmp(sn_text(&name->v.p), "unheard") == 0) {
@@ -530,7 +702,11 @@ static void register_method(void *lib, const void *cls, const gdx_method_info *m
 				m->arguments_metadata[i]);
 	}
 	if (m->has_return_value && n < (int)sizeof line) {
-		snprintf(line + n, sizeof line - (size_t)n, " -> %u", m->return_value_info->type);
+		n += snprintf(line + n, sizeof line - (size_t)n, " -> %u", m->return_value_info->type);
+		const char *rc = sn_text(m->return_value_info->class_name);
+		if (*rc && n < (int)sizeof line) {
+			snprintf(line + n, sizeof line - (size_t)n, " class=%s usage=%u", rc, m->return_value_info->usage);
+		}
 	}
 	record("%s", line);
 	// Keep the entry points so tests can call the method.
@@ -750,3 +926,30 @@ int fake_method_call(const char *cls, const char *name, void *obj, const void **
 	((call_fn)m->call)(m->userdata, ((fobject *)obj)->instance, args, argc, ret, err);
 	return 1;
 }
+
+// ---- scene helpers for tests ----
+void fake_set_double(int on) { double_build = on; }
+void fake_free_on_signal(const char *name) { snprintf(free_on_signal, sizeof free_on_signal, "%s", name); }
+
+void fake_set_name(void *obj, const char *name) { snprintf(((fobject *)obj)->name, sizeof ((fobject *)obj)->name, "%s", name); }
+
+void fake_add_child(void *parent, void *child) {
+	fobject *p = parent, *c = child;
+	if (p->nchildren < MAX_CHILDREN) {
+		p->children[p->nchildren++] = c;
+		c->parent = p;
+	}
+}
+
+static void set_tree(fobject *o, int on) {
+	o->in_tree = on;
+	for (int i = 0; i < o->nchildren; i++) {
+		set_tree(o->children[i], on);
+	}
+}
+void fake_set_in_tree(void *root, int on) { set_tree(root, on); }
+uint64_t fake_object_id(void *obj) { return ((fobject *)obj)->id; }
+int fake_alive(uint64_t id) { return object_from_id(id) != NULL; }
+int fake_visible(void *obj) { return ((fobject *)obj)->visible; }
+void fake_xform(void *obj, float *out) { memcpy(out, ((fobject *)obj)->xform, 48); }
+double fake_variant_get_float(const void *r) { return ((const fvariant *)r)->v.f; }
