@@ -253,7 +253,9 @@ const (
 // Phases lists every phase in flow order.
 var Phases = []Phase{PhaseLobby, PhaseHandshake, PhaseCountdown, PhasePlaying, PhaseResults}
 
-// RoomState is the whole visible state of a room, sent on every change.
+// RoomState is the whole visible state of a room, sent on every change;
+// the server merges changes into at most one every 100 ms (its default),
+// and the last one always arrives.
 type RoomState struct {
 	Code  string `json:"code"`
 	Rev   uint64 `json:"rev"` // increases with every change
