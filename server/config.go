@@ -102,6 +102,12 @@ type Config struct {
 	// IdleTimeout closes a connection from which no message arrived for
 	// this long (CodeTimeout). Clients ping every 2 s. Default 30 s.
 	IdleTimeout time.Duration
+	// TrustedProxies lists reverse proxies (addresses or CIDR prefixes,
+	// e.g. "10.0.0.0/8") whose X-Forwarded-For names the client for the
+	// per-address limits. Default none: the limits count the TCP peer,
+	// which behind a proxy is the proxy itself (all clients would share
+	// one address's limits).
+	TrustedProxies []string
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -185,6 +191,9 @@ func (c *Config) Validate() error {
 		return bad("IdleTimeout %v must be positive", d.IdleTimeout)
 	case d.MaxMessage < wire.MaxStateSize || d.MaxMessage < wire.ControlHeaderSize+1024:
 		return bad("MaxMessage %d below a state (%d) or a 1 KiB control frame", d.MaxMessage, wire.MaxStateSize)
+	}
+	if _, err := parseProxies(d.TrustedProxies); err != nil {
+		return fmt.Errorf("%w: TrustedProxies: %w", ErrInvalidConfig, err)
 	}
 	if err := d.Room.Validate(); err != nil {
 		return fmt.Errorf("%w: Room: %w", ErrInvalidConfig, err)

@@ -73,7 +73,7 @@ const slotSize = 1 + wire.MaxStateSize
 
 // serveWS is the /ws handler: one connection from accept to cleanup.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
-	addr := addrKey(r)
+	addr := s.clientAddr(r)
 	// Claim a place for the address before the upgrade, so that a flood
 	// of idle connections costs the server an HTTP answer each, no more.
 	s.mu.Lock()

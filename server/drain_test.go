@@ -172,6 +172,9 @@ func TestConfigValidate(t *testing.T) {
 		{"spread over grace", Config{DrainGrace: time.Second, CloseSpread: 2 * time.Second}, "CloseSpread 2s longer than DrainGrace 1s"},
 		{"tiny messages", Config{MaxMessage: 10}, "MaxMessage 10"},
 		{"bad room", Config{Room: roomCfg(func(c *roomConfig) { c.MaxPlayers = 999 })}, "Room: room: invalid config: MaxPlayers 999"},
+		{"bad proxy", Config{TrustedProxies: []string{"10.0.0.0/8", "proxy"}}, `TrustedProxies: trusted proxy "proxy"`},
+		{"no idle time-out", Config{IdleTimeout: -time.Second}, "IdleTimeout -1s"},
+		{"zero burst", Config{JoinFailBurst: -1}, "JoinFailBurst -1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 )
@@ -108,26 +110,75 @@ func (l *keyLimiter) size() int {
 	return len(l.buckets)
 }
 
-// addrKey is the key per-address limits use for a request: the remote IP,
-// with IPv6 addresses grouped by /64 (one subscriber usually holds a whole
-// /64, so per-address limits on single v6 addresses would be free to dodge).
-func addrKey(r *http.Request) string { return addrKeyOf(r.RemoteAddr) }
+// clientAddr is the key per-address limits use for a request: the remote
+// IP, with IPv6 addresses grouped by /64 (one subscriber usually holds a
+// whole /64, so limits on single v6 addresses would be free to dodge).
+// When the remote is a trusted proxy, the client is the rightmost address
+// in X-Forwarded-For that is not a trusted proxy itself (the ones to its
+// left are whatever the client chose to send).
+func (s *Server) clientAddr(r *http.Request) string {
+	ip, ok := remoteIP(r.RemoteAddr)
+	if !ok {
+		return r.RemoteAddr
+	}
+	if s.trusted(ip) {
+		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+		for i := len(hops) - 1; i >= 0; i-- {
+			hop, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+			if err != nil {
+				break // a malformed hop: trust nothing further left
+			}
+			if ip = hop.Unmap(); !s.trusted(ip) {
+				break
+			}
+		}
+	}
+	return addrKeyOf(ip)
+}
 
-func addrKeyOf(remote string) string {
+// trusted reports whether ip is one of Config.TrustedProxies.
+func (s *Server) trusted(ip netip.Addr) bool {
+	for _, p := range s.proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+func remoteIP(remote string) (netip.Addr, bool) {
 	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
 		host = remote
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	ip = ip.Unmap()
+	return ip.Unmap(), err == nil
+}
+
+// addrKeyOf is the limit key of ip: itself, or its /64 for IPv6.
+func addrKeyOf(ip netip.Addr) string {
 	if ip.Is6() {
-		p, err := ip.Prefix(64)
-		if err == nil {
+		if p, err := ip.Prefix(64); err == nil {
 			return p.String()
 		}
 	}
 	return ip.String()
+}
+
+// parseProxies parses Config.TrustedProxies: addresses or CIDR prefixes.
+func parseProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range list {
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		ip, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: not an address or CIDR prefix", v)
+		}
+		ip = ip.Unmap()
+		out = append(out, netip.PrefixFrom(ip, ip.BitLen()))
+	}
+	return out, nil
 }

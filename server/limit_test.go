@@ -1,10 +1,12 @@
 package server
 
 import (
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestKeyLimiter(t *testing.T) {
@@ -36,16 +38,33 @@ func TestKeyLimiter(t *testing.T) {
 	assert.Equal(t, 0, off.size())
 }
 
-func TestAddrKey(t *testing.T) {
-	cases := []struct{ remote, want string }{
-		{"127.0.0.1:5000", "127.0.0.1"},
-		{"[::ffff:10.0.0.1]:80", "10.0.0.1"},
-		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
-		{"[2001:db8:1:2:ffff::1]:443", "2001:db8:1:2::/64"},
-		{"[::1]:1", "::/64"},
-		{"pipe", "pipe"},
+func TestClientAddr(t *testing.T) {
+	proxies, err := parseProxies([]string{"10.0.0.0/8", "192.168.1.1", "::ffff:172.16.0.1"})
+	require.NoError(t, err)
+	s := &Server{proxies: proxies}
+	cases := []struct{ name, remote, xff, want string }{
+		{"v4", "127.0.0.1:5000", "", "127.0.0.1"},
+		{"v4 in v6", "[::ffff:203.0.113.1]:80", "", "203.0.113.1"},
+		{"v6 by /64", "[2001:db8:1:2:3:4:5:6]:443", "", "2001:db8:1:2::/64"},
+		{"v6 same /64", "[2001:db8:1:2:ffff::1]:443", "", "2001:db8:1:2::/64"},
+		{"untrusted remote: header ignored", "203.0.113.1:1", "198.51.100.7", "203.0.113.1"},
+		{"trusted proxy", "10.1.2.3:1", "198.51.100.7", "198.51.100.7"},
+		{"rightmost untrusted hop", "10.1.2.3:1", "1.1.1.1, 198.51.100.7, 192.168.1.1", "198.51.100.7"},
+		{"trusted proxy, no header", "192.168.1.1:1", "", "192.168.1.1"},
+		{"only proxies", "10.1.2.3:1", "10.9.9.9", "10.9.9.9"},
+		{"malformed hop", "10.1.2.3:1", "198.51.100.7, junk", "10.1.2.3"},
+		{"mapped proxy", "172.16.0.1:1", "2001:db8::1", "2001:db8::/64"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.remote, func(t *testing.T) { assert.Equal(t, tc.want, addrKeyOf(tc.remote)) })
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/ws", nil)
+			r.RemoteAddr = tc.remote
+			if tc.xff != "" {
+				r.Header.Set("X-Forwarded-For", tc.xff)
+			}
+			assert.Equal(t, tc.want, s.clientAddr(r))
+		})
 	}
+	_, err = parseProxies([]string{"nope"})
+	assert.ErrorContains(t, err, `trusted proxy "nope"`)
 }

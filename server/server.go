@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -93,8 +94,9 @@ type Server struct {
 	players  atomic.Int64 // seated players with a connection
 	nextConn atomic.Uint64
 
-	newIDs    *keyLimiter // tokenless hellos by address
-	joinFails *keyLimiter // failed joins by address
+	proxies   []netip.Prefix // read-only: Config.TrustedProxies
+	newIDs    *keyLimiter    // tokenless hellos by address
+	joinFails *keyLimiter    // failed joins by address
 
 	persist chan func(context.Context) // background storage writes (names): droppable
 	dropMu  sync.Mutex                 // guards the two below
@@ -134,6 +136,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	if s.m, err = metrics.New(s.reg); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
+	s.proxies, _ = parseProxies(c.TrustedProxies) // checked by Validate
 	var seed [16]byte
 	if _, err := crand.Read(seed[:]); err != nil {
 		return nil, fmt.Errorf("new server: seed room codes: %w", err)

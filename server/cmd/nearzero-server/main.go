@@ -49,7 +49,8 @@ type options struct {
 	noMotionChecks, version                                     bool
 	healthcheck                                                 bool // probe -addr's /healthz and exit (the image's HEALTHCHECK)
 
-	limits server.Config // per-address limits and idle time-out; only those fields
+	limits  server.Config // per-address limits and idle time-out; only those fields
+	proxies multi
 
 	worldBounds, worldBounds2D float64 // room.Config.WorldBounds, WorldBounds2D
 }
@@ -92,6 +93,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
 	fs.IntVar(&o.limits.JoinFailBurst, "join-fail-burst", server.DefaultJoinFailBurst, "failed joins one address may make at once")
 	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
+	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.BoolVar(&o.version, "version", false, "print the release, protocol and rules versions and exit")
 	fs.BoolVar(&o.healthcheck, "healthcheck", false, "GET /healthz of the server at -addr (127.0.0.1 for an unspecified host), exit 0 if ready, 1 if not")
 	fs.Usage = func() {
@@ -131,6 +133,7 @@ func (o *options) config() *server.Config {
 	c.MaxConnsPerAddr, c.MaxRoomsPerAddr, c.IdleTimeout = l.MaxConnsPerAddr, l.MaxRoomsPerAddr, l.IdleTimeout
 	c.NewIdentityRate, c.NewIdentityBurst = l.NewIdentityRate, l.NewIdentityBurst
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
+	c.TrustedProxies = o.proxies
 	return c
 }
 
