@@ -68,3 +68,17 @@ func BenchmarkAdd(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkPoseAtAfterAddAuto is BenchmarkPoseAtAfterAdd with Config.Auto:
+// every shadow drawing steps too, and the arrival scores them.
+func BenchmarkPoseAtAfterAddAuto(b *testing.B) {
+	p := newPredictor(b, Config{Auto: true})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		s := benchSample(i)
+		p.Add(PathDirect, s, s.Time+30*time.Millisecond)
+		p.PoseAt(s.Time + 35*time.Millisecond)
+		i++
+	}
+}
