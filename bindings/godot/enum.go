@@ -43,6 +43,9 @@ func (e *ClassEnum) typed(info argInfo) argInfo {
 		return info
 	}
 	info.class = e.Name()
+	if info.usage == 0 {
+		info.usage = UsageDefault // what registration would give it, as the engine's enum arguments have
+	}
 	info.usage |= UsageClassIsEnum
 	return info
 }

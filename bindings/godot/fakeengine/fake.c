@@ -860,6 +860,7 @@ void fake_notify(void *obj, int32_t what) {
 void *fake_instance(void *obj) { return ((fobject *)obj)->instance; }
 
 void fake_variant_int(void *r, int64_t i) { fvariant *v = r; memset(v, 0, sizeof *v); v->type = T_INT; v->v.i = i; }
+void fake_variant_bool(void *r, int b) { fvariant *v = r; memset(v, 0, sizeof *v); v->type = T_BOOL; v->v.b = (uint8_t)(b != 0); }
 void fake_variant_float(void *r, double f) { fvariant *v = r; memset(v, 0, sizeof *v); v->type = T_FLOAT; v->v.f = f; }
 void fake_variant_string(void *r, const char *s) {
 	fvariant *v = r;

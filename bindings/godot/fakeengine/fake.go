@@ -84,7 +84,8 @@ func Ptrcall(class, method string, obj unsafe.Pointer, args []unsafe.Pointer, re
 	return C.fake_method_ptrcall(c, m, obj, argv, ret) != 0
 }
 
-// Arg is one Variant argument of Call: an int64, a float64 or a string.
+// Arg is one Variant argument of Call: a bool, an int64, a float64 or a
+// string.
 type Arg any
 
 // Result is the outcome of Call.
@@ -109,6 +110,12 @@ func Call(class, method string, obj unsafe.Pointer, args ...Arg) (Result, bool) 
 	for i, a := range args {
 		v := unsafe.Add(vars, 24*i)
 		switch a := a.(type) {
+		case bool:
+			b := 0
+			if a {
+				b = 1
+			}
+			C.fake_variant_bool(v, C.int(b))
 		case int:
 			C.fake_variant_int(v, C.int64_t(a))
 		case int64:

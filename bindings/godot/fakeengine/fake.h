@@ -26,6 +26,7 @@ int fake_method_call(const char *cls, const char *name, void *obj, const void **
 
 void fake_variant_int(void *r, int64_t i);
 void fake_variant_float(void *r, double f);
+void fake_variant_bool(void *r, int b);
 void fake_variant_string(void *r, const char *s);
 int64_t fake_variant_get_int(const void *r);
 uint32_t fake_variant_get_type(const void *r);
