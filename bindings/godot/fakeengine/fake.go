@@ -134,7 +134,7 @@ func Call(class, method string, obj unsafe.Pointer, args ...Arg) (Result, bool) 
 	ok := C.fake_method_call(c, m, obj, (*unsafe.Pointer)(unsafe.Pointer(ptrs)), C.gdx_int(n), ret, &ce) != 0
 	r := Result{Error: int(ce.error), Argument: int(ce.argument), Expected: int(ce.expected),
 		Type: uint32(C.fake_variant_get_type(ret)), Int: int64(C.fake_variant_get_int(ret)),
-		Float: float64(C.fake_variant_get_float(ret)),
+		Float:  float64(C.fake_variant_get_float(ret)),
 		String: C.GoString(C.fake_variant_get_string(ret))}
 	C.fake_variant_destroy(ret)
 	for i := range args {
