@@ -13,6 +13,11 @@ extends Node2D
 @onready var address: LineEdit = $UI/Panel/Server/Address
 @onready var player_name: LineEdit = $UI/Panel/Server/Name
 @onready var code: LineEdit = $UI/Panel/Room/Code
+# Names of the NetRoom.Phase values, for the status line.
+const PHASES := {
+	NetRoom.PHASE_LOBBY: "lobby", NetRoom.PHASE_HANDSHAKE: "handshake", NetRoom.PHASE_COUNTDOWN: "countdown",
+	NetRoom.PHASE_PLAYING: "playing", NetRoom.PHASE_RESULTS: "results",
+}
 @onready var status: Label = $UI/Panel/Status
 @onready var players: Label = $UI/Panel/Players
 
@@ -33,7 +38,7 @@ func _ready() -> void:
 	room.player_left.connect(func(_slot): _list_players())
 	room.player_updated.connect(func(_slot): _list_players())
 	room.player_spawned.connect(_on_spawned)
-	room.phase_changed.connect(func(phase, _next): _show("Phase: " + phase))
+	room.phase_changed.connect(func(phase, _next): _show("Phase: " + PHASES.get(phase, "none")))
 	_headless_args()
 
 

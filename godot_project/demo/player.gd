@@ -15,7 +15,7 @@ var bot_angle := 0.0
 
 
 func _ready() -> void:
-	if not net.is_local:
+	if not net.is_local():
 		body.color = Color(1.0, 0.6, 0.3)
 		# A remote copy does not push the local player around: the demo
 		# keeps it out of physics (a game would follow net.collidable).
@@ -24,7 +24,7 @@ func _ready() -> void:
 
 
 func _physics_process(delta: float) -> void:
-	if not net.is_local:
+	if not net.is_local():
 		return  # a remote copy: NetPredictor moves it
 	var dir := Input.get_vector("ui_left", "ui_right", "ui_up", "ui_down")
 	if bot:

@@ -17,19 +17,30 @@ func _initialize() -> void:
 			for p in ClassDB.class_get_property_list(cls, true):
 				if p.usage & (PROPERTY_USAGE_GROUP | PROPERTY_USAGE_SUBGROUP | PROPERTY_USAGE_CATEGORY):
 					continue
-				props[p.name] = {"type": p.type, "hint": p.hint, "hint_string": p.hint_string, "usage": p.usage}
+				props[p.name] = {"type": p.type, "hint": p.hint, "hint_string": p.hint_string, "usage": p.usage,
+					"class_name": str(p.class_name)}
 			info.properties = props
 			var sigs := {}
 			for s in ClassDB.class_get_signal_list(cls, true):
 				var args := []
 				for a in s.args:
-					args.append({"name": a.name, "type": a.type})
+					args.append({"name": a.name, "type": a.type, "class_name": str(a.class_name)})
 				sigs[s.name] = args
 			info.signals = sigs
 			var methods := []
+			var returns := {}
 			for m in ClassDB.class_get_method_list(cls, true):
 				methods.append(m.name)
+				returns[m.name] = str(m.get("return", {}).get("class_name", ""))
 			info.methods = methods
+			info.returns = returns
+			var enums := {}
+			for e in ClassDB.class_get_enum_list(cls, true):
+				var values := {}
+				for c in ClassDB.class_get_enum_constants(cls, e, true):
+					values[c] = ClassDB.class_get_integer_constant(cls, c)
+				enums[e] = values
+			info.enums = enums
 			# Defaults as the editor sees them: a fresh instance's values.
 			var obj = ClassDB.instantiate(cls)
 			var defaults := {}

@@ -71,7 +71,7 @@ func _log(msg: String) -> void:
 
 
 func _on_joined(code: String, slot: int) -> void:
-	_log("room_joined %s slot %d (local predictor is_local=%s)" % [code, slot, net.is_local])
+	_log("room_joined %s slot %d (local predictor is_local=%s)" % [code, slot, net.is_local()])
 	if role == "mover":
 		var f := FileAccess.open(out_dir.path_join("code.txt"), FileAccess.WRITE)
 		f.store_string(code)
@@ -83,7 +83,7 @@ func circle(t: float) -> Vector3:
 
 
 func _physics_process(_delta: float) -> void:
-	if role != "mover" or not room.is_synced:
+	if role != "mover" or not room.is_synced():
 		return
 	# Position as a function of the physics frame's server time: the time
 	# the NetPredictor stamps this frame's sample with.
@@ -108,17 +108,17 @@ func _process(delta: float) -> void:
 	if done:
 		return
 	var remote := room.get_player_node(0)
-	if remote == null or not room.is_synced:
+	if remote == null or not room.is_synced():
 		return
 	var pred: NetPredictor = remote.get_node("NetPredictor")
-	if pred.is_hidden:
+	if pred.is_hidden():
 		return
 	var t := room.server_time()
 	if record_start < 0:
 		record_start = t
 		_log("recording")
 	var p := (remote as Node3D).global_position
-	track.append([t, p.x, p.y, p.z, pred.debug_age_ms, pred.debug_correction, 1 if pred.is_ghost else 0])
+	track.append([t, p.x, p.y, p.z, pred.debug_age_ms, pred.debug_correction, 1 if pred.is_ghost() else 0])
 	if t - record_start >= record_for:
 		var f := FileAccess.open(out_dir.path_join("track.json"), FileAccess.WRITE)
 		f.store_string(JSON.stringify({"radius": radius, "omega": omega, "rtt_ms": room.rtt_ms,

@@ -181,13 +181,19 @@ type classFacts struct {
 	Exists     bool   `json:"exists"`
 	Parent     string `json:"parent"`
 	Properties map[string]struct {
-		Type  int `json:"type"`
-		Hint  int `json:"hint"`
-		Usage int `json:"usage"`
+		Type      int    `json:"type"`
+		Hint      int    `json:"hint"`
+		Usage     int    `json:"usage"`
+		ClassName string `json:"class_name"`
 	} `json:"properties"`
-	Signals  map[string][]struct{ Name string } `json:"signals"`
-	Methods  []string                           `json:"methods"`
-	Defaults map[string]string                  `json:"defaults"`
+	Signals map[string][]struct {
+		Name      string
+		ClassName string `json:"class_name"`
+	} `json:"signals"`
+	Methods  []string                    `json:"methods"`
+	Returns  map[string]string           `json:"returns"`
+	Enums    map[string]map[string]int64 `json:"enums"`
+	Defaults map[string]string           `json:"defaults"`
 }
 
 const usageReadOnly = 1 << 28
@@ -209,7 +215,7 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 		assert.Equal(t, "Node", c.Parent, name)
 	}
 	for _, p := range []string{"server_address", "display_name", "player_scene", "spawn_path", "lag_enabled",
-		"lag_latency_ms", "lag_jitter_ms", "lag_loss_percent", "room_code", "local_slot", "phase", "is_synced"} {
+		"lag_latency_ms", "lag_jitter_ms", "lag_loss_percent", "room_code", "local_slot", "phase", "synced", "status", "host", "version"} {
 		assert.Contains(t, room.Properties, p, "NetRoom.%s", p)
 	}
 	assert.NotZero(t, room.Properties["room_code"].Usage&usageReadOnly, "room_code is read-only")
@@ -229,9 +235,26 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 		}
 	}
 	for _, m := range []string{"create_room", "join_room", "leave_room", "set_ready", "report_loaded",
-		"report_in_position", "start_round", "vote_restart", "set_display_name", "server_time", "get_players"} {
+		"report_in_position", "start_round", "vote_restart", "set_display_name", "server_time", "get_players",
+		"is_synced", "is_host"} {
 		assert.Contains(t, room.Methods, m, "NetRoom.%s", m)
 	}
+	// Class enums, typed on properties and signal arguments.
+	assert.Equal(t, map[string]int64{"VEHICLE": 0, "CHARACTER": 1, "CUSTOM": 2}, pred.Enums["MotionProfile"])
+	assert.Equal(t, int64(3), room.Enums["Status"]["STATUS_RECONNECTING"])
+	assert.Equal(t, int64(0), room.Enums["Phase"]["PHASE_LOBBY"])
+	assert.Equal(t, int64(4004), room.Enums["RoomError"]["ERROR_ROOM_FULL"])
+	assert.Equal(t, "NetRoom.Status", room.Properties["status"].ClassName)
+	assert.Equal(t, "NetRoom.Phase", room.Properties["phase"].ClassName)
+	assert.Equal(t, "NetPredictor.MotionProfile", pred.Properties["motion_profile"].ClassName)
+	if args := room.Signals["room_error"]; assert.Len(t, args, 2) {
+		assert.Equal(t, "NetRoom.RoomError", args[0].ClassName)
+	}
+	if args := room.Signals["phase_changed"]; assert.Len(t, args, 2) {
+		assert.Equal(t, "NetRoom.Phase", args[0].ClassName)
+	}
+	assert.Equal(t, "NetRoom", pred.Returns["get_room"], "get_room is typed")
+	assert.Equal(t, "3", room.Defaults["process_mode"], "NetRoom processes while paused")
 
 	// Every §6 duration, with its default, and the debug figures read-only.
 	for p, def := range map[string]string{
@@ -241,7 +264,8 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 	} {
 		assert.Equal(t, def, pred.Defaults[p], "NetPredictor.%s default", p)
 	}
-	for _, p := range []string{"debug_age_ms", "debug_correction", "debug_path", "debug_jitter_ms", "is_local"} {
+	assert.Contains(t, pred.Methods, "is_local")
+	for _, p := range []string{"debug_age_ms", "debug_correction", "debug_path", "debug_jitter_ms", "local", "ghost", "hidden"} {
 		if assert.Contains(t, pred.Properties, p) {
 			assert.NotZero(t, pred.Properties[p].Usage&usageReadOnly, "NetPredictor.%s is read-only", p)
 		}
