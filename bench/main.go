@@ -9,7 +9,7 @@
 //	go run ./bench -ablate            extra rows with one estimator made perfect at a time
 //	go run ./bench -trace DIR         per-frame CSV and PNG plots
 //	go run ./bench -scenario direct-50 -seed 7
-//	go run ./bench -holdout           the table on the hold-out seed
+//	go run ./bench -holdout           the table on the hold-out seeds, averaged
 //
 // See bench/README.md for what each column means.
 package main
@@ -21,6 +21,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,8 +50,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	traceDir := fs.String("trace", "", "write per-frame CSV traces and PNG plots into this directory")
 	scenario := fs.String("scenario", "", "run only this scenario (comma-separated names allowed)")
 	seed := fs.Uint64("seed", netbench.TuneSeed, "random seed; same seed, same numbers (settings were tuned on seeds 1-3)")
-	holdout := fs.Bool("holdout", false, fmt.Sprintf("run on the hold-out seed %d, never used for tuning (overrides -seed)",
-		netbench.HoldoutSeed))
+	seeds := fs.String("seeds", "", "run on each of these comma-separated seeds and average the rows (overrides -seed)")
+	holdout := fs.Bool("holdout", false, fmt.Sprintf("the hold-out table: -seeds %s, never used for tuning",
+		joinSeeds(netbench.HoldoutSeeds)))
 	dur := fs.Duration("duration", 0, "measured length of each run (default "+netbench.DefaultDuration.String()+")")
 	inputs := fs.String("inputs", "", "replay recorded bot inputs from this CSV file")
 	record := fs.String("record", "", "record the bots' inputs to this CSV file (needs a single -scenario)")
@@ -66,7 +68,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	if *holdout {
-		*seed = netbench.HoldoutSeed
+		*seeds = joinSeeds(netbench.HoldoutSeeds)
+	}
+	var seedList []uint64
+	for _, f := range strings.Split(*seeds, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			return fmt.Errorf("-seeds: %w", err)
+		}
+		seedList = append(seedList, v)
 	}
 	o := netbench.TableOptions{Options: netbench.Options{Seed: *seed, Duration: *dur, Quick: *quick,
 		Trace: *traceDir != ""}, Ablate: *ablate}
@@ -113,9 +126,30 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	rows, traces, err := netbench.RunTable(o, progress)
-	if err != nil {
-		return err
+	var rows []netbench.Row
+	var traces []netbench.Trace
+	if len(seedList) > 0 {
+		if o.Trace || o.Record != nil {
+			return errors.New("-seeds and -holdout take no -trace or -record")
+		}
+		var runs [][]netbench.Row
+		for _, sd := range seedList {
+			o.Seed = sd
+			r, _, err := netbench.RunTable(o, progress)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		var err error
+		if rows, err = netbench.AverageRows(runs); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if rows, traces, err = netbench.RunTable(o, progress); err != nil {
+			return err
+		}
 	}
 	wall := time.Since(start)
 
@@ -147,11 +181,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 	runs := 0
 	for i, r := range rows {
 		if i == 0 || r.Scenario != rows[i-1].Scenario || r.Variant != rows[i-1].Variant {
-			sim += r.SimSeconds
-			runs++
+			k := float64(max(r.Seeds, 1))
+			sim += r.SimSeconds * k
+			runs += int(k)
 		}
 	}
 	fmt.Fprintf(stdout, "\n%d runs, %.0f simulated seconds in %.2f s wall (%.0fx real time overall)\n",
 		runs, sim, wall.Seconds(), sim/wall.Seconds())
 	return nil
+}
+
+// joinSeeds writes seeds as a -seeds value.
+func joinSeeds(seeds []uint64) string {
+	var b strings.Builder
+	for i, s := range seeds {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatUint(s, 10))
+	}
+	return b.String()
 }

@@ -43,6 +43,17 @@ func TestRunTextTraceAndRecord(t *testing.T) {
 	assert.Contains(t, again.String(), `"scenario":"direct-50"`)
 }
 
+func TestRunSeeds(t *testing.T) {
+	var out, errs bytes.Buffer
+	require.NoError(t, run([]string{"-scenario", "direct-20", "-duration", "2s", "-seeds", "3,4", "-json"}, &out, &errs))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2*len(netbench.Methods), "one averaged row per entity and method")
+	var row map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &row))
+	assert.Equal(t, float64(2), row["seeds"])
+	assert.Error(t, run([]string{"-seeds", "x"}, &out, &errs))
+}
+
 func TestRunErrors(t *testing.T) {
 	var out, errs bytes.Buffer
 	assert.ErrorContains(t, run([]string{"-scenario", "nope"}, &out, &errs), "no scenario")

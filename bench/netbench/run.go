@@ -125,6 +125,7 @@ type Row struct {
 	Method   string `json:"method"`
 	Variant  string `json:"variant,omitempty"`
 	Seed     uint64 `json:"seed"`
+	Seeds    int    `json:"seeds,omitempty"` // runs averaged (AverageRows), 0 for one
 	Frames   int    `json:"frames"`
 
 	Mean float64 `json:"mean_m"`

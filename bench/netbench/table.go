@@ -102,6 +102,69 @@ func RunTable(o TableOptions, progress func(done, total int)) ([]Row, []Trace, e
 	return rows, traces, nil
 }
 
+// AverageRows averages runs of the same table on different seeds (each a
+// RunTable result, in the same order): every numeric column is the mean
+// over the seeds (percentiles too: a mean of per-run percentiles), frames
+// are summed, Seed is the first run's and Seeds the number of runs.
+func AverageRows(runs [][]Row) ([]Row, error) {
+	if len(runs) == 0 {
+		return nil, nil
+	}
+	out := make([]Row, len(runs[0]))
+	for i := range out {
+		r := runs[0][i]
+		n := float64(len(runs))
+		avg := func(get func(*Row) *float64) {
+			var sum float64
+			for _, run := range runs {
+				sum += *get(&run[i])
+			}
+			*get(&r) = sum / n
+		}
+		frames := 0
+		for _, run := range runs {
+			if len(run) != len(out) || run[i].Scenario != r.Scenario || run[i].Entity != r.Entity ||
+				run[i].Method != r.Method || run[i].Variant != r.Variant {
+				return nil, fmt.Errorf("netbench: AverageRows: runs of different tables")
+			}
+			frames += run[i].Frames
+		}
+		for _, f := range []func(*Row) *float64{
+			func(x *Row) *float64 { return &x.Mean }, func(x *Row) *float64 { return &x.P50 },
+			func(x *Row) *float64 { return &x.P95 }, func(x *Row) *float64 { return &x.P99 },
+			func(x *Row) *float64 { return &x.Max }, func(x *Row) *float64 { return &x.AlongP50 },
+			func(x *Row) *float64 { return &x.AlongP95 }, func(x *Row) *float64 { return &x.AlongMax },
+			func(x *Row) *float64 { return &x.SideP50 }, func(x *Row) *float64 { return &x.SideP95 },
+			func(x *Row) *float64 { return &x.SideMax }, func(x *Row) *float64 { return &x.Bias },
+			func(x *Row) *float64 { return &x.Wobble }, func(x *Row) *float64 { return &x.ReversalsPerMin },
+			func(x *Row) *float64 { return &x.JumpsPerMin }, func(x *Row) *float64 { return &x.PopsPerMin },
+			func(x *Row) *float64 { return &x.OffPathP95 }, func(x *Row) *float64 { return &x.OffPathMax },
+			func(x *Row) *float64 { return &x.PastCapShare }, func(x *Row) *float64 { return &x.SlideMSPerS },
+			func(x *Row) *float64 { return &x.PathGapMS }, func(x *Row) *float64 { return &x.DirectShare },
+			func(x *Row) *float64 { return &x.MeanAgeMS }, func(x *Row) *float64 { return &x.WallSeconds },
+		} {
+			avg(f)
+		}
+		for _, sp := range []func(*Row) **float64{
+			func(x *Row) **float64 { return &x.SplitTiming }, func(x *Row) **float64 { return &x.SplitPredictor },
+			func(x *Row) **float64 { return &x.SplitStale }, func(x *Row) **float64 { return &x.SplitSmoothing },
+		} {
+			if *sp(&r) == nil {
+				continue
+			}
+			var sum float64
+			for _, run := range runs {
+				sum += **sp(&run[i])
+			}
+			v := sum / n
+			*sp(&r) = &v
+		}
+		r.Frames, r.Seeds = frames, len(runs)
+		out[i] = r
+	}
+	return out, nil
+}
+
 // WriteJSON writes one JSON object per row, one per line.
 func WriteJSON(w io.Writer, rows []Row) error {
 	enc := json.NewEncoder(w)

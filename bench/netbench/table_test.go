@@ -287,3 +287,18 @@ func TestRecordAndReplay(t *testing.T) {
 	assert.ErrorIs(t, err, ErrRecording)
 	assert.ErrorContains(t, err, "line 1,", "no header: the first row is line 1")
 }
+
+func TestAverageRows(t *testing.T) {
+	a := []Row{{Scenario: "s", Entity: "e", Method: MethodNearzero, Frames: 10, Mean: 1, P95: 2}}
+	b := []Row{{Scenario: "s", Entity: "e", Method: MethodNearzero, Frames: 30, Mean: 3, P95: 4}}
+	avg, err := AverageRows([][]Row{a, b})
+	require.NoError(t, err)
+	require.Len(t, avg, 1)
+	assert.Equal(t, 40, avg[0].Frames)
+	assert.Equal(t, 2, avg[0].Seeds)
+	assert.InDelta(t, 2, avg[0].Mean, 1e-12)
+	assert.InDelta(t, 3, avg[0].P95, 1e-12)
+	b[0].Method = MethodSnap
+	_, err = AverageRows([][]Row{a, b})
+	assert.Error(t, err, "rows of different tables")
+}
