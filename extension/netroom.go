@@ -306,6 +306,9 @@ func (n *NetRoom) physicsServerTime() float64 {
 // valid until its next Update: ExitTree does not update while apply runs.
 func (n *NetRoom) apply(evs []netroom.Event) bool {
 	n.applying = true
+	// n's Go value outlives its engine object, so this write is safe even
+	// after a free; only engine calls on n are not.
+	defer func() { n.applying = false }()
 	for i := range evs {
 		e := &evs[i]
 		var err error
@@ -349,13 +352,12 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 			err = n.despawn(e.Slot)
 		}
 		if !n.alive() {
-			return false // n is freed: not even applying may be written
+			return false // n's engine object is freed: no more engine calls on it
 		}
 		if err != nil {
 			godot.PrintErrorf("NetRoom: signal %s: %v", e.Kind, err)
 		}
 	}
-	n.applying = false
 	return true
 }
 

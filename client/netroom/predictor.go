@@ -81,7 +81,6 @@ type Predictor struct {
 	local   *Local
 	claimed bool // local holds the room's claim
 	dirty   bool // settings changed since remote/local were made or set
-	rebuild bool // the dimension changed: make a new Remote or Local
 	search  int  // physics frames until the next room search
 	pushSeq wire.Seq
 	states  uint64
@@ -140,7 +139,7 @@ func (p *Predictor) SendRate() float64 { return p.sendRate }
 
 // SetSendRate sets the states sent per second (applies before the next
 // physics frame).
-func (p *Predictor) SetSendRate(hz float64) { p.sendRate, p.dirty, p.rebuild = hz, true, true }
+func (p *Predictor) SetSendRate(hz float64) { p.sendRate, p.dirty = hz, true }
 
 // ApplyVisibility reports whether the root is hidden and faded by the
 // predictor.
@@ -184,7 +183,7 @@ func (p *Predictor) BindRemote(room *Room, slot int) {
 // kind rebuilds the Remote or Local before its next use.
 func (p *Predictor) SetDim(d Dim) {
 	if d != p.dim {
-		p.dim, p.dirty, p.rebuild = d, true, true
+		p.dim, p.dirty = d, true
 	}
 }
 
@@ -279,14 +278,13 @@ func (p *Predictor) build() {
 	p.dirty = false
 	switch p.mode {
 	case ModeRemote, ModeFed:
-		if p.remote != nil && !p.rebuild {
+		if p.remote != nil && p.remote.Config().Dim2D == (p.dim == Dim2D) {
 			// Keep the samples and the smoothing: only the settings change.
 			if err := p.remote.SetConfig(p.predictConfig()); err != nil {
 				p.report(fmt.Errorf("%w; keeping the previous settings", err))
 			}
 			return
 		}
-		p.rebuild = false
 		rem, err := NewRemote(p.predictConfig())
 		if err != nil {
 			p.report(fmt.Errorf("%w; using the defaults", err))
@@ -300,7 +298,9 @@ func (p *Predictor) build() {
 		}
 		p.remote = rem
 	case ModeLocal:
-		p.rebuild = false
+		if p.local != nil && p.local.Config().Dim2D == (p.dim == Dim2D) && p.local.Config().Rate == p.sendRate {
+			return // the sender's settings are unchanged: keep its history
+		}
 		loc, err := NewLocal(sender.Config{Dim2D: p.dim == Dim2D, Rate: p.sendRate})
 		if err != nil {
 			p.report(fmt.Errorf("%w; using the defaults", err))

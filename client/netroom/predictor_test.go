@@ -114,7 +114,10 @@ func TestPredictorSettingsKeepHistory(t *testing.T) {
 	assert.Empty(t, p.Errors())
 	assert.Equal(t, 2*time.Second, rem.Config().CoastUntil, "the last valid settings stay")
 
-	p.SetDim(Dim3D)
+	p.SetSendRate(30)
+	p.Frame(63500 * time.Microsecond)
+	assert.Same(t, rem, p.remote, "the send rate is the local side's")
+	p.SetDim(Dim2D)
 	p.Frame(64 * time.Millisecond)
 	assert.NotSame(t, rem, p.remote, "a new dimension needs a new predictor")
 }
