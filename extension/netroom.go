@@ -328,7 +328,9 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 		case netroom.EventLeft:
 			err = sigRoomLeft.Emit(n)
 		case netroom.EventError:
-			godot.PrintErrorf("NetRoom: %s", e.Text) // also in the console, for a bug report
+			if e.Internal {
+				godot.PrintErrorf("NetRoom: %s", e.Text) // a bug: also in the console, for a report
+			}
 			err = sigRoomError.Emit(n, int64(e.Code), e.Text)
 		case netroom.EventPlayerJoined:
 			err = sigPlayerJoined.Emit(n, int64(e.Slot), e.Text)

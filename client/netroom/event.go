@@ -91,6 +91,9 @@ type Event struct {
 	Phase   protocol.Phase
 	Next    time.Duration // server clock
 	Results *protocol.Results
+	// Internal marks an EventError made from a recovered panic (a bug,
+	// client.ErrPanic or ErrPanic), worth a line in the console.
+	Internal bool
 }
 
 // Phases lists the room phases in the order of the NetRoom.Phase enum

@@ -32,6 +32,7 @@ func TestPanicInRequestIsAnError(t *testing.T) {
 	assert.Equal(t, CodeLocal, errs[0].Code)
 	assert.Contains(t, errs[0].Text, "create broke")
 	assert.Contains(t, errs[0].Text, "internal error")
+	assert.True(t, errs[0].Internal)
 	require.NoError(t, h.room.Create(), "not left busy")
 }
 

@@ -624,7 +624,8 @@ func errorEvent(err error) Event {
 		text = fmt.Sprintf("update required: this game speaks nearzero protocol %d, rules %d, and the server another version (%s)",
 			wire.ProtocolVersion, wire.RulesVersion, text)
 	}
-	return Event{Kind: EventError, Code: code, Text: text}
+	return Event{Kind: EventError, Code: code, Text: text,
+		Internal: errors.Is(err, ErrPanic) || errors.Is(err, client.ErrPanic)}
 }
 
 func (r *Room) applyResult(res *opResult) {
