@@ -36,6 +36,12 @@
 //		return "hello " + name + " from " + g.Parent().Name()
 //	}
 //
+// Integer enums of the class (Greeter.Mood) are declared with Enum and
+// Value; OfEnum, ArgEnum and ReturnEnum type properties, arguments, returns
+// and signal arguments with them, as the engine's own enums are typed.
+// Getter renames a property's getter (is_<name> for booleans, the engine's
+// way), ReturnClass narrows an object return to a class of the library.
+//
 // Register queues the class; it is registered at SCENE init (with its
 // methods, then properties and groups in order, signals and constants) and
 // unregistered at SCENE deinit, children before parents. OnSceneInit and
