@@ -1,6 +1,7 @@
 package netroom
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,6 +52,10 @@ const (
 	Dim3D
 	Dim2D
 )
+
+// ErrLocalPush indicates a state pushed by hand to the local player's
+// entity, which is sampled from its root instead.
+var ErrLocalPush = errors.New("netroom: push_state on the local player's entity is ignored")
 
 // SearchEvery is how many physics frames an unbound NetPredictor waits
 // between looks for a NetRoom.
@@ -420,7 +425,7 @@ func (p *Predictor) Push(localTime time.Duration, pos geom.Vec3, rot geom.Quat, 
 		p.build()
 	}
 	if !p.Draws() {
-		return fmt.Errorf("netroom: push_state on the local player's entity is ignored")
+		return ErrLocalPush
 	}
 	if p.dirty || p.remote == nil {
 		p.build()

@@ -47,7 +47,7 @@ func TestPredictorModes(t *testing.T) {
 	pose, ch := fed.Frame(time.Millisecond)
 	assert.True(t, pose.Valid)
 	assert.NotZero(t, ch&ChangeHidden, "shown on its first state")
-	assert.Error(t, unbound.Push(0, geom.Vec3{}, geom.Identity, geom.Vec3{}, 0), "not on the local entity")
+	assert.ErrorIs(t, unbound.Push(0, geom.Vec3{}, geom.Identity, geom.Vec3{}, 0), ErrLocalPush, "not on the local entity")
 }
 
 // TestPredictorSecondEntity: a second NetPredictor for one player is
