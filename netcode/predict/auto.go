@@ -7,33 +7,36 @@ import (
 	"github.com/nearzero/nearzero/netcode/geom"
 )
 
-// Auto (Config.Auto) tunes the prediction to the mover and the link, per
-// path, from the predictor's own data.
+// Auto (Config.Auto) tunes the drawing to the mover and the link, per
+// entity, from the states the predictor receives and nothing else.
 //
-// Every Auto predictor draws the entity a render lag L behind the present:
-// the newest sample is carried forward by its age minus L (interpolated
-// between samples when L is longer than the age). L = 0 is full
-// extrapolation to the present; L = the data age is snap-on-arrival; longer
-// is an interpolation buffer. For a mover that keeps its course, L = 0 is
-// exact. For one that turns without warning, extrapolating the whole age
-// overshoots every turn by up to twice the speed times the age; holding
-// back trades that tail for a steady lag (PREDICTOR-NOTES.md: the
-// expected-position answer extrapolates less than the age, by
-// (1-e^{-λa})/λ for a mover that turns at rate λ).
+// A drawing has four settings here:
+//   - the render lag L: the entity is drawn as predicted for now - L. L = 0
+//     is full extrapolation to the present; L at the data age is
+//     snap-on-arrival; longer is an interpolation buffer. For a mover that
+//     keeps its course L = 0 is exact; for one that turns without warning,
+//     extrapolating the whole age overshoots every turn by up to twice the
+//     speed times the age, and holding back trades that tail for a steady
+//     lag (PREDICTOR-NOTES.md: (1-e^{-λa})/λ rather than a);
+//   - the smoothing time constant tau (1 ms is practically none);
+//   - whether corrections are bounded by Config.MaxCorrectionSpeed (a late
+//     turn joined in a glide rather than a pop);
+//   - the model: velocity, acceleration and turn rate, or velocity alone
+//     (for movers whose acceleration and turn rate change faster than the
+//     data age).
 //
-// Which L serves best is learned online. Every arrival is a free label: the
-// new sample says where the entity truly was at its time t, and the buffer
-// says what each candidate lag would have drawn for t from the samples that
-// had arrived by t. Each candidate's squared error goes into an
-// exponentially weighted mean (autoWindow arrivals); the lag aimed at is the
-// score-weighted blend of the candidates near the best, within
-// [0, autoMaxLag], and the drawn lag slides toward it at autoSlew (a playback
-// speed of 0.9x to 1.1x), so retuning never jolts the entity.
-//
-// Auto also bounds how fast a correction may move the drawn entity
-// (Config.MaxCorrectionSpeed defaults to autoCorrectionSpeed in 3D and
-// autoCorrectionSpeed2D in 2D): a late turn is then joined in a smooth
-// glide, never in a pop.
+// Every combination is a shadow: a copy of the drawing (raw prediction plus
+// faded corrections, exactly as PoseAt does it) stepped frame by frame
+// from the same data, its drawn positions kept for autoHist frames. Every
+// arrival is a free label: the new sample says where the entity truly was
+// at its time, and each shadow is scored on where it drew it then (the
+// error's length, plus Config.AutoPopCost for every frame in which the
+// shadow popped: moved unlike its own prediction and unlike any velocity the
+// entity was seen with lately), in an exponentially weighted mean over
+// autoWindow arrivals. The real drawing takes the best shadow's settings;
+// the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
+// never jolts the entity. An entity costs about 5 µs a frame more and
+// 130 kB of shadows.
 
 // autoLags are the candidate render lags, and autoTaus the candidate
 // smoothing time constants: every pair is a shadow, a virtual copy of the
@@ -41,18 +44,26 @@ import (
 var (
 	autoLags = [...]time.Duration{0, 15 * time.Millisecond, 30 * time.Millisecond, 50 * time.Millisecond,
 		75 * time.Millisecond, 110 * time.Millisecond, 160 * time.Millisecond}
-	autoTaus = [...]time.Duration{15 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	autoTaus = [...]time.Duration{time.Millisecond, 15 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
 	// autoCapped: with MaxCorrectionSpeed, or fading freely.
 	autoCapped = [...]bool{true, false}
+	// autoVelOnly: the full model, or velocity alone (for movers whose
+	// acceleration and turn rate change faster than the data age).
+	autoVelOnly = [...]bool{false, true}
 )
 
 const (
 	numAutoLags = len(autoLags)
-	numShadows  = len(autoLags) * len(autoTaus) * len(autoCapped)
+	numPerModel = len(autoLags) * len(autoTaus) * len(autoCapped)
+	numShadows  = numPerModel * len(autoVelOnly)
 	// autoHist is how many frames of each shadow's drawing are kept to be
 	// judged when the truth for them arrives: 0.67 s at 60 Hz, more than
 	// any data age the predictor extrapolates fully.
 	autoHist = 40
+	// autoSeen is how many recent sample velocities the pop test keeps,
+	// and autoSeenFor how old they may be.
+	autoSeen    = 8
+	autoSeenFor = 500 * time.Millisecond
 	// autoWindow is the number of arrivals the scores average over
 	// (exponentially): about 2 s at 60 Hz.
 	autoWindow = 120
@@ -61,14 +72,15 @@ const (
 	// autoMinLabels is how many scored arrivals a predictor needs before
 	// it leaves its start (lag 0, Config.SmoothingTau).
 	autoMinLabels = 30
-	// autoPopStep is the fade step in one frame (m; autoPopStep2D px)
-	// that counts as a pop, and autoPopCost what one costs in a shadow's
-	// score, in squared metres (px² in 2D): a pop weighs like being 1 m off
-	// for one arrival.
+	// autoPopStep is how far (m; autoPopStep2D px) a shadow's frame move
+	// may depart from its prediction's own move and from every move the
+	// entity was seen to make before it counts as a pop; autoPopCost is the
+	// default Config.AutoPopCost (m; autoPopCost2D px): a pop weighs like
+	// being that far off at one arrival.
 	autoPopStep   = 0.09
 	autoPopStep2D = 2.9
-	autoPopCost   = 1.0
-	autoPopCost2D = 1024.0
+	autoPopCost   = 0.5
+	autoPopCost2D = 16.0
 	// autoCorrectionSpeed is the default MaxCorrectionSpeed of an Auto
 	// predictor: 5 m/s, 83 mm a frame at 60 Hz.
 	autoCorrectionSpeed = 5.0
@@ -81,6 +93,14 @@ type autoState struct {
 	off   [numShadows]geom.Vec3 // each shadow's smoothing offset
 	score [numShadows]float64   // EWMA of each shadow's squared error plus its pops' cost
 	pops  [numShadows]int       // each shadow's pops since the last label
+	// prevRaw is each model's and lag's raw prediction at the last frame.
+	prevRaw [len(autoVelOnly)][numAutoLags]geom.Vec3
+	// seen are the velocities of the newest samples (seenT their times),
+	// the moves the entity was seen to make: a shadow's frame move far from
+	// all of them and from its own prediction's is a pop.
+	seen  [autoSeen]geom.Vec3
+	seenT [autoSeen]time.Duration
+	seenI int
 	hist  [autoHist]struct {
 		t     time.Duration
 		drawn [numShadows]geom.Vec3
@@ -94,10 +114,14 @@ type autoState struct {
 	slid      bool
 }
 
-// shadowLag, shadowTau and shadowCapped are shadow i's settings.
-func shadowLag(i int) time.Duration { return autoLags[i/(len(autoTaus)*len(autoCapped))] }
-func shadowTau(i int) time.Duration { return autoTaus[i/len(autoCapped)%len(autoTaus)] }
+// shadowLag, shadowTau, shadowCapped and shadowVelOnly are shadow i's
+// settings.
+func shadowLag(i int) time.Duration {
+	return autoLags[i%numPerModel/(len(autoTaus)*len(autoCapped))]
+}
+func shadowTau(i int) time.Duration { return autoTaus[i%numPerModel/len(autoCapped)%len(autoTaus)] }
 func shadowCapped(i int) bool       { return autoCapped[i%len(autoCapped)] }
+func shadowVelOnly(i int) bool      { return autoVelOnly[i/numPerModel] }
 
 // autoFrame steps every shadow to now, as PoseAt steps the real drawing:
 // fade (by dt, within MaxCorrectionSpeed), then, when the prediction
@@ -105,50 +129,85 @@ func shadowCapped(i int) bool       { return autoCapped[i%len(autoCapped)] }
 func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, changed, restart, snap bool) {
 	a := p.auto
 	v := p.cfg.MaxCorrectionSpeed * dt.Seconds()
+	prev := &a.hist[a.hi]
+	judge := a.hn > 0 && dt > 0 && !restart && !snap
 	a.hi = (a.hi + 1) % autoHist
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t = now
-	for l, lag := range autoLags {
-		est, ok := p.estimate(path, now-lag, math.MaxUint64, nil)
-		if !ok {
-			return
-		}
-		var old estimate
-		if changed {
-			if old, ok = p.estimate(prevPath, now-lag, p.epoch, &p.anchor); !ok {
-				old = est
+	real := p.velOnly
+	defer func() { p.velOnly = real }()
+	for mi, velOnly := range autoVelOnly {
+		p.velOnly = velOnly
+		for l, lag := range autoLags {
+			est, ok := p.estimate(path, now-lag, math.MaxUint64, nil)
+			if !ok {
+				return
 			}
-		}
-		for t, tau := range autoTaus {
-			for c, capped := range autoCapped {
-				i := (l*len(autoTaus)+t)*len(autoCapped) + c
-				off := a.off[i]
-				if dt > 0 {
-					k := math.Exp(-float64(dt) / float64(tau))
-					if ln := off.Len(); capped && v > 0 && ln*(1-k) > v {
-						k = 1 - v/ln
-					}
-					if off.Len()*(1-k) > p.autoPopStep() {
-						a.pops[i]++
-					}
-					off = off.Scale(k)
+			var old estimate
+			if changed {
+				if old, ok = p.estimate(prevPath, now-lag, p.epoch, &p.anchor); !ok {
+					old = est
 				}
-				switch {
-				case restart:
-					off = geom.Vec3{}
-				case changed:
-					off = off.Add(old.pos.Sub(est.pos))
-					if snap || off.Len() > p.cfg.TeleportDistance {
+			}
+			// The prediction's own move this frame, before new data moved it.
+			own := est.pos.Sub(a.prevRaw[mi][l])
+			if changed {
+				own = old.pos.Sub(a.prevRaw[mi][l])
+			}
+			for t, tau := range autoTaus {
+				for c, capped := range autoCapped {
+					i := mi*numPerModel + (l*len(autoTaus)+t)*len(autoCapped) + c
+					off := a.off[i]
+					switch {
+					case restart:
 						off = geom.Vec3{}
+					case changed:
+						off = off.Add(old.pos.Sub(est.pos))
+						if snap || off.Len() > p.cfg.TeleportDistance {
+							off = geom.Vec3{}
+							a.pops[i]++
+						}
+					}
+					if dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
+						k := math.Exp(-float64(dt) / float64(tau))
+						if ln := off.Len(); capped && v > 0 && ln*(1-k) > v {
+							k = 1 - v/ln
+						}
+						off = off.Scale(k)
+					}
+					a.off[i] = off
+					h.drawn[i] = est.pos.Add(off)
+					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, now, dt) {
 						a.pops[i]++
 					}
 				}
-				a.off[i] = off
-				h.drawn[i] = est.pos.Add(off)
 			}
+			a.prevRaw[mi][l] = est.pos
 		}
 	}
+}
+
+// autoPopped reports whether a shadow's frame move is a pop: more than
+// autoPopStep from its own prediction's move raw and from every move the
+// entity was seen to make lately (a recent sample's velocity times dt). So
+// drawing late, or as the entity was seen to move, is not popping; a
+// correction that moves it otherwise is.
+func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool {
+	step := p.autoPopStep()
+	if move.Sub(raw).Len() <= step {
+		return false
+	}
+	a := p.auto
+	for j := range autoSeen {
+		if now-a.seenT[j] > autoSeenFor {
+			continue
+		}
+		if move.Sub(a.seen[j].Scale(dt.Seconds())).Len() <= step {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Predictor) autoPopStep() float64 {
@@ -162,6 +221,8 @@ func (p *Predictor) autoPopStep() float64 {
 // each draw the entity at s.Time, where it truly was?
 func (p *Predictor) autoLabel(s *Sample) {
 	a := p.auto
+	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
+	a.seenI = (a.seenI + 1) % autoSeen
 	if (a.labels > 0 && s.Time <= a.lastLabel) || a.hn < 2 {
 		return
 	}
@@ -182,14 +243,11 @@ func (p *Predictor) autoLabel(s *Sample) {
 			if a.labels < autoWindow {
 				k = 1 / float64(a.labels+1)
 			}
-			popCost := autoPopCost
-			if p.cfg.Dim2D {
-				popCost = autoPopCost2D
-			}
+			popCost := p.cfg.AutoPopCost
 			best := 0
 			for i := range numShadows {
 				d := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos)
-				a.score[i] += k * (d.Dot(d) + popCost*float64(a.pops[i]) - a.score[i])
+				a.score[i] += k * (d.Len() + popCost*float64(a.pops[i]) - a.score[i])
 				a.pops[i] = 0
 				if a.score[i] < a.score[best] {
 					best = i
@@ -206,24 +264,26 @@ func (p *Predictor) autoLabel(s *Sample) {
 	}
 }
 
-// autoTarget returns the lag, the smoothing time constant and whether the
-// correction speed is capped, as the best shadow has them (0, SmoothingTau
-// and capped until enough labels).
-func (p *Predictor) autoTarget() (time.Duration, time.Duration, bool) {
+// autoTarget returns the lag, the smoothing time constant, whether the
+// correction speed is capped and whether to extrapolate with velocity
+// alone, as the best shadow has them (0, SmoothingTau, capped and the full
+// model until enough labels).
+func (p *Predictor) autoTarget() (lag, tau time.Duration, capped, velOnly bool) {
 	if p.auto.labels < autoMinLabels {
-		return 0, p.cfg.SmoothingTau, true
+		return 0, p.cfg.SmoothingTau, true, false
 	}
-	return shadowLag(p.auto.best), shadowTau(p.auto.best), shadowCapped(p.auto.best)
+	b := p.auto.best
+	return shadowLag(b), shadowTau(b), shadowCapped(b), shadowVelOnly(b)
 }
 
 // autoLag slides the drawn lag toward the best shadow's to now and returns
 // it (0 unless Auto).
 func (p *Predictor) autoLag(now time.Duration) time.Duration {
-	if !p.cfg.Auto {
+	if p.auto == nil {
 		return 0
 	}
 	a := p.auto
-	target, _, _ := p.autoTarget()
+	target, _, _, _ := p.autoTarget()
 	if a.slid && now > a.at {
 		step := time.Duration(float64(now-a.at) * autoSlew)
 		switch {
@@ -243,9 +303,9 @@ func (p *Predictor) autoLag(now time.Duration) time.Duration {
 // smoothing time constant it fades with (debug figures; 0 and SmoothingTau
 // unless Auto).
 func (p *Predictor) AutoSettings() (lag, tau time.Duration) {
-	if !p.cfg.Auto {
+	if p.auto == nil {
 		return 0, p.cfg.SmoothingTau
 	}
-	_, tau, _ = p.autoTarget()
+	_, tau, _, _ = p.autoTarget()
 	return p.auto.lag, tau
 }

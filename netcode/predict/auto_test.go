@@ -128,6 +128,10 @@ func TestAutoConfig(t *testing.T) {
 	a := Config{Auto: true}.withDefaults()
 	assert.Equal(t, autoCorrectionSpeed, a.MaxCorrectionSpeed)
 	assert.Equal(t, autoCorrectionSpeed2D, Config{Auto: true, Dim2D: true}.withDefaults().MaxCorrectionSpeed)
+	assert.Equal(t, autoPopCost, a.AutoPopCost)
+	assert.Zero(t, c.AutoPopCost, "unused without Auto")
+	require.ErrorIs(t, Config{AutoPopCost: -1}.Validate(), ErrConfig)
+	require.ErrorIs(t, Config{AutoPopCost: math.Inf(1)}.Validate(), ErrConfig)
 	require.ErrorIs(t, Config{MaxCorrectionSpeed: -1}.Validate(), ErrConfig)
 	require.ErrorIs(t, Config{MaxCorrectionSpeed: math.NaN()}.Validate(), ErrConfig)
 

@@ -69,7 +69,7 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
-// BenchmarkPoseAtAfterAddAuto is BenchmarkPoseAtAfterAdd with Config.Auto:
+// BenchmarkPoseAtAfterAddAuto is BenchmarkPoseAtAfterAdd with Config.Auto
 // every shadow drawing steps too, and the arrival scores them.
 func BenchmarkPoseAtAfterAddAuto(b *testing.B) {
 	p := newPredictor(b, Config{Auto: true})

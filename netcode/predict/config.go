@@ -87,6 +87,13 @@ type Config struct {
 	// popping; TeleportDistance still snaps. Default 0: no bound, except
 	// with Auto, where it is 5 m/s (160 px/s in 2D).
 	MaxCorrectionSpeed float64
+	// AutoPopCost is what Auto counts a pop (a frame move of the drawn
+	// entity unlike any the entity was seen to make, by more than 9 cm or
+	// 2.9 px) against error when it scores its candidate settings: like
+	// being this far off at one arrival (m; px in 2D). Larger trades error
+	// for fewer pops. Default 0 (unused), except with Auto, where it is
+	// 0.5 m (16 px in 2D).
+	AutoPopCost float64
 }
 
 // DefaultConfig returns the defaults for a 3D or a 2D entity, every field
@@ -122,6 +129,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BufferLen == 0 {
 		c.BufferLen = DefaultBufferLen
+	}
+	if c.Auto && c.AutoPopCost == 0 {
+		c.AutoPopCost = autoPopCost
+		if c.Dim2D {
+			c.AutoPopCost = autoPopCost2D
+		}
 	}
 	if c.Auto && c.MaxCorrectionSpeed == 0 {
 		c.MaxCorrectionSpeed = autoCorrectionSpeed
@@ -163,6 +176,9 @@ func (c Config) Validate() error {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%w: %s is %v, must be positive and finite", ErrConfig, f.name, f.v)
 		}
+	}
+	if !(c.AutoPopCost >= 0) || math.IsInf(c.AutoPopCost, 0) {
+		return fmt.Errorf("%w: AutoPopCost is %v, must be finite and not negative", ErrConfig, c.AutoPopCost)
 	}
 	if c.MaxCorrectionSpeed < 0 || math.IsNaN(c.MaxCorrectionSpeed) {
 		return fmt.Errorf("%w: MaxCorrectionSpeed is %v, must not be negative", ErrConfig, c.MaxCorrectionSpeed)

@@ -30,12 +30,13 @@
 //     entity, so a large one glides instead of popping.
 //   - Config.Auto learns, per entity, how far behind the present to draw
 //     (a render lag from 0, full extrapolation, to 160 ms, an interpolation
-//     buffer), the smoothing time constant and whether corrections are
-//     bounded: a bank of shadow drawings, one per setting, is kept frame by
-//     frame, and every arrival scores each against where the entity truly
-//     was at the sample's time (squared error, plus a cost per pop). The
-//     best shadow's settings are used, the lag slid there at 0.1 s/s. See
-//     auto.go.
+//     buffer), the smoothing time constant, whether corrections are bounded
+//     and whether to use acceleration and turn rate: a bank of shadow
+//     drawings, one per setting, is kept frame by frame, and every arrival
+//     scores each against where the entity truly was at the sample's time
+//     (the error's length, plus Config.AutoPopCost per pop). The best
+//     shadow's settings are used, the lag slid there at 0.1 s/s. With Auto
+//     a correction fades from the frame it arrives in. See auto.go.
 //
 // 3D entities turn about +Y (geom.Up3D), 2D entities about +Z (geom.Up2D);
 // both dimensions share one implementation.

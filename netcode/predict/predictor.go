@@ -89,6 +89,9 @@ type Predictor struct {
 	offRot  geom.Quat // drawn = offRot * raw rotation
 
 	auto *autoState // Config.Auto's shadows and scores (auto.go); nil unless Auto
+	// velOnly makes extrapolate ignore acceleration and turn rate (an Auto
+	// model; see auto.go).
+	velOnly bool
 }
 
 // New returns a predictor for cfg (zero fields take their defaults). It
@@ -181,24 +184,16 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	tau, vmax := p.cfg.SmoothingTau, p.cfg.MaxCorrectionSpeed
 	if p.auto != nil {
 		var capped bool
-		if _, tau, capped = p.autoTarget(); !capped {
+		if _, tau, capped, p.velOnly = p.autoTarget(); !capped {
 			vmax = 0
 		}
 	}
 	var dt time.Duration
 	if p.hasNow && now > p.lastNow {
 		dt = now - p.lastNow
-		k := math.Exp(-float64(now-p.lastNow) / float64(tau))
-		if v := vmax; v > 0 {
-			// The fade may move the drawn entity at most v·dt this frame.
-			if l := p.offPos.Len(); l*(1-k) > v*(now-p.lastNow).Seconds() {
-				k = 1 - v*(now-p.lastNow).Seconds()/l
-			}
-		}
-		p.offPos = p.offPos.Scale(k)
-		if p.offRot != geom.Identity {
-			p.offRot = geom.Identity.Slerp(p.offRot, k)
-		}
+	}
+	if p.auto == nil {
+		p.fade(dt, tau, vmax)
 	}
 	if !p.hasNow || now > p.lastNow {
 		p.lastNow, p.hasNow = now, true
@@ -238,6 +233,12 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 		p.offPos = off
 		p.offRot = p.offRot.Mul(old.rot).Mul(conj(est.rot)).Normalized()
 	}
+	if p.auto != nil {
+		// Auto fades a correction from the frame it arrives in: the state
+		// came during the frame's time, and with a short time constant
+		// drawing the old prediction one more frame is a frame of error.
+		p.fade(dt, tau, vmax)
+	}
 	p.dirty, p.teleport, p.reappeared = [numPaths]bool{}, [numPaths]bool{}, false
 	if p.jitterStale[path] {
 		p.jitter[path], p.jitterStale[path] = p.paths[path].jitter(), false
@@ -272,6 +273,25 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 		Anim:         est.newest.Anim,
 		Input:        est.newest.Input,
 		Flags:        est.newest.Flags,
+	}
+}
+
+// fade decays the smoothing offset by dt with time constant tau, moving the
+// drawn entity at most vmax·dt (when vmax > 0).
+func (p *Predictor) fade(dt, tau time.Duration, vmax float64) {
+	if dt <= 0 {
+		return
+	}
+	k := math.Exp(-float64(dt) / float64(tau))
+	if vmax > 0 {
+		// The fade may move the drawn entity at most vmax·dt this frame.
+		if l := p.offPos.Len(); l*(1-k) > vmax*dt.Seconds() {
+			k = 1 - vmax*dt.Seconds()/l
+		}
+	}
+	p.offPos = p.offPos.Scale(k)
+	if p.offRot != geom.Identity {
+		p.offRot = geom.Identity.Slerp(p.offRot, k)
 	}
 }
 
@@ -360,12 +380,16 @@ func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallbac
 // cap, then constant speed and turn rate up to CoastUntil, then still.
 func (p *Predictor) extrapolate(e *entry, age time.Duration) (kin, bool) {
 	capAge := p.cfg.PredictionCap
-	if age <= capAge {
-		return advance(e.Pos, e.Vel, e.accRest, e.Rot, e.Turn, p.up, age.Seconds()), false
+	acc, turn := e.accRest, e.Turn
+	if p.velOnly {
+		acc, turn = geom.Vec3{}, 0
 	}
-	k := advance(e.Pos, e.Vel, e.accRest, e.Rot, e.Turn, p.up, capAge.Seconds())
+	if age <= capAge {
+		return advance(e.Pos, e.Vel, acc, e.Rot, turn, p.up, age.Seconds()), false
+	}
+	k := advance(e.Pos, e.Vel, acc, e.Rot, turn, p.up, capAge.Seconds())
 	coast := min(age, p.cfg.CoastUntil) - capAge
-	k = advance(k.pos, k.vel, geom.Vec3{}, k.rot, e.Turn, p.up, coast.Seconds())
+	k = advance(k.pos, k.vel, geom.Vec3{}, k.rot, turn, p.up, coast.Seconds())
 	if age > p.cfg.CoastUntil {
 		k.vel = geom.Vec3{}
 	}
