@@ -413,31 +413,7 @@ func (c *Client) readLoop(s *session) error {
 func (c *Client) process(msg []byte, arrival time.Duration) {
 	switch wire.KindOf(msg) {
 	case wire.KindState3D, wire.KindState2D:
-		c.mu.Lock()
-		for len(msg) > 0 {
-			frame, rest, ok := protocol.NextState(msg)
-			if !ok {
-				c.stats.MalformedFromSrv++
-				break
-			}
-			msg = rest
-			var rs RemoteState
-			if wire.DecodeState(frame, &rs.State) != nil {
-				c.stats.MalformedFromSrv++
-				continue
-			}
-			if !c.synced {
-				c.stats.StatesUnsynced++
-				continue
-			}
-			server := rs.State.Stamp.Near(c.sync.ServerTime(arrival))
-			rs.Local, rs.Arrival = c.sync.LocalTime(server), arrival
-			if c.states.push(rs) {
-				c.stats.StatesDropped++
-			}
-			c.stats.StatesReceived++
-		}
-		c.mu.Unlock()
+		c.queueStates(msg, arrival)
 		c.signal()
 	case wire.KindControl:
 		m, err := protocol.Decode(msg)
@@ -452,10 +428,61 @@ func (c *Client) process(msg []byte, arrival time.Duration) {
 	}
 }
 
+// queueStates queues the states of one message for PollStates. mu is
+// released by defer: a panic here (recovered by the reader) must not leave
+// it locked, or the engine's next PollEvents would block for good.
+func (c *Client) queueStates(msg []byte, arrival time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(msg) > 0 {
+		frame, rest, ok := protocol.NextState(msg)
+		if !ok {
+			c.stats.MalformedFromSrv++
+			break
+		}
+		msg = rest
+		var rs RemoteState
+		if wire.DecodeState(frame, &rs.State) != nil {
+			c.stats.MalformedFromSrv++
+			continue
+		}
+		if !c.synced {
+			c.stats.StatesUnsynced++
+			continue
+		}
+		server := rs.State.Stamp.Near(c.sync.ServerTime(arrival))
+		rs.Local, rs.Arrival = c.sync.LocalTime(server), arrival
+		if c.states.push(rs) {
+			c.stats.StatesDropped++
+		}
+		c.stats.StatesReceived++
+	}
+}
+
 // control handles one control message.
 func (c *Client) control(m protocol.Message, at time.Duration) {
+	deliver, synced, waiter := c.takeControl(m, at)
+	if synced {
+		c.push(Event{Kind: EventSynced, At: at})
+		return
+	}
+	if deliver {
+		c.push(Event{Kind: EventMessage, Msg: m, At: at})
+	}
+	if waiter != nil {
+		// After the push: a waiting Join's caller (reconnect) queues
+		// EventReconnected, which must come after this message's event.
+		waiter <- result{msg: m} // cap 1, one send: never blocks
+	}
+}
+
+// takeControl applies m to the client's state under mu (released by defer,
+// as in queueStates) and says what to do next: deliver it as an event,
+// report the clock synced, answer a waiting request.
+func (c *Client) takeControl(m protocol.Message, at time.Duration) (deliver, synced bool, waiter chan result) {
 	c.mu.Lock()
-	deliver := true
+	defer c.mu.Unlock()
+	deliver = true
 	answer := false
 	switch m := m.(type) {
 	case *protocol.Pong:
@@ -463,9 +490,7 @@ func (c *Client) control(m protocol.Message, at time.Duration) {
 		deliver = false
 		if !c.synced && c.sync.Synced() {
 			c.synced = true
-			c.mu.Unlock()
-			c.push(Event{Kind: EventSynced, At: at})
-			return
+			return false, true, nil
 		}
 	case *protocol.Joined:
 		c.code, c.slot, c.room = m.Code, m.Slot, m.Room
@@ -483,19 +508,10 @@ func (c *Client) control(m protocol.Message, at time.Duration) {
 			answer = true
 		}
 	}
-	var waiter chan result
 	if answer {
 		waiter, c.pending = c.pending, nil
 	}
-	c.mu.Unlock()
-	if deliver {
-		c.push(Event{Kind: EventMessage, Msg: m, At: at})
-	}
-	if waiter != nil {
-		// After the push: a waiting Join's caller (reconnect) queues
-		// EventReconnected, which must come after this message's event.
-		waiter <- result{msg: m} // cap 1, one send: never blocks
-	}
+	return deliver, false, waiter
 }
 
 // push queues an event for PollEvents.
