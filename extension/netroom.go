@@ -82,6 +82,8 @@ var roomErrors = []struct {
 	{"ERROR_WRONG_PHASE", protocol.CodeWrongPhase},
 	{"ERROR_NOT_READY", protocol.CodeNotReady},
 	{"ERROR_BAD_NAME", protocol.CodeBadName},
+	{"ERROR_KICKED", protocol.CodeKicked},
+	{"ERROR_RATE_LIMITED", protocol.CodeRateLimited},
 }
 
 // newPhaseEnum declares NetRoom.Phase: PHASE_NONE (-1, not in a room)
@@ -159,6 +161,11 @@ func init() {
 	godot.Method1(c, "report_loaded", func(n *NetRoom, progress float64) { _ = n.model.ReportLoaded(progress) }, "progress")
 	godot.Method0(c, "report_in_position", func(n *NetRoom) { _ = n.model.ReportInPosition() })
 	godot.Method0(c, "start_round", func(n *NetRoom) { _ = n.model.Start() })
+	godot.Method1(c, "kick", func(n *NetRoom, slot int64) {
+		if err := n.model.Kick(int(slot)); err != nil {
+			godot.PrintError("NetRoom.kick: " + err.Error())
+		}
+	}, "slot")
 	godot.Method1(c, "vote_restart", func(n *NetRoom, restart bool) { _ = n.model.Vote(restart) }, "restart")
 	godot.Method1(c, "finish_round", func(n *NetRoom, score float64) { _ = n.model.Finish(score) }, "score")
 	godot.Method0R(c, "server_time", (*NetRoom).serverTime).Const()

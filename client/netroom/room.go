@@ -421,6 +421,16 @@ func (r *Room) ReportInPosition() error { return r.sendInRoom(&protocol.InPositi
 // Start is the host's start button.
 func (r *Room) Start() error { return r.sendInRoom(&protocol.Start{}) }
 
+// Kick is the host's kick button: the server removes the player in slot
+// from the room (lobby or results only) and refuses their rejoin for a
+// while. Refusals come back as error events (not_host, wrong_phase).
+func (r *Room) Kick(slot int) error {
+	if slot < 0 {
+		return fmt.Errorf("kick: slot %d: slots start at 0", slot)
+	}
+	return r.sendInRoom(&protocol.Kick{Slot: slot})
+}
+
 // Vote casts (true) or withdraws a restart vote.
 func (r *Room) Vote(restart bool) error { return r.sendInRoom(&protocol.Vote{Restart: restart}) }
 

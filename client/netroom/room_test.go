@@ -244,9 +244,12 @@ func TestRoundMessages(t *testing.T) {
 	require.NoError(t, h.room.Finish(12))
 	require.NoError(t, h.room.Vote(true))
 	require.NoError(t, h.room.SetName("Anna"))
+	require.NoError(t, h.room.Kick(3))
+	require.Error(t, h.room.Kick(-1), "a slot that cannot exist is refused before the network")
 	assert.Equal(t, []protocol.Message{
 		&protocol.Loading{Progress: 1}, &protocol.Ready{Ready: true}, &protocol.Start{}, &protocol.InPosition{},
 		&protocol.Finish{Score: 12}, &protocol.Vote{Restart: true}, &protocol.SetName{Name: "Anna"},
+		&protocol.Kick{Slot: 3},
 	}, h.link.sentMessages())
 
 	h.link.msg(&protocol.Results{Code: "ABCDEF", Round: 1, Players: []protocol.PlayerResult{{Slot: 0, Status: protocol.StatusFinished, Place: 1}}})
