@@ -182,3 +182,19 @@ func TestAutoResetAndNoAllocs(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(200, add), "Add")
 	assert.Zero(t, testing.AllocsPerRun(200, func() { now += time.Millisecond; p.PoseAt(now) }), "PoseAt")
 }
+
+// TestAutoModelSwitchIsSmooth checks that when Auto switches between the
+// full model and velocity alone, the drawn entity does not jump.
+func TestAutoModelSwitchIsSmooth(t *testing.T) {
+	p := newPredictor(t, Config{Auto: true, PredictionCap: time.Second})
+	// Accelerating hard: the two models differ by acc·age²/2 = 0.45 m.
+	s := Sample{Time: 0, Seq: 1, Vel: geom.Vec3{X: 10}, Acc: geom.Vec3{X: 10}, Rot: geom.Identity}
+	p.Add(PathDirect, s, ms(1))
+	before := p.PoseAt(ms(300))
+	p.auto.labels = autoMinLabels
+	p.auto.best = numPerModel // the first velocity-only shadow: lag 0
+	require.True(t, shadowVelOnly(p.auto.best))
+	after := p.PoseAt(ms(300) + time.Millisecond)
+	assert.InDelta(t, before.Pos.X, after.Pos.X, 0.05, "no jump: %v then %v", before.Pos, after.Pos)
+	assert.Greater(t, after.Correction, 0.3, "the models' difference fades as a correction")
+}

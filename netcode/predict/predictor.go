@@ -90,8 +90,8 @@ type Predictor struct {
 
 	auto *autoState // Config.Auto's shadows and scores (auto.go); nil unless Auto
 	// velOnly makes extrapolate ignore acceleration and turn rate (an Auto
-	// model; see auto.go).
-	velOnly bool
+	// model; see auto.go); drewVelOnly is the model of the last PoseAt.
+	velOnly, drewVelOnly bool
 }
 
 // New returns a predictor for cfg (zero fields take their defaults). It
@@ -208,6 +208,21 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 		p.autoFrame(now, dt, path, prevPath, hadPath && (p.dirty[path] || path != prevPath),
 			!hadPath || p.reappeared, p.teleport[path])
 	}
+
+	if p.auto != nil && hadPath && !p.reappeared && p.velOnly != p.drewVelOnly {
+		// Auto switched model: keep drawing where the old one would have,
+		// as for new data (the data change below then compares like with
+		// like, both with the new model).
+		cur := p.velOnly
+		p.velOnly = p.drewVelOnly
+		was, ok1 := p.estimate(prevPath, now-lag, p.epoch, &p.anchor)
+		p.velOnly = cur
+		is, ok2 := p.estimate(prevPath, now-lag, p.epoch, &p.anchor)
+		if ok1 && ok2 {
+			p.offPos = p.offPos.Add(was.pos.Sub(is.pos))
+		}
+	}
+	p.drewVelOnly = p.velOnly
 
 	snapped := false
 	switch {
