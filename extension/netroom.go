@@ -33,6 +33,7 @@ type NetRoom struct {
 	inTree      bool
 	applying    bool           // inside apply: a signal handler may free the node
 	self        godot.ObjectID // to notice a handler freeing the node
+	lan         lanHosting     // hosting.go: the embedded server
 }
 
 var (
@@ -146,6 +147,8 @@ func init() {
 		OfEnum(phaseEnum, "PHASE_")
 	godot.Property(c, "synced", func(n *NetRoom) bool { return n.model.Synced() }, nil).Getter("is_synced")
 	godot.Property(c, "rtt_ms", func(n *NetRoom) float64 { return float64(n.model.RTT()) / float64(time.Millisecond) }, nil)
+	godot.Property(c, "local_server_running", func(n *NetRoom) bool { return n.lan.serverRunning() }, nil).
+		Getter("is_local_server_running")
 
 	godot.Property(c, "version", func(n *NetRoom) string { return version.Version }, nil)
 
@@ -233,6 +236,7 @@ func (n *NetRoom) Cleanup() {
 		retire(n.model)
 	}
 	n.model.Close()
+	n.lan.stop()
 	n.scene.Release()
 	n.spawnPath.Destroy()
 }
@@ -253,6 +257,7 @@ func (n *NetRoom) ExitTree() {
 		return
 	}
 	n.inTree = false
+	defer n.lan.stop() // after the goodbye below is on its way
 	if i := slices.Index(rooms, n); i >= 0 {
 		rooms = slices.Delete(rooms, i, i+1)
 	}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/server/embedded"
+)
+
+// lanHosting is what a NetRoom runs in this process for a LAN game: the
+// room server (server/embedded). Its goroutines never call the engine;
+// mu guards it because Cleanup may run on another thread than the
+// methods.
+type lanHosting struct {
+	mu     sync.Mutex
+	server *embedded.Server
+}
+
+// hosted lists the servers started in this process that may still be
+// shutting down, so that unloading waits for them (bounded).
+var (
+	hostedMu sync.Mutex
+	hosted   []*embedded.Server
+)
+
+func init() {
+	c := netRoomClass
+	godot.Method1R(c, "host_local", (*NetRoom).hostLocal, "port")
+	godot.Method0(c, "stop_local_server", func(n *NetRoom) { n.lan.stopServer() })
+	godot.OnSceneDeinit(func() {
+		hostedMu.Lock()
+		all := hosted
+		hosted = nil
+		hostedMu.Unlock()
+		deadline := time.Now().Add(2 * time.Second)
+		for _, s := range all {
+			s.Stop()
+			s.Wait(time.Until(deadline))
+		}
+	})
+}
+
+// hostLocal starts the room server in this process on port (0: 8787),
+// points server_address at it and returns the address other machines
+// join with; "" and a room_error when the port is taken.
+func (n *NetRoom) hostLocal(port int64) string {
+	n.lan.mu.Lock()
+	if s := n.lan.server; s != nil && s.Running() && ((port == 0 && s.Port() == embedded.DefaultPort) || int64(s.Port()) == port) {
+		n.lan.mu.Unlock()
+		n.setServerAddress(s.LocalURL())
+		return s.LANURL() // already hosting there
+	}
+	n.lan.mu.Unlock()
+	n.lan.stopServer() // hosting elsewhere: one server per NetRoom
+	if port < 0 || port > 65535 {
+		n.hostFailed(fmt.Errorf("port %d is not between 0 and 65535", port))
+		return ""
+	}
+	s, err := embedded.Start(embedded.Config{Port: int(port), Log: logger().With("part", "embedded server")})
+	if err != nil {
+		n.hostFailed(err)
+		return ""
+	}
+	n.lan.mu.Lock()
+	n.lan.server = s
+	n.lan.mu.Unlock()
+	hostedMu.Lock()
+	hosted = slices.DeleteFunc(hosted, func(h *embedded.Server) bool { return !h.Running() && h.Wait(0) })
+	hosted = append(hosted, s)
+	hostedMu.Unlock()
+	n.setServerAddress(s.LocalURL())
+	return s.LANURL()
+}
+
+// hostFailed reports a failed host_local as room_error(ERROR_LOCAL).
+func (n *NetRoom) hostFailed(err error) {
+	msg := "could not host: " + err.Error()
+	if errors.Is(err, embedded.ErrListen) {
+		msg = "could not host the room server: " + err.Error() + "; choose another port or stop the other server"
+	}
+	if err := sigRoomError.Emit(n, int64(netroom.CodeLocal), msg); err != nil && n.alive() {
+		godot.PrintErrorf("NetRoom: signal room_error: %v", err)
+	}
+}
+
+// setServerAddress sets server_address as the property's setter does.
+func (n *NetRoom) setServerAddress(addr string) {
+	n.server = addr
+	n.model.SetServer(addr)
+	n.UpdateConfigurationWarnings()
+}
+
+// serverRunning reports whether the embedded server is serving.
+func (h *lanHosting) serverRunning() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.server != nil && h.server.Running()
+}
+
+// stopServer stops the embedded server, if any: the port is free at once,
+// connections close in the background (rounds do not finish).
+func (h *lanHosting) stopServer() {
+	h.mu.Lock()
+	s := h.server
+	h.server = nil
+	h.mu.Unlock()
+	if s != nil {
+		s.Stop()
+	}
+}
+
+// stop ends everything the NetRoom hosts (it leaves the tree or is freed).
+func (h *lanHosting) stop() {
+	h.stopServer()
+}
