@@ -29,11 +29,13 @@ import (
 // faded corrections, exactly as PoseAt does it) stepped frame by frame
 // from the same data, its drawn positions kept for autoHist frames. Every
 // arrival is a free label: the new sample says where the entity truly was
-// at its time, and each shadow is scored on where it drew it then (the
-// error's length, plus Config.AutoPopCost for every frame in which the
-// shadow popped: moved unlike its own prediction and unlike any velocity the
-// entity was seen with lately), in an exponentially weighted mean over
-// autoWindow arrivals. The real drawing takes the best shadow's settings;
+// at its time, and each shadow is scored on where it drew it then: the
+// error's length plus Config.AutoPopCost for every frame in which the
+// shadow popped (moved unlike its own prediction and unlike any velocity
+// the entity was seen with lately), in an exponentially weighted mean over
+// autoWindow arrivals, plus a running 95th percentile of the error's length
+// (so a tail of overshoots counts as well as the typical error). The real
+// drawing takes the shadow with the lowest sum's settings;
 // the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
 // never jolts the entity. An entity costs about 5 µs a frame more and
 // 130 kB of shadows.
@@ -91,7 +93,8 @@ const (
 // autoState is the Auto state of a predictor.
 type autoState struct {
 	off   [numShadows]geom.Vec3 // each shadow's smoothing offset
-	score [numShadows]float64   // EWMA of each shadow's squared error plus its pops' cost
+	score [numShadows]float64   // EWMA of each shadow's error length plus its pops' cost
+	q95   [numShadows]float64   // each shadow's running 95th percentile of the error length
 	pops  [numShadows]int       // each shadow's pops since the last label
 	// prevRaw is each model's and lag's raw prediction at the last frame.
 	prevRaw [len(autoVelOnly)][numAutoLags]geom.Vec3
@@ -246,10 +249,18 @@ func (p *Predictor) autoLabel(s *Sample) {
 			popCost := p.cfg.AutoPopCost
 			best := 0
 			for i := range numShadows {
-				d := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos)
-				a.score[i] += k * (d.Len() + popCost*float64(a.pops[i]) - a.score[i])
+				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
+				a.score[i] += k * (e + popCost*float64(a.pops[i]) - a.score[i])
 				a.pops[i] = 0
-				if a.score[i] < a.score[best] {
+				// A quantile tracker: up by 0.95 steps when exceeded, down
+				// by 0.05 otherwise, steps a twentieth of the mean error.
+				step := 0.05 * max(a.score[i], 1e-4)
+				if e > a.q95[i] {
+					a.q95[i] += 0.95 * step
+				} else {
+					a.q95[i] = max(0, a.q95[i]-0.05*step)
+				}
+				if a.score[i]+a.q95[i] < a.score[best]+a.q95[best] {
 					best = i
 				}
 			}

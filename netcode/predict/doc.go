@@ -34,7 +34,8 @@
 //     and whether to use acceleration and turn rate: a bank of shadow
 //     drawings, one per setting, is kept frame by frame, and every arrival
 //     scores each against where the entity truly was at the sample's time
-//     (the error's length, plus Config.AutoPopCost per pop). The best
+//     (mean error length plus its running 95th percentile, plus
+//     Config.AutoPopCost per pop). The best
 //     shadow's settings are used, the lag slid there at 0.1 s/s. With Auto
 //     a correction fades from the frame it arrives in. See auto.go.
 //
