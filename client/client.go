@@ -49,7 +49,7 @@ func (m monotonic) Now() time.Duration { return time.Since(m.start) }
 // connection a reader and a writer (which also sends the clock-sync pings);
 // two more with the lag simulator on. All end at Close.
 type Client struct {
-	url   string
+	home  string  // read-only: the URL given to Dial (a load balancer, or any node)
 	opts  Options // read-only after Dial
 	clock Clock
 	log   *slog.Logger
@@ -63,7 +63,9 @@ type Client struct {
 	lagOut    *delayLine // the lag simulator, both ways; pass-through while off
 	lagIn     *delayLine
 
-	mu       sync.Mutex // guards everything below
+	mu       sync.Mutex                 // guards everything below
+	url      string                     // the node connected to: home, or where a redirect led
+	moves    map[*session]chan *session // redirects: old session -> its successor, for the supervisor
 	sync     *clock.Sync
 	synced   bool
 	token    string
@@ -121,7 +123,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
 	o := opts.withDefaults()
-	c := &Client{url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
+	c := &Client{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
 		token: o.Token, name: o.Name, slot: -1,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
 		outState: newRing[[]byte](o.SendQueue), rng: rand.New(rand.NewPCG(o.Seed, 1)),
@@ -142,7 +144,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	c.lagIn, _ = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
 	c.lagOut.onPanic(c.fault)
 	c.lagIn.onPanic(c.fault)
-	ws, err := c.connect(ctx)
+	ws, err := c.connect(ctx, url)
 	if err != nil {
 		c.endLife()
 		c.stopLag()
@@ -154,24 +156,30 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	return c, nil
 }
 
-// connect dials, says hello and reads until the welcome. A token the server
-// refuses is dropped and the hello repeated once without it.
-func (c *Client) connect(ctx context.Context) (*websocket.Conn, error) {
-	ws, err := c.hello(ctx)
+// connect dials url, says hello and reads until the welcome; url is then
+// the node connected to. A token the server refuses is dropped and the
+// hello repeated once without it.
+func (c *Client) connect(ctx context.Context, url string) (*websocket.Conn, error) {
+	ws, err := c.hello(ctx, url)
 	if protocol.CodeOf(err) == protocol.CodeBadToken {
 		c.mu.Lock()
 		c.token = ""
 		c.mu.Unlock()
 		c.log.Warn("server refused our token; asking for a new identity")
-		ws, err = c.hello(ctx)
+		ws, err = c.hello(ctx, url)
+	}
+	if err == nil {
+		c.mu.Lock()
+		c.url = url
+		c.mu.Unlock()
 	}
 	return ws, err
 }
 
-func (c *Client) hello(ctx context.Context) (_ *websocket.Conn, err error) {
+func (c *Client) hello(ctx context.Context, url string) (_ *websocket.Conn, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient})
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient})
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +278,10 @@ func (c *Client) run(s *session) {
 			c.push(Event{Kind: EventDisconnected, At: c.clock.Now()})
 			return
 		}
+		if ns := c.takeHandoff(s); ns != nil { // a redirect moved us: no reconnect
+			s = ns
+			continue
+		}
 		err := s.err
 		code := protocol.CloseCodeOf(err)
 		select {
@@ -309,6 +321,9 @@ func (c *Client) disconnected(err error) {
 }
 
 // reconnect retries with back-off for ReconnectFor, then rejoins the room.
+// Attempts alternate between the node last connected to and the URL given
+// to Dial, when they differ (a cluster: the node may be gone, and any node
+// can say where the room is, or that it is gone).
 func (c *Client) reconnect() (*session, error) {
 	deadline := time.Now().Add(c.opts.ReconnectFor)
 	wait := c.opts.BackoffMin
@@ -319,7 +334,13 @@ func (c *Client) reconnect() (*session, error) {
 			return nil, fmt.Errorf("reconnect: gave up after %d attempts over %v: %w", attempt-1, c.opts.ReconnectFor, last)
 		}
 		ctx, cancel := context.WithTimeout(c.life, left)
-		ws, err := c.connect(ctx)
+		c.mu.Lock()
+		url := c.url
+		c.mu.Unlock()
+		if attempt%2 == 0 {
+			url = c.home
+		}
+		ws, err := c.connect(ctx, url)
 		if err == nil {
 			s := c.start(ws)
 			c.mu.Lock()
@@ -327,22 +348,29 @@ func (c *Client) reconnect() (*session, error) {
 			code := c.code
 			c.mu.Unlock()
 			if code != "" {
-				_, err := c.request(ctx, &protocol.Join{Code: code, Via: protocol.ViaReconnect})
+				_, err = c.ask(ctx, &protocol.Join{Code: code, Via: protocol.ViaReconnect})
 				switch {
 				case errors.Is(err, ErrConnectionLost):
 					cancel()
 					last = err
 					continue
+				case errors.Is(err, errRedirect):
+					// The room's node did not answer: maybe gone, maybe
+					// not yet. Try again after the back-off.
+					c.closeSession(s)
 				case err != nil:
 					c.mu.Lock()
 					c.code, c.slot = "", -1
 					c.mu.Unlock()
 					c.push(Event{Kind: EventRoomLost, Err: err, At: c.clock.Now()})
+					err = nil
 				}
 			}
-			cancel()
-			c.push(Event{Kind: EventReconnected, At: c.clock.Now()})
-			return s, nil
+			if err == nil {
+				cancel()
+				c.push(Event{Kind: EventReconnected, At: c.clock.Now()})
+				return s, nil // after a redirect, s ends and run adopts its successor
+			}
 		}
 		cancel()
 		last = err
@@ -365,6 +393,106 @@ func (c *Client) reconnect() (*session, error) {
 		case <-t.C:
 		}
 		wait = min(wait*2, c.opts.BackoffMax)
+	}
+}
+
+// maxRedirects bounds the redirects one request follows.
+const maxRedirects = 3
+
+// errRedirect indicates a redirect the client could not follow: the node
+// it names did not answer.
+var errRedirect = errors.New("client: could not follow a redirect")
+
+// ask is request, following redirects (CodeRedirect, from a node of a
+// cluster): it moves to the node named and sends m again there, a create
+// with Placed set. The caller sees the final answer only.
+func (c *Client) ask(ctx context.Context, m protocol.Message) (protocol.Message, error) {
+	for hop := 0; ; hop++ {
+		ans, err := c.request(ctx, m)
+		var e *protocol.Error
+		if !errors.As(err, &e) || e.Code != protocol.CodeRedirect || e.URL == "" || hop == maxRedirects {
+			return ans, err
+		}
+		c.log.Debug("redirected", "to", e.URL, "request", protocol.TypeName(m.Type()))
+		if err := c.move(ctx, e.URL); err != nil {
+			return nil, fmt.Errorf("%w to %s: %w", errRedirect, e.URL, err)
+		}
+		if cr, ok := m.(*protocol.Create); ok {
+			placed := *cr
+			placed.Placed = true
+			m = &placed
+		}
+	}
+}
+
+// move makes a connection to the node at url (a redirect) the client's
+// connection: the new one says hello first, then the old one is closed,
+// and the supervisor adopts the new one without a reconnect. The clock
+// sync starts over: every node has its own clock.
+func (c *Client) move(ctx context.Context, url string) error {
+	c.mu.Lock()
+	from := c.url
+	c.mu.Unlock()
+	ws, err := c.connect(ctx, url)
+	if err != nil {
+		c.mu.Lock()
+		c.url = from
+		c.mu.Unlock()
+		return err
+	}
+	next := make(chan *session, 1)
+	c.mu.Lock()
+	old := c.sess
+	if old != nil {
+		if c.moves == nil {
+			c.moves = map[*session]chan *session{}
+		}
+		c.moves[old] = next
+	}
+	c.mu.Unlock()
+	if old != nil {
+		c.closeSession(old) // before the new session: no pong of the old node may reach the new sync
+	}
+	sync, err := clock.NewSync(&c.opts.Sync)
+	if err != nil { // validated by Dial: cannot happen
+		_ = ws.CloseNow()
+		return fmt.Errorf("client: %w", err)
+	}
+	c.mu.Lock()
+	c.sync, c.synced = sync, false
+	c.mu.Unlock()
+	next <- c.start(ws)
+	return nil
+}
+
+// closeSession closes s and waits until its reader and writer ended.
+func (c *Client) closeSession(s *session) {
+	go func() { _ = s.ws.Close(websocket.StatusNormalClosure, "moving to another node") }()
+	t := time.NewTimer(c.opts.CloseTimeout)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+		_ = s.ws.CloseNow()
+		<-s.done
+	}
+}
+
+// takeHandoff returns the session a redirect moved s's client to, or nil
+// when s simply ended.
+func (c *Client) takeHandoff(s *session) *session {
+	c.mu.Lock()
+	next, ok := c.moves[s]
+	delete(c.moves, s)
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	select {
+	case ns := <-next:
+		return ns
+	case <-c.closedCh:
+		return nil
 	}
 }
 
@@ -507,6 +635,8 @@ func (c *Client) takeControl(m protocol.Message, at time.Duration) (deliver, syn
 		case protocol.TypeCreate, protocol.TypeJoin, protocol.TypeLeave:
 			answer = true
 		}
+		// A redirect is followed by the request (ask), not shown.
+		deliver = m.Code != protocol.CodeRedirect
 	}
 	if answer {
 		waiter, c.pending = c.pending, nil
@@ -682,7 +812,7 @@ func (c *Client) request(ctx context.Context, m protocol.Message) (protocol.Mess
 // Create opens a new room (nil settings: the server's defaults) and takes
 // its first seat, as host.
 func (c *Client) Create(ctx context.Context, settings *protocol.Settings) (*protocol.Joined, error) {
-	m, err := c.request(ctx, &protocol.Create{Settings: settings})
+	m, err := c.ask(ctx, &protocol.Create{Settings: settings})
 	if err != nil {
 		return nil, fmt.Errorf("create room: %w", err)
 	}
@@ -704,7 +834,7 @@ func (c *Client) Join(ctx context.Context, codeOrLink string) (*protocol.Joined,
 	if strings.Contains(codeOrLink, "://") {
 		via = protocol.ViaLink
 	}
-	m, err := c.request(ctx, &protocol.Join{Code: code, Via: via})
+	m, err := c.ask(ctx, &protocol.Join{Code: code, Via: via})
 	if err != nil {
 		return nil, fmt.Errorf("join %s: %w", code, err)
 	}

@@ -504,6 +504,20 @@ func (c *conn) setName(msg []byte) bool {
 }
 
 func (c *conn) create(m *protocol.Create) {
+	if cl := c.s.cluster; cl != nil && !m.Placed {
+		url, here, err := cl.Place(m.Region)
+		if err != nil {
+			e := protocol.Errorf(protocol.CodeServerFull, "no server can take a new room now: %v", err)
+			e.Request = protocol.TypeCreate
+			c.sendMsg(e)
+			return
+		}
+		if !here {
+			c.log.Debug("create placed on another node", "url", url)
+			c.redirect(protocol.TypeCreate, url, "create the room there")
+			return
+		}
+	}
 	h, e := c.s.createRoom(c.addr)
 	if e != nil {
 		e.Request = protocol.TypeCreate
@@ -536,6 +550,24 @@ func (c *conn) join(m *protocol.Join) {
 		return
 	}
 	h := c.s.lookupRoom(code)
+	if h == nil && c.s.cluster != nil {
+		url, here, found, err := c.s.cluster.Locate(context.Background(), code)
+		switch {
+		case err != nil: // not the client's fault: no failure spent
+			c.log.Error("locate room", "room", code, "err", err)
+			c.joinFailed(code, protocol.Errorf(protocol.CodeInternal, "the room directory is unreachable; try again in a moment"))
+			return
+		case found && !here:
+			c.redirect(protocol.TypeJoin, url, "room "+code+" runs there")
+			return
+		}
+		// Not found, or an entry naming this node for a room it no longer
+		// runs (closed a moment ago, or lost in a restart).
+		c.s.joinFails.spend(c.addr, now)
+		c.joinFailed(code, protocol.Errorf(protocol.CodeRoomNotFound,
+			"room %s is gone: it ended, or the server running it stopped", code))
+		return
+	}
 	if h == nil {
 		c.s.joinFails.spend(c.addr, now)
 		c.joinFailed(code, protocol.Errorf(protocol.CodeRoomNotFound, "no room %s on this server (it may have closed)", code))
@@ -546,6 +578,14 @@ func (c *conn) join(m *protocol.Join) {
 		via = protocol.ViaCode
 	}
 	c.seat(h, via)
+}
+
+// redirect answers req with CodeRedirect: send it again at url, the
+// public URL of another node of the cluster.
+func (c *conn) redirect(req wire.ControlType, url, why string) {
+	e := protocol.Errorf(protocol.CodeRedirect, "%s: %s", why, url)
+	e.Request, e.URL = req, url
+	c.sendMsg(e)
 }
 
 func (c *conn) joinFailed(code string, e *protocol.Error) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -140,7 +141,8 @@ func interrupted(st protocol.RoomState, now time.Duration) *protocol.Results {
 // retire removes a closed room from the directory.
 func (s *Server) retire(h *host) {
 	s.mu.Lock()
-	if s.rooms[h.code] == h {
+	gone := s.rooms[h.code] == h
+	if gone {
 		delete(s.rooms, h.code)
 		s.m.Rooms.Dec()
 		if s.roomsBy[h.addr]--; s.roomsBy[h.addr] <= 0 {
@@ -148,27 +150,84 @@ func (s *Server) retire(h *host) {
 		}
 	}
 	s.mu.Unlock()
+	if gone && s.cluster != nil {
+		s.cluster.Release(h.code) // never blocks
+	}
 	s.log.Debug("room closed", "room", h.code)
 }
 
 // createRoom claims a fresh code atomically and opens a room there for a
-// client at addr.
+// client at addr. In a cluster the code is claimed in the directory too,
+// so that it is unique across nodes.
 func (s *Server) createRoom(addr string) (*host, *protocol.Error) {
+	if s.cluster == nil {
+		return s.openRoom(addr, "")
+	}
+	// Refuse before the directory round trip what would be refused after.
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	e := s.refuseCreateLocked(addr)
+	s.mu.Unlock()
+	if e != nil {
+		return nil, e
+	}
+	for range 8 { // a taken code is a 1-in-887-million event per open room
+		s.mu.Lock()
+		code := s.freeCodeLocked()
+		s.mu.Unlock()
+		taken, err := s.cluster.Claim(context.Background(), code)
+		if err != nil {
+			s.log.Error("claim room code", "err", err)
+			return nil, protocol.Errorf(protocol.CodeInternal, "the room directory is unreachable; try again in a moment")
+		}
+		if taken {
+			continue
+		}
+		h, e := s.openRoom(addr, code)
+		if e != nil {
+			s.cluster.Release(code)
+		}
+		return h, e
+	}
+	return nil, protocol.Errorf(protocol.CodeInternal, "could not find a free room code")
+}
+
+// refuseCreateLocked says why a client at addr may not open a room now,
+// or nil (s.mu held).
+func (s *Server) refuseCreateLocked(addr string) *protocol.Error {
 	switch {
 	case s.shut || s.draining:
-		return nil, protocol.Errorf(protocol.CodeDraining, "the server is updating; no new rooms")
+		return protocol.Errorf(protocol.CodeDraining, "the server is updating; no new rooms")
 	case s.cfg.MaxRoomsPerAddr > 0 && s.roomsBy[addr] >= s.cfg.MaxRoomsPerAddr:
 		s.m.Limited(metrics.LimitRoomsPerAddr)
-		return nil, protocol.Errorf(protocol.CodeRateLimited,
+		return protocol.Errorf(protocol.CodeRateLimited,
 			"your address already has %d open rooms; leave one or wait for it to close", s.cfg.MaxRoomsPerAddr)
 	case len(s.rooms) >= s.cfg.MaxRooms:
-		return nil, protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
+		return protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
 	}
+	return nil
+}
+
+// freeCodeLocked draws a code no local room uses (s.mu held).
+func (s *Server) freeCodeLocked() string {
 	code := protocol.NewRoomCode(s.rng)
 	for s.rooms[code] != nil {
 		code = protocol.NewRoomCode(s.rng)
+	}
+	return code
+}
+
+// openRoom opens a room for a client at addr under code, or under a fresh
+// local code when code is "".
+func (s *Server) openRoom(addr, code string) (*host, *protocol.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.refuseCreateLocked(addr); e != nil {
+		return nil, e
+	}
+	if code == "" {
+		code = s.freeCodeLocked()
+	} else if s.rooms[code] != nil {
+		return nil, protocol.Errorf(protocol.CodeInternal, "could not open a room")
 	}
 	h, err := s.newHost(code, addr)
 	if err != nil {

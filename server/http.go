@@ -28,6 +28,9 @@ type Health struct {
 	Protocol    uint16  `json:"protocol"`
 	Rules       uint16  `json:"rules"`
 	Go          string  `json:"go"`
+	// Cluster holds the cluster figures (node, NATS state, live nodes,
+	// rooms in the directory, redirects); absent for a single node.
+	Cluster any `json:"cluster,omitempty"`
 }
 
 // Health returns the server's health.
@@ -40,6 +43,9 @@ func (s *Server) Health() Health {
 	draining, at := s.draining, s.drainAt
 	s.mu.Unlock()
 	h.Players = int(s.players.Load())
+	if s.cluster != nil {
+		h.Cluster = s.cluster.Health()
+	}
 	if draining {
 		h.State = "draining"
 		h.GraceLeftS = max(0, (at + s.cfg.DrainGrace - now)).Seconds()

@@ -45,9 +45,34 @@ type Storage interface {
 	SaveInterrupted(ctx context.Context, res *protocol.Results, now time.Time) error
 }
 
+// Cluster is the room directory a server shares with the other nodes of
+// a cluster; *cluster.Node (server/cluster, over NATS JetStream)
+// implements it. Without one (the default) the server is a single node
+// and no directory code runs. Calls never happen with a lock held.
+type Cluster interface {
+	// Bind gives the cluster this node's live load.
+	Bind(load func() (players int, draining bool))
+	// Place picks the node for a new room in region ("" for this node's):
+	// here, or another node's public URL.
+	Place(region string) (url string, here bool, err error)
+	// Claim reserves a room code for this node, cluster-wide; taken
+	// reports that another node holds it.
+	Claim(ctx context.Context, code string) (taken bool, err error)
+	// Release gives up a code of a room that closed here; never blocks.
+	Release(code string)
+	// Locate finds the node running code: here, another live node's public
+	// URL, or found false when none runs it.
+	Locate(ctx context.Context, code string) (url string, here, found bool, err error)
+	// Changed asks for this node's entry to be published soon (rooms or
+	// draining changed); never blocks.
+	Changed()
+	// Health returns the cluster figures for /healthz (JSON-encodable).
+	Health() any
+}
+
 // Deps are the server's collaborators. Nil fields mean: no storage (a
 // random secret per process, nothing saved), a private Prometheus
-// registry, logs discarded, no analytics.
+// registry, logs discarded, no analytics, a single node (no cluster).
 type Deps struct {
 	Store Storage
 	// Secret, when set, overrides the stored identity secret (at least
@@ -58,6 +83,10 @@ type Deps struct {
 	Log      *slog.Logger
 	// Analytics receives funnel events as JSON lines.
 	Analytics io.Writer
+	// Cluster, when set, makes the server one node of a cluster: rooms
+	// are placed on the least-loaded node and joins of rooms elsewhere
+	// are redirected there (README, "Scale-out").
+	Cluster Cluster
 }
 
 // ErrClosed indicates a call on a server that has shut down.
@@ -66,14 +95,15 @@ var ErrClosed = errors.New("server: closed")
 // Server is the room server: rooms by code on WebSocket connections,
 // health and metrics over HTTP. See the package documentation.
 type Server struct {
-	cfg    Config // read-only after New
-	log    *slog.Logger
-	reg    *prometheus.Registry
-	m      *metrics.Metrics
-	store  Storage // may be nil
-	issuer *identity.Issuer
-	events *analytics.Sink // may be nil
-	start  time.Time       // wall and monotonic origin of the server clock
+	cfg     Config // read-only after New
+	log     *slog.Logger
+	reg     *prometheus.Registry
+	m       *metrics.Metrics
+	store   Storage // may be nil
+	issuer  *identity.Issuer
+	events  *analytics.Sink // may be nil
+	cluster Cluster         // nil for a single node
+	start   time.Time       // wall and monotonic origin of the server clock
 
 	mu         sync.Mutex // guards the fields below
 	rooms      map[string]*host
@@ -119,7 +149,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	}
 	c := cfg.withDefaults()
 	s := &Server{
-		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, start: time.Now(),
+		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, cluster: deps.Cluster, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
 		connsBy: map[string]int{}, roomsBy: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
@@ -163,6 +193,14 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	}
 	if deps.Analytics != nil {
 		s.events = analytics.NewSink(deps.Analytics, nil)
+	}
+	if s.cluster != nil {
+		s.cluster.Bind(func() (int, bool) {
+			s.mu.Lock()
+			draining := s.draining || s.shut
+			s.mu.Unlock()
+			return int(s.players.Load()), draining
+		})
 	}
 	s.bg.Add(3)
 	go s.persistLoop()
@@ -240,6 +278,9 @@ func (s *Server) Drain(ctx context.Context) error {
 	hosts := s.hostsLocked()
 	s.mu.Unlock()
 	if first {
+		if s.cluster != nil {
+			s.cluster.Changed() // no more rooms placed here
+		}
 		s.log.Info("draining", "grace", s.cfg.DrainGrace, "rooms", len(hosts))
 		for _, h := range hosts {
 			h.do(func(now time.Duration) { h.r.Drain(now, max(0, deadline-now)) })
@@ -355,6 +396,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	clear(s.rooms)
 	clear(s.roomsBy)
 	s.mu.Unlock()
+	if s.cluster != nil {
+		for _, h := range hosts {
+			s.cluster.Release(h.code)
+		}
+	}
 	for _, h := range hosts { // outside s.mu: never with a host's lock
 		if res := h.stop(s.now()); res != nil {
 			s.log.Warn("round interrupted", "room", res.Code, "round", res.Round, "players", len(res.Players))

@@ -77,6 +77,11 @@ const (
 	// not rejoin for a while; the connection ends and must not reconnect
 	// on its own.
 	CodeKicked Code = 4021
+	// CodeRedirect: the request belongs on another node of a cluster; the
+	// Error's URL names it. A client connects there (same token: every
+	// node accepts it) and sends the request again, a create with
+	// Placed set. Never a close code.
+	CodeRedirect Code = 4022
 )
 
 var codeNames = map[Code]string{
@@ -105,6 +110,7 @@ var codeNames = map[Code]string{
 	CodeAlreadyInRoom:   "already_in_room",
 	CodeInternal:        "internal",
 	CodeKicked:          "kicked",
+	CodeRedirect:        "redirect",
 }
 
 // String returns the code's snake_case name, or its number for an unknown code.

@@ -135,7 +135,13 @@ func (m *Settings) validate() error {
 	return nil
 }
 
+// MaxRegion is the longest Create.Region in bytes.
+const MaxRegion = 64
+
 func (m *Create) validate() error {
+	if len(m.Region) > MaxRegion {
+		return fmt.Errorf("region is %d bytes, at most %d", len(m.Region), MaxRegion)
+	}
 	if m.Settings != nil {
 		return m.Settings.validate()
 	}

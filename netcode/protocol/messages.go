@@ -90,9 +90,17 @@ type Limits struct {
 	SeatHoldUS int64   `json:"seat_hold_us"`
 }
 
-// Create asks for a new room; the answer is Joined (or Error).
+// Create asks for a new room; the answer is Joined (or Error). In a
+// cluster the answer may be an Error with CodeRedirect: create it again at
+// the Error's URL, with Placed set.
 type Create struct {
 	Settings *Settings `json:"settings,omitempty"`
+	// Region asks a cluster for a node of this region; empty means the
+	// region of the node connected to. A single server ignores it.
+	Region string `json:"region,omitempty"`
+	// Placed says a cluster already chose this node (the create follows a
+	// redirect): open the room here rather than place it again.
+	Placed bool `json:"placed,omitempty"`
 }
 
 // Via says how a player arrived in a room (for the analytics funnel).
@@ -344,6 +352,9 @@ type Error struct {
 	Name    string           `json:"name"`          // Code's String, for humans and logs
 	Message string           `json:"message"`       // readable English
 	Request wire.ControlType `json:"req,omitempty"` // the type of the message refused
+	// URL is where to send the request again, with CodeRedirect only: the
+	// WebSocket URL of the node that runs the room (or was chosen for it).
+	URL string `json:"url,omitempty"`
 }
 
 // Error implements error.
