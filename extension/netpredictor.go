@@ -165,6 +165,7 @@ func init() {
 	godot.Property(c, "debug_jitter_ms", func(p *NetPredictor) float64 { return ms(p.m.Pose().Jitter) }, nil)
 	godot.Property(c, "debug_past_cap", func(p *NetPredictor) bool { return p.m.Pose().PastCap }, nil)
 	godot.Property(c, "debug_states", func(p *NetPredictor) int64 { return int64(p.m.States()) }, nil)
+	godot.Property(c, "debug_prediction_distance", func(p *NetPredictor) float64 { return p.m.PredictionDistance() }, nil)
 	godot.Property(c, "debug_frame_usec", func(p *NetPredictor) float64 { return p.frameUsec }, nil)
 
 	godot.Method0(c, "teleport", func(p *NetPredictor) { p.m.Teleport() })
@@ -174,6 +175,16 @@ func init() {
 	godot.Method3(c, "push_state_2d", func(p *NetPredictor, localTime float64, tr godot.Transform2D, vel godot.Vector2) {
 		p.push(localTime, vec2From(tr.Origin), geom.Angle2D(float64(tr.Rotation())), vec2From(vel))
 	}, "local_time", "transform", "velocity")
+	// The comparison markers: where snap-on-arrival and an interpolation
+	// buffer would draw this entity (netroom/figures.go).
+	godot.Method0R(c, "get_newest_state_position", func(p *NetPredictor) godot.Vector3 {
+		pos, _ := p.m.NewestStatePosition()
+		return vec3To(pos)
+	}).Const()
+	godot.Method1R(c, "get_interpolated_position", func(p *NetPredictor, delayMs float64) godot.Vector3 {
+		pos, _ := p.m.InterpolatedPosition(procClock.Now(), fromMs(max0(delayMs)))
+		return vec3To(pos)
+	}, "delay_ms").Const()
 	godot.Method0R(c, "get_room", func(p *NetPredictor) godot.Node {
 		if r := p.findRoom(); r != nil && r.model == p.m.Room() {
 			return r.Node

@@ -147,6 +147,12 @@ func init() {
 		OfEnum(phaseEnum, "PHASE_")
 	godot.Property(c, "synced", func(n *NetRoom) bool { return n.model.Synced() }, nil).Getter("is_synced")
 	godot.Property(c, "rtt_ms", func(n *NetRoom) float64 { return float64(n.model.RTT()) / float64(time.Millisecond) }, nil)
+	godot.Property(c, "jitter_ms", func(n *NetRoom) float64 { j, _, _ := n.model.LinkFigures(); return ms(j) }, nil)
+	godot.Property(c, "loss_percent", func(n *NetRoom) float64 { _, l, _ := n.model.LinkFigures(); return 100 * l }, nil)
+	godot.Property(c, "clock_offset_ms", func(n *NetRoom) float64 {
+		off, _ := n.model.ClockOffset(procClock.Now())
+		return ms(off)
+	}, nil)
 	godot.Property(c, "local_server_running", func(n *NetRoom) bool { return n.lan.serverRunning() }, nil).
 		Getter("is_local_server_running")
 

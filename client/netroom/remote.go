@@ -34,6 +34,10 @@ type Remote struct {
 	// ghost and hidden as last reported; an entity starts hidden (no data).
 	ghost, hidden bool
 	added         uint64
+	// received keeps the recent states for the comparison markers
+	// (figures.go); loss estimates the server link's losses.
+	received markerRing
+	loss     lossEstimate
 }
 
 // NewRemote returns a Remote predicting with cfg (zero fields: defaults).
@@ -71,6 +75,10 @@ func (r *Remote) AddSample(path predict.Path, s predict.Sample, arrival time.Dur
 		return false
 	}
 	r.added++
+	r.received.add(s.Time, s.Seq, s.Pos)
+	if path == predict.PathServer {
+		r.loss.add(s.Seq)
+	}
 	return true
 }
 
@@ -109,4 +117,7 @@ func (r *Remote) Hidden() bool { return r.hidden }
 // Reset forgets every sample: the entity is hidden until new data arrives.
 // The visibility last reported is kept, so the next Frame reports the
 // change.
-func (r *Remote) Reset() { r.pred.Reset() }
+func (r *Remote) Reset() {
+	r.pred.Reset()
+	r.received = markerRing{}
+}
