@@ -97,6 +97,7 @@ type Stats struct {
 	Reconnects       int64
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
+	Redirects        int64 // redirects followed to another node of a cluster
 }
 
 // session is one WebSocket connection.
@@ -460,6 +461,7 @@ func (c *Client) move(ctx context.Context, url string) error {
 	}
 	c.mu.Lock()
 	c.sync, c.synced = sync, false
+	c.stats.Redirects++
 	c.mu.Unlock()
 	next <- c.start(ws)
 	return nil

@@ -4,6 +4,13 @@
 //
 //	go run ./server/loadtest                         # in-process server, 50 rooms x 8 players, 60 s
 //	go run ./server/loadtest -url ws://127.0.0.1:8787/ws -rooms 10 -duration 20s
+//	go run ./server/loadtest -url ws://127.0.0.1:8801/ws,ws://127.0.0.1:8802/ws -rooms 10
+//
+// With several -url (a cluster's nodes, README "Scale-out"), room i is
+// created through node i and its other bots join through the following
+// nodes in turn, so that some joins are redirected; the report separates
+// the join latency of direct and redirected joins, and sums the relayed
+// states of every node.
 //
 // It refuses any address that is not loopback, and bounds rooms, players
 // and duration. Relay latency is measured from the sender's SendState to
@@ -53,7 +60,7 @@ const (
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 type config struct {
-	url      string
+	urls     []string
 	rooms    int
 	players  int
 	duration time.Duration
@@ -66,7 +73,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.url, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws (default: start a server in this process); every bot is one address, so start that server with -max-conns-per-addr -1 -max-rooms-per-addr -1 -new-identity-rate -1")
+	var urls string
+	fs.StringVar(&urls, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws, or several separated by commas (the nodes of a cluster) (default: start a server in this process); every bot is one address, so start servers with -max-conns-per-addr -1 -max-rooms-per-addr -1 -new-identity-rate -1")
 	fs.IntVar(&c.rooms, "rooms", 50, fmt.Sprintf("rooms to fill (at most %d)", maxRooms))
 	fs.IntVar(&c.players, "players", 8, fmt.Sprintf("bots per room (at most %d)", maxPlayers))
 	fs.DurationVar(&c.duration, "duration", 60*time.Second, fmt.Sprintf("how long the bots play (at most %v)", maxDuration))
@@ -86,10 +94,14 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	case c.rate <= 0 || c.rate > 240:
 		return nil, fmt.Errorf("-rate %v outside (0, 240]", c.rate)
 	}
-	if c.url != "" {
-		if err := loopbackOnly(c.url); err != nil {
+	for _, u := range strings.Split(urls, ",") {
+		if u = strings.TrimSpace(u); u == "" {
+			continue
+		}
+		if err := loopbackOnly(u); err != nil {
 			return nil, err
 		}
+		c.urls = append(c.urls, u)
 	}
 	return c, nil
 }
@@ -129,6 +141,28 @@ type Report struct {
 	ServerDropped    float64
 	ClientQueueDrops int64
 	StatesBeforeSync int64
+	Nodes            int // servers the bots were spread over
+	// Join latency (Join call to Joined) of joins answered by the node
+	// asked, and of joins redirected to another node first; create
+	// latency likewise (a create placed on another node is redirected).
+	JoinDirect, JoinRedirected     Latency
+	CreateDirect, CreateRedirected Latency
+}
+
+// Latency summarises a set of durations.
+type Latency struct {
+	N        int
+	P50, P99 time.Duration
+	Max      time.Duration
+}
+
+func latencyOf(d []time.Duration) Latency {
+	if len(d) == 0 {
+		return Latency{}
+	}
+	slices.Sort(d)
+	return Latency{N: len(d), P50: d[len(d)/2], P99: d[min(len(d)-1, int(math.Ceil(float64(len(d))*0.99))-1)],
+		Max: d[len(d)-1]}
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -197,16 +231,20 @@ func (e *errs) add(kind string) {
 }
 
 func loadtest(c *config, stderr io.Writer) (*Report, error) {
-	wsURL := c.url
-	if wsURL == "" {
+	urls := c.urls
+	if len(urls) == 0 {
 		stop, u, err := startServer(c)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		wsURL = u
+		urls = []string{u}
 	}
-	metricsURL := strings.Replace(strings.Replace(wsURL, "ws://", "http://", 1), "/ws", "/metrics", 1)
+	metricsURLs := make([]string, len(urls))
+	for i, u := range urls {
+		metricsURLs[i] = strings.Replace(strings.Replace(u, "ws://", "http://", 1), "/ws", "/metrics", 1)
+	}
+	wsURL := strings.Join(urls, ",")
 	clk := sharedClock{start: time.Now()}
 	times := &sendTimes{at: make([]atomic.Int64, c.rooms*c.players*seqWindow)}
 	e := &errs{m: map[string]int{}}
@@ -227,7 +265,7 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r.setup(setupCtx, wsURL)
+			r.setup(setupCtx, urls)
 		}(rooms[i])
 	}
 	wg.Wait()
@@ -243,7 +281,7 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 	}
 	fmt.Fprintf(stderr, "loadtest: %d of %d rooms playing\n", ready, c.rooms)
 
-	before, _ := scrape(metricsURL)
+	before := scrapeAll(metricsURLs)
 	start := time.Now()
 	end := start.Add(c.duration)
 	for _, r := range rooms {
@@ -271,12 +309,18 @@ loop:
 	}
 	progress.Stop()
 	elapsed := time.Since(start)
-	after, _ := scrape(metricsURL)
+	after := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
 	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
-		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m}
-	var lat []time.Duration
+		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls)}
+	var lat, jd, jr, cd, cr []time.Duration
+	for _, r := range rooms {
+		jd, jr = append(jd, r.joins[0]...), append(jr, r.joins[1]...)
+		cd, cr = append(cd, r.creates[0]...), append(cr, r.creates[1]...)
+	}
+	rep.JoinDirect, rep.JoinRedirected = latencyOf(jd), latencyOf(jr)
+	rep.CreateDirect, rep.CreateRedirected = latencyOf(cd), latencyOf(cr)
 	var sent, recv int64
 	for _, r := range rooms {
 		sent += r.sent.Load()
@@ -320,6 +364,8 @@ type botRoom struct {
 
 	bots      []*client.Client
 	ok        bool
+	joins     [2][]time.Duration // join latency: [0] direct, [1] redirected
+	creates   [2][]time.Duration // create latency likewise
 	sent      atomic.Int64
 	received  atomic.Int64
 	latencies []time.Duration // owned by the room's goroutine until it ends
@@ -327,11 +373,13 @@ type botRoom struct {
 
 var botSync = clock.SyncConfig{WarmupInterval: 50 * time.Millisecond, SyncedAfter: 4}
 
-func (r *botRoom) setup(ctx context.Context, wsURL string) {
+// setup connects the room's bots, spread over urls from the room's own
+// index on, creates the room and plays it to the start.
+func (r *botRoom) setup(ctx context.Context, urls []string) {
 	r.bots = make([]*client.Client, r.cfg.players)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range r.bots {
-		b, err := client.Dial(ctx, wsURL, &client.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
+		b, err := client.Dial(ctx, urls[(r.idx+i)%len(urls)], &client.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
 			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: true, StateQueue: 4096})
 		if err != nil {
 			r.errs.add("dial")
@@ -339,16 +387,22 @@ func (r *botRoom) setup(ctx context.Context, wsURL string) {
 		}
 		r.bots[i] = b
 	}
+	t0, hops := time.Now(), r.bots[0].Stats().Redirects
 	j, err := r.bots[0].Create(ctx, &protocol.Settings{RoundUS: protocol.US(r.cfg.duration + 5*time.Minute)})
 	if err != nil {
 		r.errs.add("create: " + protocol.CodeOf(err).String())
 		return
 	}
+	redirected := min(1, r.bots[0].Stats().Redirects-hops)
+	r.creates[redirected] = append(r.creates[redirected], time.Since(t0))
 	for _, b := range r.bots[1:] {
+		t0, hops := time.Now(), b.Stats().Redirects
 		if _, err := b.Join(ctx, j.Code); err != nil {
 			r.errs.add("join: " + protocol.CodeOf(err).String())
 			return
 		}
+		redirected := min(1, b.Stats().Redirects-hops)
+		r.joins[redirected] = append(r.joins[redirected], time.Since(t0))
 	}
 	for _, b := range r.bots {
 		_ = b.Send(&protocol.Loading{Progress: 1})
@@ -493,6 +547,22 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 	}, "ws://" + ln.Addr().String() + "/ws", nil
 }
 
+// scrapeAll sums the counters of several servers' metrics pages; nil if
+// any cannot be read.
+func scrapeAll(urls []string) map[string]float64 {
+	out := map[string]float64{}
+	for _, u := range urls {
+		m, err := scrape(u)
+		if err != nil {
+			return nil
+		}
+		for k, v := range m {
+			out[k] += v
+		}
+	}
+	return out
+}
+
 // scrape reads the counters of a Prometheus text page, summing series.
 func scrape(u string) (map[string]float64, error) {
 	resp, err := http.Get(u)
@@ -532,6 +602,19 @@ func printReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "server rejected        %.0f\n", r.ServerRejected)
 	fmt.Fprintf(w, "server dropped (slow)  %.0f\n", r.ServerDropped)
 	fmt.Fprintf(w, "client queue drops     %d\n", r.ClientQueueDrops)
+	lat := func(what string, l Latency) {
+		if l.N > 0 {
+			fmt.Fprintf(w, "%-22s p50 %v  p99 %v  max %v  (%d)\n", what, l.P50.Round(10*time.Microsecond),
+				l.P99.Round(10*time.Microsecond), l.Max.Round(10*time.Microsecond), l.N)
+		}
+	}
+	if r.Nodes > 1 {
+		fmt.Fprintf(w, "nodes                  %d\n", r.Nodes)
+	}
+	lat("create", r.CreateDirect)
+	lat("create (redirected)", r.CreateRedirected)
+	lat("join", r.JoinDirect)
+	lat("join (redirected)", r.JoinRedirected)
 	if len(r.Errors) == 0 {
 		fmt.Fprintf(w, "errors                 none\n")
 		return

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/cluster"
+	"github.com/nearzero/nearzero/server/room"
+)
+
+// startCluster runs an embedded NATS server and n nodes on loopback (the
+// load test itself has no NATS code: a real deployment runs nats-server)
+// and returns the nodes' WebSocket URLs.
+func startCluster(t *testing.T, n, rooms, players int) []string {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	secret := []byte("0123456789abcdef0123456789abcdef-load")
+	var urls []string
+	for i := range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		u := "ws://" + ln.Addr().String() + "/ws"
+		reg := prometheus.NewRegistry()
+		cl, err := cluster.Start(context.Background(), &cluster.Config{URL: ns.ClientURL(), NodeID: fmt.Sprintf("n%d", i),
+			PublicURL: u, Memory: true, Registry: reg})
+		require.NoError(t, err)
+		s, err := server.New(&server.Config{MaxRooms: rooms + 1, MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1,
+			NewIdentityRate: -1, JoinFailRate: -1, Room: room.Config{MaxPlayers: max(players, 2)}},
+			server.Deps{Cluster: cl, Secret: secret, Registry: reg})
+		require.NoError(t, err)
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(ln) }()
+		<-s.Ready()
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			assert.NoError(t, s.Shutdown(ctx))
+			assert.NoError(t, <-done)
+			assert.NoError(t, cl.Close(ctx))
+		})
+		urls = append(urls, u)
+	}
+	return urls
+}
+
+// TestClusterRun spreads a small run over three nodes: some joins are
+// redirected, every state is relayed.
+func TestClusterRun(t *testing.T) {
+	urls := startCluster(t, 3, 3, 4)
+	var out, errOut bytes.Buffer
+	code := run([]string{"-url", strings.Join(urls, ","), "-rooms", "3", "-players", "4", "-duration", "1s", "-json"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var rep Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.Equal(t, 3, rep.Nodes)
+	assert.Equal(t, 3, rep.Rooms)
+	assert.Equal(t, 9, rep.JoinDirect.N+rep.JoinRedirected.N)
+	assert.Positive(t, rep.JoinRedirected.N, "joins through other nodes are redirected")
+	assert.Positive(t, rep.ServerRelayedPS, "summed over the nodes")
+	assert.Empty(t, rep.Errors)
+}
+
+// TestClusterLoad is the measured run across three nodes; it runs only
+// with NEARZERO_CLUSTER_LOAD=ROOMSxPLAYERSxSECONDS, e.g. 10x4x15:
+//
+//	NEARZERO_CLUSTER_LOAD=10x4x15 go test ./server/loadtest -run ClusterLoad -v
+func TestClusterLoad(t *testing.T) {
+	spec := os.Getenv("NEARZERO_CLUSTER_LOAD")
+	if spec == "" {
+		t.Skip("set NEARZERO_CLUSTER_LOAD=ROOMSxPLAYERSxSECONDS to run")
+	}
+	f := strings.Split(spec, "x")
+	require.Len(t, f, 3, "want ROOMSxPLAYERSxSECONDS")
+	rooms, err1 := strconv.Atoi(f[0])
+	players, err2 := strconv.Atoi(f[1])
+	secs, err3 := strconv.Atoi(f[2])
+	require.NoError(t, err1)
+	require.NoError(t, err2)
+	require.NoError(t, err3)
+	urls := startCluster(t, 3, rooms, players)
+	var out, errOut bytes.Buffer
+	code := run([]string{"-url", strings.Join(urls, ","), "-rooms", f[0], "-players", f[1],
+		"-duration", strconv.Itoa(secs) + "s"}, &out, &errOut)
+	t.Log("\n" + out.String())
+	require.Equal(t, 0, code, errOut.String())
+}
