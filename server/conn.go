@@ -461,7 +461,8 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			SendRate:   or(rc.SendRate, room.DefaultSendRate),
 			MaxStates:  or(rc.SendRate, room.DefaultSendRate) * or(rc.RateFactor, room.DefaultRateFactor),
 			NameMax:    protocol.MaxNameLen,
-			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold))}})
+			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold))},
+		ICEServers: c.s.iceServers(user)})
 }
 
 // or returns v, or d when v is the zero value (a Config default).

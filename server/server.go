@@ -83,6 +83,9 @@ type Deps struct {
 	Log      *slog.Logger
 	// Analytics receives funnel events as JSON lines.
 	Analytics io.Writer
+	// ICE, when set, returns the STUN and TURN servers handed to user in
+	// the welcome for direct links (TURN.ICEServers); nil hands out none.
+	ICE func(user string) []protocol.ICEServer
 	// Cluster, when set, makes the server one node of a cluster: rooms
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
@@ -104,6 +107,8 @@ type Server struct {
 	events  *analytics.Sink // may be nil
 	cluster Cluster         // nil for a single node
 	start   time.Time       // wall and monotonic origin of the server clock
+
+	ice func(user string) []protocol.ICEServer // Deps.ICE; may be nil
 
 	mu         sync.Mutex // guards the fields below
 	rooms      map[string]*host
@@ -149,7 +154,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	}
 	c := cfg.withDefaults()
 	s := &Server{
-		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, cluster: deps.Cluster, start: time.Now(),
+		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
 		connsBy: map[string]int{}, roomsBy: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),

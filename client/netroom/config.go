@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/predict"
 )
@@ -74,8 +75,28 @@ type Config struct {
 	// DirectSilence is how long a direct link may stay silent before the
 	// room reports it down to the server. Default 250 ms.
 	DirectSilence time.Duration
+	// NoDirect turns direct peer links off: every state comes by the
+	// server. Default false (links on; NetRoom's direct_links).
+	NoDirect bool
+	// Direct tunes the direct links (client/direct): zero fields are its
+	// defaults; Now is the Room's clock and Log the Room's, whatever is
+	// set; ICEServers are added to those of the server's welcome; Lag is
+	// the lag simulator under the direct links (off by default).
+	Direct direct.Config
+	// NewDirect makes the direct links. Default NewMesh (WebRTC); tests
+	// pass a fake.
+	NewDirect func(direct.Config) (direct.Links, error)
 	// Log receives the room's logs. Default: discarded.
 	Log *slog.Logger
+}
+
+// NewMesh is the default Config.NewDirect: direct.New.
+func NewMesh(cfg direct.Config) (direct.Links, error) {
+	m, err := direct.New(cfg)
+	if err != nil {
+		return nil, err // direct.New names itself
+	}
+	return m, nil
 }
 
 // withDefaults returns a copy of c with zero fields set to their defaults.
@@ -94,6 +115,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Dial == nil {
 		c.Dial = DialClient
+	}
+	if c.NewDirect == nil {
+		c.NewDirect = NewMesh
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -120,6 +144,9 @@ func (c Config) Validate() error {
 		if _, err := ServerURL(d.Server); err != nil {
 			return fmt.Errorf("%w: %w", ErrConfig, err)
 		}
+	}
+	if err := d.Direct.Lag.Validate(); err != nil {
+		return fmt.Errorf("%w: Direct.Lag: %w", ErrConfig, err)
 	}
 	if err := d.Sync.Validate(); err != nil {
 		return fmt.Errorf("%w: Sync: %w", ErrConfig, err)

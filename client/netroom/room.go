@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -103,6 +104,9 @@ type Stats struct {
 	Refused uint64
 	// DirectDown is the number of direct links reported down for silence.
 	DirectDown uint64
+	// DirectRouted is the number of the routed states that came over a
+	// direct link (the rest came by the server).
+	DirectRouted uint64
 }
 
 // Room is one player's connection to the room server and seat in a room,
@@ -114,28 +118,34 @@ type Room struct {
 	clock Clock
 
 	// Main thread only.
-	status   Status
-	link     Link
-	gen      uint64 // connection attempt; results of older ones are stale
-	want     request
-	busy     bool // create, join or leave in flight
-	synced   bool
-	code     string
-	invite   string
-	slot     int
-	inRoom   bool
-	room     protocol.RoomState
-	players  []protocol.PlayerState // room.Players, owned
-	spawned  [MaxSlots]bool
-	remotes  [MaxSlots]*Remote
-	local    *Local // the entity that sends, see ClaimLocal
-	direct   directWatch
-	pending  []Event // queued events, delivered by the next Update
-	out      []Event // Update's result, reused
-	cevs     []client.Event
-	states   []client.RemoteState
-	stats    Stats
-	isClosed bool
+	status  Status
+	link    Link
+	gen     uint64 // connection attempt; results of older ones are stale
+	want    request
+	busy    bool // create, join or leave in flight
+	synced  bool
+	code    string
+	invite  string
+	slot    int
+	inRoom  bool
+	room    protocol.RoomState
+	players []protocol.PlayerState // room.Players, owned
+	spawned [MaxSlots]bool
+	remotes [MaxSlots]*Remote
+	local   *Local // the entity that sends, see ClaimLocal
+	direct  directWatch
+	mesh    direct.Links // nil while no direct links (see syncDirect)
+	// Buffers of the direct links, reused.
+	peerSlots []int
+	signals   []protocol.Signal
+	dstates   []direct.State
+	frame     []byte
+	pending   []Event // queued events, delivered by the next Update
+	out       []Event // Update's result, reused
+	cevs      []client.Event
+	states    []client.RemoteState
+	stats     Stats
+	isClosed  bool
 
 	// Goroutines hand results over through mu.
 	mu       sync.Mutex
@@ -461,6 +471,7 @@ func (r *Room) SendState(s *wire.State) error {
 	if !r.inRoom || r.link == nil {
 		return ErrNotInRoom
 	}
+	r.sendDirect(s) // before the server: the link skips its queue
 	if err := r.link.SendState(s); err != nil {
 		return fmt.Errorf("netroom: send state: %w", err)
 	}
@@ -540,14 +551,15 @@ func (r *Room) Route() int {
 			r.stats.Refused++
 		}
 	}
-	return n
+	return n + r.routeDirect()
 }
 
 // AddDirect hands a state that came over a direct link from its sender
 // (stamp already mapped onto the local clock at local) to the bound Remote,
 // and keeps the link's liveness: the first arrival reports the link up to
-// the server, and DirectSilence without one reports it down. (This build
-// has no direct transport; the method is the seam for one.)
+// the server, and DirectSilence without one reports it down. Route calls
+// it for the states of the Room's own direct links (Config.NewDirect); a
+// custom transport may call it too.
 func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	slot := int(s.Slot)
 	if slot == r.slot || !r.inRoom {
@@ -592,6 +604,7 @@ func (r *Room) Update(now time.Duration) []Event {
 			r.cevs[i] = client.Event{}
 		}
 	}
+	r.tickDirect()
 	if r.link != nil && r.direct.nUp > 0 {
 		for slot := range MaxSlots {
 			if r.direct.down(slot, now, r.cfg.DirectSilence) {
@@ -760,6 +773,10 @@ func (r *Room) applyMessage(m protocol.Message) {
 		r.emit(Event{Kind: EventNotice, Text: m.Kind, Detail: m.Text})
 	case *protocol.Error:
 		r.emit(errorEvent(m))
+	case *protocol.Signal:
+		if r.mesh != nil && m.To == r.slot {
+			r.mesh.Signal(m)
+		}
 	}
 }
 
@@ -801,6 +818,7 @@ func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
 			r.emit(Event{Kind: EventSpawn, Slot: p.Slot})
 		}
 	}
+	r.syncDirect()
 }
 
 func findPlayer(ps []protocol.PlayerState, slot int) (protocol.PlayerState, bool) {
@@ -831,7 +849,7 @@ func (r *Room) leaveRoom() {
 	r.inRoom, r.code, r.invite, r.slot = false, "", "", -1
 	r.room = protocol.RoomState{Host: -1}
 	r.players = r.players[:0]
-	r.direct = directWatch{}
+	r.closeDirect()
 	r.emit(Event{Kind: EventLeft})
 }
 

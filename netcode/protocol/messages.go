@@ -79,6 +79,21 @@ type Welcome struct {
 	Rules    uint16 `json:"rules"`
 	Draining bool   `json:"draining,omitempty"` // no new rooms: go elsewhere
 	Limits   Limits `json:"limits"`
+	// ICEServers are the STUN and TURN servers for direct links, TURN
+	// ones with short-lived credentials (absent when the server offers
+	// none). Added after protocol 1 shipped: old clients ignore it.
+	ICEServers []ICEServer `json:"ice_servers,omitempty"`
+}
+
+// ICEServer is one STUN or TURN server for direct links, as WebRTC's
+// RTCIceServer: URLs such as "stun:host:3478" or
+// "turn:host:3478?transport=udp", and for TURN a username and credential
+// (the TURN REST scheme: username "expiry:user", credential
+// base64(HMAC-SHA1(secret, username)), valid until expiry, Unix seconds).
+type ICEServer struct {
+	URLs       []string `json:"urls"`
+	Username   string   `json:"username,omitempty"`
+	Credential string   `json:"credential,omitempty"`
 }
 
 // Limits are the server's limits a client should respect.

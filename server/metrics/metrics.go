@@ -38,6 +38,9 @@ type Metrics struct {
 	// ResultsRetries counts failed attempts to store a round's results
 	// (each is retried until stored).
 	ResultsRetries prometheus.Counter
+	// SkippedDirectTotal counts states not relayed to a recipient that
+	// receives the sender over a direct link.
+	SkippedDirectTotal prometheus.Counter
 }
 
 // Per-address and abuse limits, the label of nearzero_limited_total.
@@ -80,6 +83,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "State frames received from players."}),
 		RelayedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_relayed_total",
 			Help: "State frames relayed to other players (one per recipient)."}),
+		SkippedDirectTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_skipped_direct_total",
+			Help: "State frames not relayed because the recipient receives the sender over a direct link (one per recipient)."}),
 		DroppedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_dropped_total",
 			Help: "Relayed states dropped because the recipient read too slowly (oldest first)."}),
 		RoundsTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "rounds_started_total",
@@ -119,7 +124,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.phases.WithLabelValues(string(p))
 	}
 	for _, c := range []prometheus.Collector{m.Rooms, m.Players, m.Connections, m.StatesInTotal, m.RelayedTotal,
-		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, build} {
+		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, m.SkippedDirectTotal, build} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -136,6 +141,9 @@ func (m *Metrics) StatesRelayed(n int) {
 		m.RelayedTotal.Add(float64(n))
 	}
 }
+
+// StatesSkippedDirect implements room.DirectMetrics.
+func (m *Metrics) StatesSkippedDirect(n int) { m.SkippedDirectTotal.Add(float64(n)) }
 
 // Rejected implements room.Metrics.
 func (m *Metrics) Rejected(r room.Reject) {

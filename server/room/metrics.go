@@ -89,6 +89,16 @@ type Metrics interface {
 	Kicked(code protocol.Code)
 }
 
+// DirectMetrics is an optional part of Metrics: a Metrics that has it also
+// counts the states not relayed because sender and recipient are linked
+// directly (both reported protocol.DirectLink up), so relayed plus skipped
+// is every state times its recipients.
+type DirectMetrics interface {
+	// StatesSkippedDirect counts state frames not relayed to recipients
+	// that receive the sender directly.
+	StatesSkippedDirect(n int)
+}
+
 type nopMetrics struct{}
 
 func (nopMetrics) StatesIn(int)                         {}

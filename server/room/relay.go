@@ -112,15 +112,22 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 		r.m.RestampAge(now - at)
 	}
 
-	n := 0
+	n, skipped := 0, 0
 	for _, o := range r.seats {
-		if o == nil || o == s || o.peer == nil || direct(s, o) {
+		if o == nil || o == s || o.peer == nil {
+			continue
+		}
+		if direct(s, o) {
+			skipped++
 			continue
 		}
 		o.peer.Send(out, false)
 		n++
 	}
 	r.m.StatesRelayed(n)
+	if r.dm != nil && skipped > 0 {
+		r.dm.StatesSkippedDirect(skipped)
+	}
 }
 
 // outOfBounds reports whether st lies outside Config.WorldBounds (or

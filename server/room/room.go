@@ -113,6 +113,7 @@ type Room struct {
 	cfg    Config // read-only after New
 	hooks  Hooks  // read-only after New; Metrics and Log never nil
 	m      Metrics
+	dm     DirectMetrics // m's, when it counts direct skips; else nil
 
 	seats  []*seat // by slot; nil = free
 	byPeer map[Peer]*seat
@@ -182,6 +183,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 	if r.m == nil {
 		r.m = nopMetrics{}
 	}
+	r.dm, _ = r.m.(DirectMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
 }

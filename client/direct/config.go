@@ -1,0 +1,144 @@
+package direct
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/lagsim"
+	"github.com/nearzero/nearzero/netcode/protocol"
+)
+
+// Defaults of Config.
+const (
+	// DefaultConnectTimeout bounds one attempt at a link, from the offer to
+	// the open data channel.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultRetryAfter is how long the initiator waits after a failed or
+	// lost link before it offers again.
+	DefaultRetryAfter = 5 * time.Second
+	// DefaultPingInterval is how often a link measures its round trip once
+	// warm (the first pings go every quarter of it).
+	DefaultPingInterval = time.Second
+	// DefaultMaxRate is how many messages a second one peer may send before
+	// it is dropped: states go at 60 a second, so four times that.
+	DefaultMaxRate = 240.0
+	// DefaultMaxBurst is how many messages one peer may send at once.
+	DefaultMaxBurst = 120.0
+	// DefaultMaxBad is how many undecodable messages one peer may send
+	// before it is dropped (a few are tolerated: a newer client's frame).
+	DefaultMaxBad = 8
+	// MaxMessage is the largest message taken from a peer; a state is at
+	// most 40 bytes.
+	MaxMessage = 256
+	// maxBuffered is the most bytes queued on one data channel before
+	// states to it are skipped (a stalled link must not grow memory).
+	maxBuffered = 64 << 10
+	// queueLen bounds the received states and outgoing signals waiting
+	// for Poll.
+	queueLen = 1024
+)
+
+// ErrConfig indicates an invalid Config; the wrapping error names the field.
+var ErrConfig = errors.New("direct: invalid config")
+
+// Config configures a Mesh. The zero value of every field means its
+// default; Now is required.
+type Config struct {
+	// Now is the local clock every time is on (arrivals, the re-stamped
+	// sample times). Required.
+	Now func() time.Duration
+	// ICEServers are the STUN and TURN servers (the server's welcome hands
+	// them out). Default none: host candidates only.
+	ICEServers []protocol.ICEServer
+	// RelayOnly gathers relay (TURN) candidates only: for tests, and for
+	// players who must not reveal their address to peers. Default false.
+	RelayOnly bool
+	// Lag is the lag simulator under the direct links, both ways; the
+	// zero value is off.
+	Lag lagsim.Config
+	// Restamp tunes each peer's re-stamp estimator (the server's, so both
+	// paths agree). Zero fields: netcode/clock's defaults.
+	Restamp clock.RestampConfig
+	// ConnectTimeout bounds one attempt at a link. Default 10 s.
+	ConnectTimeout time.Duration
+	// RetryAfter is the pause before the initiator offers again after a
+	// failed or lost link. Default 5 s.
+	RetryAfter time.Duration
+	// PingInterval is how often each link measures its round trip. Default 1 s.
+	PingInterval time.Duration
+	// MaxRate and MaxBurst bound the messages one peer may send, per
+	// second and at once; over them the peer is dropped from direct play.
+	// Defaults 240 and 120.
+	MaxRate, MaxBurst float64
+	// MaxBad is how many undecodable messages one peer may send before it
+	// is dropped. Default 8.
+	MaxBad int
+	// Tune, when set, adjusts the WebRTC setting engine before the Mesh
+	// uses it (tests restrict candidates to loopback and shorten ICE
+	// timeouts). Default: pion's defaults with loopback candidates off.
+	Tune func(*webrtc.SettingEngine)
+	// Seed seeds the lag simulator's random draws. Default 0.
+	Seed uint64
+	// Log receives the links' logs. Default: discarded.
+	Log *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.ConnectTimeout, DefaultConnectTimeout)
+	def(&c.RetryAfter, DefaultRetryAfter)
+	def(&c.PingInterval, DefaultPingInterval)
+	if c.MaxRate == 0 {
+		c.MaxRate = DefaultMaxRate
+	}
+	if c.MaxBurst == 0 {
+		c.MaxBurst = DefaultMaxBurst
+	}
+	if c.MaxBad == 0 {
+		c.MaxBad = DefaultMaxBad
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports the first field out of range, with defaults applied.
+func (c Config) Validate() error {
+	d := c.withDefaults()
+	switch {
+	case d.Now == nil:
+		return fmt.Errorf("%w: Now is required", ErrConfig)
+	case d.ConnectTimeout < 0 || d.RetryAfter < 0 || d.PingInterval < 0:
+		return fmt.Errorf("%w: ConnectTimeout %v, RetryAfter %v and PingInterval %v must not be negative",
+			ErrConfig, d.ConnectTimeout, d.RetryAfter, d.PingInterval)
+	case !(d.MaxRate > 0) || !(d.MaxBurst >= 1) || d.MaxBad < 0:
+		return fmt.Errorf("%w: MaxRate %v, MaxBurst %v, MaxBad %d: need positive, at least 1, not negative",
+			ErrConfig, d.MaxRate, d.MaxBurst, d.MaxBad)
+	}
+	if err := d.Lag.Validate(); err != nil {
+		return fmt.Errorf("%w: Lag: %w", ErrConfig, err)
+	}
+	if err := d.Restamp.Validate(); err != nil {
+		return fmt.Errorf("%w: Restamp: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// rtcServers converts the welcome's ICE servers to pion's.
+func rtcServers(in []protocol.ICEServer) []webrtc.ICEServer {
+	out := make([]webrtc.ICEServer, 0, len(in))
+	for _, s := range in {
+		out = append(out, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package netroom
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// welcomer is the part of a Link that says what the server's welcome
+// offered (*client.Client has it): the ICE servers for direct links.
+type welcomer interface {
+	Welcome() protocol.Welcome
+}
+
+// DirectLinks reports whether direct peer links are on (NetRoom's
+// direct_links).
+func (r *Room) DirectLinks() bool { return !r.cfg.NoDirect }
+
+// SetDirectLinks turns direct peer links on or off, at once: off closes
+// them and tells the server, which relays every state again.
+func (r *Room) SetDirectLinks(on bool) {
+	r.cfg.NoDirect = !on
+	if !on {
+		r.closeDirect()
+		return
+	}
+	r.syncDirect()
+}
+
+// SetDirectLag sets the lag simulator under the direct links: at once on
+// open links, and for later ones. An invalid setting is reported as
+// EventError and returned.
+func (r *Room) SetDirectLag(l client.LagConfig) error {
+	if err := l.Validate(); err != nil {
+		return r.fail(fmt.Errorf("set direct lag: %w", err))
+	}
+	r.cfg.Direct.Lag = l
+	if r.mesh != nil {
+		if err := r.mesh.SetLag(l); err != nil {
+			return r.fail(fmt.Errorf("set direct lag: %w", err))
+		}
+	}
+	return nil
+}
+
+// DirectLag returns the lag simulator setting under the direct links.
+func (r *Room) DirectLag() client.LagConfig { return r.cfg.Direct.Lag }
+
+// Direct returns the direct links, nil while there are none (not in a
+// room, links off, or no other player yet).
+func (r *Room) Direct() direct.Links { return r.mesh }
+
+// DirectUp reports whether states from slot currently arrive directly.
+func (r *Room) DirectUp(slot int) bool {
+	return slot >= 0 && slot < MaxSlots && r.direct.up[slot]
+}
+
+// syncDirect makes the direct links follow the room: one per connected
+// player, none when out of a room or turned off.
+func (r *Room) syncDirect() {
+	if r.cfg.NoDirect || !r.inRoom || r.slot < 0 || r.link == nil {
+		return
+	}
+	r.peerSlots = r.peerSlots[:0]
+	for _, p := range r.players {
+		if p.Connected && p.Slot != r.slot {
+			r.peerSlots = append(r.peerSlots, p.Slot)
+		}
+	}
+	if r.mesh == nil {
+		if len(r.peerSlots) == 0 {
+			return
+		}
+		cfg := r.cfg.Direct
+		cfg.Now, cfg.Log = r.clock.Now, r.cfg.Log
+		if w, ok := r.link.(welcomer); ok {
+			cfg.ICEServers = append(w.Welcome().ICEServers, cfg.ICEServers...)
+		}
+		m, err := r.cfg.NewDirect(cfg)
+		if err != nil {
+			// Direct links are an optimisation: without them every state
+			// still comes by the server.
+			r.cfg.Log.Warn("netroom: direct links unavailable", "err", err)
+			r.cfg.NoDirect = true
+			return
+		}
+		r.mesh = m
+	}
+	r.mesh.SetPeers(r.slot, r.peerSlots)
+}
+
+// closeDirect closes the direct links and reports every link that was up
+// as down, so the server relays those states again.
+func (r *Room) closeDirect() {
+	if r.mesh != nil {
+		r.mesh.Close()
+		if w, ok := r.mesh.(interface{ Wait(time.Duration) bool }); ok {
+			// Room.Wait covers the links' closing too.
+			timeout := r.cfg.CloseTimeout
+			r.spawn(func() { w.Wait(timeout) }, opGoodbye, r.gen)
+		}
+		r.mesh = nil
+	}
+	for slot := range MaxSlots {
+		if r.direct.up[slot] && r.link != nil && r.inRoom {
+			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
+		}
+	}
+	r.direct = directWatch{}
+}
+
+// tickDirect runs the links' timers and sends their signals.
+func (r *Room) tickDirect() {
+	if r.mesh == nil {
+		return
+	}
+	r.mesh.Tick()
+	r.signals = r.mesh.PollSignals(r.signals[:0])
+	for i := range r.signals {
+		if r.status == StatusConnected {
+			_ = r.link.Send(&r.signals[i]) // refused ones fail the attempt by its timeout
+		}
+		r.signals[i] = protocol.Signal{}
+	}
+}
+
+// routeDirect hands the states received over direct links to their Remotes.
+func (r *Room) routeDirect() int {
+	if r.mesh == nil {
+		return 0
+	}
+	r.dstates = r.mesh.Poll(r.dstates[:0])
+	n := 0
+	for i := range r.dstates {
+		ds := &r.dstates[i]
+		if r.AddDirect(&ds.State, ds.Local, ds.Arrival) {
+			r.stats.DirectRouted++
+			n++
+		}
+	}
+	return n
+}
+
+// sendDirect sends our state on every direct link.
+func (r *Room) sendDirect(s *wire.State) {
+	if r.mesh == nil {
+		return
+	}
+	b, err := wire.AppendState(r.frame[:0], s)
+	if err != nil {
+		return // the server link refused it already
+	}
+	r.frame = b
+	r.mesh.Send(b)
+}
