@@ -5,6 +5,12 @@
 //	nearzero-server -addr :8787 -log-format json -analytics events.jsonl
 //	nearzero-server -h                   # every flag with its default
 //
+// One node of a cluster (README, "Scale-out"); every node has the same
+// $NEARZERO_SECRET:
+//
+//	nearzero-server -addr :8787 -nats nats://nats:4222 -node-id eu-1 \
+//	    -node-url wss://eu-1.play.example.com/ws -region eu
+//
 // SIGTERM or SIGINT drains: no new rooms or rounds, running rounds finish
 // (up to -drain-grace), then every connection closes with 1001 going away.
 // A second signal stops at once.
@@ -25,9 +31,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/cluster"
 	"github.com/nearzero/nearzero/server/identity"
 	"github.com/nearzero/nearzero/server/room"
 	"github.com/nearzero/nearzero/server/store"
@@ -48,6 +57,7 @@ type options struct {
 	sendRate, topSpeed, topSpeed2D                              float64
 	noMotionChecks, version                                     bool
 	healthcheck                                                 bool // probe -addr's /healthz and exit (the image's HEALTHCHECK)
+	cluster                                                     clusterFlags
 
 	limits  server.Config // per-address limits and idle time-out; only those fields
 	proxies multi
@@ -105,6 +115,11 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.turn.TTL, "turn-ttl", server.DefaultTURNTTL, "lifetime of the TURN credentials handed out in the welcome")
 	fs.Var(&o.stun, "stun-url", "STUN server handed to players for direct links, e.g. stun:stun.example.com:3478 (repeatable)")
 	fs.BoolVar(&o.version, "version", false, "print the release, protocol and rules versions and exit")
+	fs.StringVar(&o.cluster.nats, "nats", "", "NATS server URL(s), comma-separated, with JetStream: makes this server one node of a cluster sharing a room directory (default: none, a single server); needs -node-id, -node-url and the same secret on every node")
+	fs.StringVar(&o.cluster.nodeID, "node-id", "", "this node's id in the cluster, unique, kept across restarts (letters, digits, - and _)")
+	fs.StringVar(&o.cluster.nodeURL, "node-url", "", "WebSocket URL players reach this node at directly, e.g. wss://eu-1.play.example.com/ws (redirects send them there)")
+	fs.StringVar(&o.cluster.region, "region", cluster.DefaultRegion, "this node's region: new rooms go to the least-loaded node of the region the player asks for (default: the region of the node asked)")
+	fs.DurationVar(&o.cluster.ttl, "cluster-ttl", cluster.DefaultTTL, "how long a directory entry outlives its node's last refresh (refreshed every third of it): how long a dead node's rooms stay listed")
 	fs.BoolVar(&o.healthcheck, "healthcheck", false, "GET /healthz of the server at -addr (127.0.0.1 for an unspecified host), exit 0 if ready, 1 if not")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: nearzero-server [flags]\n\n"+
@@ -120,6 +135,28 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	return o, nil
+}
+
+// clusterFlags are the -nats, -node-* and -region flags.
+type clusterFlags struct {
+	nats, nodeID, nodeURL, region string
+	ttl                           time.Duration
+}
+
+// config returns the cluster configuration, or nil for a single server.
+func (f *clusterFlags) config(maxRooms int, reg prometheus.Registerer, log *slog.Logger) (*cluster.Config, error) {
+	if f.nats == "" {
+		if f.nodeID != "" || f.nodeURL != "" {
+			return nil, errors.New("-node-id and -node-url need -nats")
+		}
+		return nil, nil
+	}
+	c := &cluster.Config{URL: f.nats, NodeID: f.nodeID, PublicURL: f.nodeURL, Region: f.region, TTL: f.ttl,
+		MaxRooms: maxRooms, Registry: reg, Log: log}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster flags: %w", err)
+	}
+	return c, nil
 }
 
 func (o *options) config() *server.Config {
@@ -236,6 +273,31 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 		}
 		defer f.Close()
 		deps.Analytics = f
+	}
+	reg := prometheus.NewRegistry() // shared by the server and the cluster metrics
+	deps.Registry = reg
+	cc, err := o.cluster.config(cfg.MaxRooms, reg, log)
+	if err != nil {
+		return err
+	}
+	if cc != nil {
+		if deps.Secret == nil {
+			// Each node would mint its own secret: tokens of one would be
+			// refused by the others.
+			return errors.New("a cluster needs the same identity secret on every node: set $NEARZERO_SECRET (or -secret)")
+		}
+		node, err := cluster.Start(ctx, cc)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := node.Close(closeCtx); err != nil {
+				log.Warn("leaving the cluster", "err", err)
+			}
+		}()
+		deps.Cluster = node
 	}
 	s, err := server.New(cfg, deps)
 	if err != nil {
