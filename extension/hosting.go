@@ -3,22 +3,30 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/udprelay"
 	"github.com/nearzero/nearzero/server/embedded"
 )
 
-// lanHosting is what a NetRoom runs in this process for a LAN game: the
-// room server (server/embedded). Its goroutines never call the engine;
-// mu guards it because Cleanup may run on another thread than the
+// lanHosting is what a NetRoom runs in this process besides its own
+// connection: the room server (server/embedded) for a LAN game, and UDP
+// relays (client/udprelay) that put another stack's traffic (Godot's
+// ENet) through the same lag simulator. Their goroutines never call the
+// engine; mu guards it because Cleanup may run on another thread than the
 // methods.
 type lanHosting struct {
 	mu     sync.Mutex
 	server *embedded.Server
+	relays []*udprelay.Relay
+	lag    client.LagConfig // the NetRoom's lag simulator settings
 }
 
 // hosted lists the servers started in this process that may still be
@@ -32,6 +40,8 @@ func init() {
 	c := netRoomClass
 	godot.Method1R(c, "host_local", (*NetRoom).hostLocal, "port")
 	godot.Method0(c, "stop_local_server", func(n *NetRoom) { n.lan.stopServer() })
+	godot.Method2R(c, "start_udp_relay", (*NetRoom).startUDPRelay, "target_host", "target_port")
+	godot.Method0(c, "stop_udp_relays", func(n *NetRoom) { n.lan.stopRelays() })
 	godot.OnSceneDeinit(func() {
 		hostedMu.Lock()
 		all := hosted
@@ -83,8 +93,64 @@ func (n *NetRoom) hostFailed(err error) {
 	if errors.Is(err, embedded.ErrListen) {
 		msg = "could not host the room server: " + err.Error() + "; choose another port or stop the other server"
 	}
+	n.localError(msg)
+}
+
+// localError emits room_error(ERROR_LOCAL, msg).
+func (n *NetRoom) localError(msg string) {
 	if err := sigRoomError.Emit(n, int64(netroom.CodeLocal), msg); err != nil && n.alive() {
 		godot.PrintErrorf("NetRoom: signal room_error: %v", err)
+	}
+}
+
+// startUDPRelay opens a relay on a loopback port to host:port through the
+// lag simulator and returns the port; 0 and a room_error when it cannot.
+func (n *NetRoom) startUDPRelay(host string, port int64) int64 {
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port < 1 || port > 65535 {
+		n.localError(fmt.Sprintf("could not start the UDP relay: target port %d is not between 1 and 65535", port))
+		return 0
+	}
+	target := net.JoinHostPort(host, strconv.FormatInt(port, 10))
+	n.lan.mu.Lock()
+	lag := n.lan.lag
+	n.lan.mu.Unlock()
+	r, err := udprelay.New(target, lag, &udprelay.Options{Log: logger().With("part", "udp relay")})
+	if err != nil {
+		n.localError(fmt.Sprintf("could not start the UDP relay to %s: %v", target, err))
+		return 0
+	}
+	n.lan.mu.Lock()
+	n.lan.relays = append(n.lan.relays, r)
+	n.lan.mu.Unlock()
+	return int64(r.Port())
+}
+
+// setLag applies the lag simulator's settings to the relays, live, and to
+// those started later. An invalid setting is ignored here: the Room
+// reports it.
+func (h *lanHosting) setLag(cfg client.LagConfig) {
+	if cfg.Validate() != nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lag = cfg
+	for _, r := range h.relays {
+		_ = r.SetConfig(cfg) // valid: checked above
+	}
+}
+
+// stopRelays closes every relay; datagrams on their way are dropped.
+func (h *lanHosting) stopRelays() {
+	h.mu.Lock()
+	rs := h.relays
+	h.relays = nil
+	h.mu.Unlock()
+	for _, r := range rs {
+		_ = r.Close() // closing sockets: nothing to report
 	}
 }
 
@@ -117,4 +183,5 @@ func (h *lanHosting) stopServer() {
 // stop ends everything the NetRoom hosts (it leaves the tree or is freed).
 func (h *lanHosting) stop() {
 	h.stopServer()
+	h.stopRelays()
 }

@@ -90,3 +90,73 @@ func TestHostingGlueChild(t *testing.T) {
 	r, _ = fakeengine.Call("NetRoom", "is_local_server_running", other)
 	assert.Zero(t, r.Int)
 }
+
+// TestRelayGlueChild drives NetRoom.start_udp_relay on the fake engine:
+// datagrams go through with the NetRoom's lag settings, applied live, and
+// leaving the tree closes the relays.
+func TestRelayGlueChild(t *testing.T) {
+	if os.Getenv(glueChildEnv) != "1" {
+		t.Skip("skipped: runs in the child process TestRelayGlue starts")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
+	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene, godot.LevelEditor} {
+		fakeengine.Initialize(uint32(l))
+	}
+	echo, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	require.NoError(t, err)
+	defer echo.Close()
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			n, from, err := echo.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			_, _ = echo.WriteToUDP(buf[:n], from)
+		}
+	}()
+
+	main := node(t, "Node", "Main")
+	roomObj := node(t, "NetRoom", "Room")
+	fakeengine.AddChild(main, roomObj)
+	fakeengine.SetInTree(main, true)
+	virtual(t, roomObj, "_enter_tree")
+	fakeengine.Call("NetRoom", "set_lag_latency_ms", roomObj, 40.0)
+	fakeengine.Call("NetRoom", "set_lag_enabled", roomObj, true)
+
+	from := len(fakeengine.Records())
+	r, ok := fakeengine.Call("NetRoom", "start_udp_relay", roomObj, "127.0.0.1", int64(0))
+	require.True(t, ok)
+	assert.Zero(t, r.Int, "port 0 refused")
+	assert.True(t, contains(since(from), "emit room_error "+strconv.Itoa(int(netroom.CodeLocal))+" could not start the UDP relay"), "%v", since(from))
+
+	r, _ = fakeengine.Call("NetRoom", "start_udp_relay", roomObj, "", int64(echo.LocalAddr().(*net.UDPAddr).Port))
+	require.NotZero(t, r.Int)
+	c, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: int(r.Int)})
+	require.NoError(t, err)
+	defer c.Close()
+	rtt := func() time.Duration {
+		start := time.Now()
+		_, err := c.Write([]byte{1})
+		require.NoError(t, err)
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+		buf := make([]byte, 8)
+		_, err = c.Read(buf)
+		require.NoError(t, err)
+		return time.Since(start)
+	}
+	assert.GreaterOrEqual(t, rtt(), 80*time.Millisecond, "40 ms each way, set before the relay started")
+	fakeengine.Call("NetRoom", "set_lag_enabled", roomObj, false)
+	assert.Less(t, rtt(), 40*time.Millisecond, "lag off, live")
+
+	virtual(t, roomObj, "_exit_tree")
+	_, err = c.Write([]byte{2})
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	_, err = c.Read(make([]byte, 8))
+	assert.Error(t, err, "closed with the tree exit: no reply")
+}
+
+func TestRelayGlue(t *testing.T) { runChild(t, "TestRelayGlueChild") }

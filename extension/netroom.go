@@ -33,7 +33,7 @@ type NetRoom struct {
 	inTree      bool
 	applying    bool           // inside apply: a signal handler may free the node
 	self        godot.ObjectID // to notice a handler freeing the node
-	lan         lanHosting     // hosting.go: the embedded server
+	lan         lanHosting     // hosting.go: the embedded server and UDP relays
 }
 
 var (
@@ -296,16 +296,18 @@ func (n *NetRoom) PhysicsProcess(delta float64) {
 }
 
 // applyLag applies the lag simulator settings, live on the open connection.
+// The UDP relays (hosting.go) get the same settings.
 func (n *NetRoom) applyLag() {
-	if !n.lagOn {
-		_ = n.model.SetLag(client.LagConfig{})
-		return
+	var cfg client.LagConfig
+	if n.lagOn {
+		cfg = client.LagConfig{
+			Latency: time.Duration(n.lagLatency * float64(time.Millisecond)),
+			Jitter:  time.Duration(n.lagJitter * float64(time.Millisecond)),
+			Loss:    n.lagLoss / 100,
+		}
 	}
-	_ = n.model.SetLag(client.LagConfig{ // an error reaches room_error
-		Latency: time.Duration(n.lagLatency * float64(time.Millisecond)),
-		Jitter:  time.Duration(n.lagJitter * float64(time.Millisecond)),
-		Loss:    n.lagLoss / 100,
-	})
+	n.lan.setLag(cfg)
+	_ = n.model.SetLag(cfg) // an error reaches room_error
 }
 
 func (n *NetRoom) serverTime() float64 {
