@@ -8,7 +8,8 @@ import "fmt"
 // (a shorter HideAfter can hide the entity at once). Dim2D and BufferLen
 // shape the buffers and cannot change: SetConfig refuses them (make a new
 // predictor instead), as it refuses an invalid config; either way p is
-// left unchanged.
+// left unchanged. Switching Auto on starts its online tuning afresh;
+// switching it off returns to the configured settings at once.
 func (p *Predictor) SetConfig(cfg Config) error {
 	next := cfg.withDefaults()
 	if err := next.Validate(); err != nil {
@@ -17,6 +18,17 @@ func (p *Predictor) SetConfig(cfg Config) error {
 	if next.Dim2D != p.cfg.Dim2D || next.BufferLen != p.cfg.BufferLen {
 		return fmt.Errorf("predict: set config: %w: Dim2D %v and BufferLen %d are fixed at New (asked %v, %d)",
 			ErrConfig, p.cfg.Dim2D, p.cfg.BufferLen, next.Dim2D, next.BufferLen)
+	}
+	switch {
+	case next.Auto && p.auto == nil:
+		// Switching Auto on starts its scoring from scratch; the samples
+		// and the drawn offset are kept.
+		p.auto = &autoState{}
+	case !next.Auto && p.auto != nil:
+		// Off again: drop the shadows and the velocity-only model they may
+		// have chosen, so the configured model draws from the next frame.
+		p.auto = nil
+		p.velOnly, p.drewVelOnly = false, false
 	}
 	p.cfg = next
 	return nil

@@ -40,3 +40,36 @@ func TestSetConfigKeepsHistory(t *testing.T) {
 	assert.ErrorIs(t, p.SetConfig(flip), ErrConfig)
 	assert.Equal(t, ms(100), p.Config().PredictionCap, "refused: unchanged")
 }
+
+// TestSetConfigSwitchesAuto: turning Auto on in a running predictor (a
+// profile changed in the inspector at run time) must not draw from shadows
+// that were never allocated, and turning it off again draws as configured.
+func TestSetConfigSwitchesAuto(t *testing.T) {
+	p := newPredictor(t, Config{})
+	vel := geom.Vec3{X: 10}
+	add := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			at := ms(float64(16 * i))
+			require.True(t, p.Add(PathServer, moving(at, i, geom.Vec3{X: at.Seconds() * 10}, vel), at+ms(50)))
+			p.PoseAt(at + ms(55))
+		}
+	}
+	add(0, 5)
+	cfg := p.Config()
+	cfg.Auto = true
+	require.NoError(t, p.SetConfig(cfg))
+	require.NotNil(t, p.auto, "Auto switched on at run time tunes, as one made by New does")
+	require.NotPanics(t, func() { add(5, 60) }, "Auto switched on keeps drawing")
+	assert.Positive(t, p.auto.labels, "arrivals score the shadows")
+	pose := p.PoseAt(ms(16*64) + ms(60))
+	assert.Equal(t, Visible, pose.Visibility)
+	assert.InDelta(t, 10*(ms(16*64)+ms(60)).Seconds(), pose.Pos.X, 0.5, "still near the straight-line truth")
+
+	cfg.Auto = false
+	require.NoError(t, p.SetConfig(cfg))
+	assert.False(t, p.Config().Auto)
+	assert.Nil(t, p.auto, "Auto's shadows are dropped")
+	require.NotPanics(t, func() { add(65, 5) })
+	pose = p.PoseAt(ms(16*69) + ms(60))
+	assert.InDelta(t, 10*(ms(16*69)+ms(60)).Seconds(), pose.Pos.X, 0.5)
+}
