@@ -168,6 +168,17 @@ func (h *lanHosting) serverRunning() bool {
 	return h.server != nil && h.server.Running()
 }
 
+// serverAddress returns the address other machines join the embedded
+// server with, "" when it is not serving.
+func (h *lanHosting) serverAddress() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.server == nil || !h.server.Running() {
+		return ""
+	}
+	return h.server.LANURL()
+}
+
 // stopServer stops the embedded server, if any: the port is free at once,
 // connections close in the background (rounds do not finish).
 func (h *lanHosting) stopServer() {

@@ -56,6 +56,8 @@ func TestHostingGlueChild(t *testing.T) {
 	assert.Equal(t, "ws://127.0.0.1"+suffix, r.String)
 	r, _ = fakeengine.Call("NetRoom", "is_local_server_running", roomObj)
 	assert.Equal(t, int64(1), r.Int)
+	r, _ = fakeengine.Call("NetRoom", "get_local_server_address", roomObj)
+	assert.Contains(t, r.String, suffix)
 	r, _ = fakeengine.Call("NetRoom", "host_local", roomObj, int64(port))
 	assert.Contains(t, r.String, suffix, "hosting again on the same port: the same server")
 

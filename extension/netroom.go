@@ -155,6 +155,7 @@ func init() {
 	}, nil)
 	godot.Property(c, "local_server_running", func(n *NetRoom) bool { return n.lan.serverRunning() }, nil).
 		Getter("is_local_server_running")
+	godot.Property(c, "local_server_address", func(n *NetRoom) string { return n.lan.serverAddress() }, nil)
 
 	godot.Property(c, "version", func(n *NetRoom) string { return version.Version }, nil)
 
