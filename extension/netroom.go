@@ -135,6 +135,8 @@ func init() {
 		func(n *NetRoom, v float64) { n.lagLoss = min(max(v, 0), 100); n.applyLag() }).
 		Range(0, 100, 0.1, "suffix:%")
 
+	registerDirect(c)
+
 	c.Group("Status", "")
 	godot.Property(c, "status", func(n *NetRoom) int64 { return int64(n.model.Status()) }, nil).OfEnum(statusEnum, "STATUS_")
 	godot.Property(c, "room_code", func(n *NetRoom) string { return n.model.Code() }, nil)

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"time"
+
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/bindings/godot"
+)
+
+// registerDirect declares NetRoom's direct-link properties: direct_links
+// (on by default; the model does the rest) and the lag simulator under the
+// direct links, with its own settings (applied live).
+func registerDirect(c *godot.Class[NetRoom]) {
+	c.Group("Direct Links", "direct_")
+	godot.Property(c, "direct_links", func(n *NetRoom) bool { return n.model.DirectLinks() },
+		func(n *NetRoom, v bool) { n.model.SetDirectLinks(v) })
+	godot.Property(c, "direct_lag_latency_ms", func(n *NetRoom) float64 { return ms(n.model.DirectLag().Latency) },
+		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Latency = msDur(v); n.setDirectLag(l) }).
+		Range(0, 1000, 1, "or_greater", "suffix:ms")
+	godot.Property(c, "direct_lag_jitter_ms", func(n *NetRoom) float64 { return ms(n.model.DirectLag().Jitter) },
+		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Jitter = msDur(v); n.setDirectLag(l) }).
+		Range(0, 500, 1, "or_greater", "suffix:ms")
+	godot.Property(c, "direct_lag_loss_percent", func(n *NetRoom) float64 { return 100 * n.model.DirectLag().Loss },
+		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Loss = min(max(v, 0), 100) / 100; n.setDirectLag(l) }).
+		Range(0, 100, 0.1, "suffix:%")
+}
+
+func msDur(v float64) time.Duration { return time.Duration(max(v, 0) * float64(time.Millisecond)) }
+
+func (n *NetRoom) setDirectLag(l client.LagConfig) { _ = n.model.SetDirectLag(l) } // an error reaches room_error
