@@ -91,11 +91,17 @@ func Start(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w on %s (is another server or hosting game using port %d?): %w", ErrListen, addr, port, err)
+	}
 	// A fresh secret per run: identities issued here are good for this
 	// server's lifetime, which is all a hosted game needs (and no
 	// "no storage" warning).
 	secret, err := identity.NewSecret()
 	if err != nil {
+		_ = l.Close()
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	srv, err := server.New(&server.Config{
@@ -107,13 +113,8 @@ func Start(cfg Config) (*Server, error) {
 		DrainGrace: time.Second,
 	}, server.Deps{Secret: secret, Log: log})
 	if err != nil {
+		_ = l.Close()
 		return nil, fmt.Errorf("embedded: %w", err)
-	}
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		shutdown(srv, time.Second)
-		return nil, fmt.Errorf("%w on %s (is another server or hosting game using port %d?): %w", ErrListen, addr, port, err)
 	}
 	s := &Server{srv: srv, ln: &onceListener{Listener: l}, port: l.Addr().(*net.TCPAddr).Port, log: log,
 		timeout: cfg.StopTimeout, done: make(chan struct{}), served: make(chan struct{})}
@@ -198,6 +199,11 @@ func shutdown(srv *server.Server, timeout time.Duration) {
 // Wait waits up to d for a stopped server to finish shutting down and
 // reports whether it did.
 func (s *Server) Wait(d time.Duration) bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+	}
 	t := time.NewTimer(max(d, 0))
 	defer t.Stop()
 	select {
