@@ -228,7 +228,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		"path_margin_ms":    ms(p.PathMargin),
 		"direct_outage_ms":  ms(p.DirectOutage),
 		"send_rate":         sender.DefaultRate,
-		"motion_profile":    float64(netroom.ProfileVehicle),
+		"motion_profile":    float64(netroom.DefaultProfile),
 	}
 	assert.Equal(t, vehicleCap, p.PredictionCap, "the default profile is the predictor's default")
 	assert.Equal(t, vehicleTau, p.SmoothingTau)

@@ -147,7 +147,7 @@ func TestGlueChild(t *testing.T) {
 			"constant NetRoom.Status.STATUS_RECONNECTING=3",
 			"constant NetRoom.Phase.PHASE_LOBBY=0",
 			"constant NetRoom.RoomError.ERROR_ROOM_FULL=4004",
-			"property NetPredictor.motion_profile:2 class=NetPredictor.MotionProfile hint=2/Vehicle:0,Character:1,Custom:2 usage=65542",
+			"property NetPredictor.motion_profile:2 class=NetPredictor.MotionProfile hint=2/Vehicle:0,Character:1,Custom:2,Auto:3 usage=65542",
 			"property NetRoom.status:2 class=NetRoom.Status hint=2/Disconnected:0,Connecting:1,Connected:2,Reconnecting:3",
 			"property NetPredictor.local:1 class= hint=0/ usage=268435460 set= get=is_local",
 			"property NetRoom.synced:1 class= hint=0/ usage=268435460 set= get=is_synced",

@@ -49,11 +49,13 @@ type NetPredictor struct {
 var (
 	netPredictorClass = godot.NewClass[NetPredictor]("NetPredictor").Icon(iconPath("NetPredictor")).Docs(netPredictorDocs)
 
-	// motionProfile leaves room for more profiles after CUSTOM (AUTO = 3).
+	// motionProfile's values are netroom's Profile numbers; AUTO (the
+	// default) came last so scenes saved with 0-2 keep their meaning.
 	motionProfile = netPredictorClass.Enum("MotionProfile").
 			Value("VEHICLE", int64(netroom.ProfileVehicle)).
 			Value("CHARACTER", int64(netroom.ProfileCharacter)).
-			Value("CUSTOM", int64(netroom.ProfileCustom))
+			Value("CUSTOM", int64(netroom.ProfileCustom)).
+			Value("AUTO", int64(netroom.ProfileAuto))
 
 	sigGhostChanged  = godot.NewSignal1[bool](netPredictorClass, "ghost_changed", "ghost")
 	sigHiddenChanged = godot.NewSignal1[bool](netPredictorClass, "hidden_changed", "hidden")

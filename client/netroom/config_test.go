@@ -83,6 +83,7 @@ func TestProfiles(t *testing.T) {
 		{ProfileVehicle, predict.DefaultPredictionCap, predict.DefaultSmoothingTau, true},
 		{ProfileCharacter, 150 * time.Millisecond, 50 * time.Millisecond, true},
 		{ProfileCustom, 0, 0, false},
+		{ProfileAuto, 0, 0, false},
 		{Profile(7), 0, 0, false},
 	}
 	for _, tc := range cases {
@@ -98,4 +99,10 @@ func TestProfiles(t *testing.T) {
 	}
 	assert.Equal(t, ProfileCustom, ProfileOf(200*time.Millisecond, 50*time.Millisecond))
 	assert.Equal(t, ProfileVehicle, ProfileOf(300*time.Millisecond, 150*time.Millisecond))
+	base := predict.DefaultConfig(false)
+	assert.True(t, ProfileAuto.Apply(base).Auto, "Auto turns the tuning on")
+	assert.Equal(t, base.PredictionCap, ProfileAuto.Apply(base).PredictionCap, "and keeps the starting values")
+	assert.False(t, ProfileCharacter.Apply(ProfileAuto.Apply(base)).Auto, "a preset turns it off")
+	assert.False(t, ProfileCustom.Apply(ProfileAuto.Apply(base)).Auto)
+	assert.Equal(t, ProfileAuto, DefaultProfile)
 }

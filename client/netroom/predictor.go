@@ -94,11 +94,12 @@ type Predictor struct {
 }
 
 // NewPredictor returns an unbound Predictor with the defaults the
-// inspector shows: the netcode packages' (vehicle profile).
+// inspector shows: the netcode packages' settings under DefaultProfile
+// (Auto: the predictor tunes itself per entity and link).
 func NewPredictor() *Predictor {
-	cfg := predict.DefaultConfig(false)
+	cfg := DefaultProfile.Apply(predict.DefaultConfig(false))
 	cfg.TeleportDistance, cfg.Width = 0, 0 // per dimension, at build
-	return &Predictor{profile: ProfileVehicle, pcfg: cfg, sendRate: sender.DefaultRate,
+	return &Predictor{profile: DefaultProfile, pcfg: cfg, sendRate: sender.DefaultRate,
 		applyVis: true, ghostAlpha: 0.5, slot: -1}
 }
 
@@ -111,13 +112,12 @@ func (p *Predictor) Room() *Room { return p.room }
 // Profile returns the motion profile.
 func (p *Predictor) Profile() Profile { return p.profile }
 
-// SetProfile sets the motion profile; a preset sets the prediction cap
-// and smoothing time constant.
+// SetProfile sets the motion profile: a preset sets the prediction cap
+// and smoothing time constant, Auto turns the self-tuning on (and any
+// other profile turns it off). A running predictor keeps its history.
 func (p *Predictor) SetProfile(v Profile) {
 	p.profile = v
-	if c, t, ok := v.Preset(); ok {
-		p.pcfg.PredictionCap, p.pcfg.SmoothingTau = c, t
-	}
+	p.pcfg = v.Apply(p.pcfg)
 	p.dirty = true
 }
 

@@ -81,6 +81,8 @@ func TestPredictorSecondEntity(t *testing.T) {
 // preset makes the profile Custom.
 func TestPredictorSettingsKeepHistory(t *testing.T) {
 	p := NewPredictor()
+	assert.Equal(t, ProfileAuto, p.Profile(), "Auto is the default profile")
+	assert.True(t, p.Config().Auto)
 	for i := range 4 {
 		at := time.Duration(i) * 16 * time.Millisecond
 		require.NoError(t, p.Push(at, geom.Vec3{X: float64(i)}, geom.Identity, geom.Vec3{X: 60}, at))
@@ -88,9 +90,11 @@ func TestPredictorSettingsKeepHistory(t *testing.T) {
 	pose, _ := p.Frame(60 * time.Millisecond)
 	require.True(t, pose.Valid)
 	rem := p.remote
+	assert.True(t, rem.Config().Auto, "the running predictor tunes itself")
 
 	p.SetProfile(ProfileCharacter)
 	assert.Equal(t, CharacterPredictionCap, p.Config().PredictionCap)
+	assert.False(t, p.Config().Auto, "a preset turns the tuning off")
 	pose, _ = p.Frame(61 * time.Millisecond)
 	assert.True(t, pose.Valid, "still drawn: the history is kept")
 	assert.Same(t, rem, p.remote, "the same predictor")

@@ -240,7 +240,7 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 		assert.Contains(t, room.Methods, m, "NetRoom.%s", m)
 	}
 	// Class enums, typed on properties and signal arguments.
-	assert.Equal(t, map[string]int64{"VEHICLE": 0, "CHARACTER": 1, "CUSTOM": 2}, pred.Enums["MotionProfile"])
+	assert.Equal(t, map[string]int64{"VEHICLE": 0, "CHARACTER": 1, "CUSTOM": 2, "AUTO": 3}, pred.Enums["MotionProfile"])
 	assert.Equal(t, int64(3), room.Enums["Status"]["STATUS_RECONNECTING"])
 	assert.Equal(t, int64(0), room.Enums["Phase"]["PHASE_LOBBY"])
 	assert.Equal(t, int64(4004), room.Enums["RoomError"]["ERROR_ROOM_FULL"])
@@ -260,7 +260,7 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 	for p, def := range map[string]string{
 		"prediction_cap_ms": "300.0", "coast_until_ms": "1000.0", "ghost_after_ms": "500.0", "hide_after_ms": "2000.0",
 		"smoothing_tau_ms": "150.0", "contact_trust_ms": "400.0", "path_margin_ms": "30.0", "direct_outage_ms": "100.0",
-		"send_rate": "60.0", "motion_profile": "0", "root_path": `NodePath("..")`,
+		"send_rate": "60.0", "motion_profile": "3", "root_path": `NodePath("..")`,
 	} {
 		assert.Equal(t, def, pred.Defaults[p], "NetPredictor.%s default", p)
 	}
