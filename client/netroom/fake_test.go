@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -166,6 +167,9 @@ func newHarness(t *testing.T, cfg Config) *harness {
 		cfg.Server = "127.0.0.1:8787"
 	}
 	cfg.Clock = h.clock
+	if cfg.NewDirect == nil {
+		cfg.NewDirect = func(direct.Config) (direct.Links, error) { return &fakeLinks{}, nil } // no real network
+	}
 	cfg.Dial = func(ctx context.Context, url string, opts *client.Options) (Link, error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()

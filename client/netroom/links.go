@@ -122,7 +122,8 @@ func (r *Room) tickDirect() {
 	r.signals = r.mesh.PollSignals(r.signals[:0])
 	for i := range r.signals {
 		if r.status == StatusConnected {
-			_ = r.link.Send(&r.signals[i]) // refused ones fail the attempt by its timeout
+			sig := r.signals[i]   // the Link may keep the message; the buffer is reused
+			_ = r.link.Send(&sig) // a refused one fails the attempt by its timeout
 		}
 		r.signals[i] = protocol.Signal{}
 	}

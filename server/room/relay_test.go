@@ -91,11 +91,15 @@ func TestDirectLinkStopsRelayForThePair(t *testing.T) {
 	c.Take()
 	h.send(b, &protocol.DirectLink{Slot: 0, Up: true})
 	sendA()
+	relayed, skipped := h.metrics.relayed, h.metrics.skipped
+	sendA()
 	assert.Equal(t, 0, count(b), "both report: the server stops relaying the pair")
-	assert.Equal(t, 1, count(c), "others still get it")
+	assert.Equal(t, 2, count(c), "others still get it")
+	assert.Equal(t, 1, h.metrics.relayed-relayed, "metrics: relayed to c")
+	assert.Equal(t, 1, h.metrics.skipped-skipped, "metrics: skipped for b")
 	last, _, ok := h.r.LastState(0)
 	require.True(t, ok)
-	assert.Equal(t, wire.Seq(1), last.Seq, "the server still receives every state")
+	assert.Equal(t, wire.Seq(2), last.Seq, "the server still receives every state")
 
 	h.send(b, &protocol.DirectLink{Slot: 0, Up: false})
 	sendA()

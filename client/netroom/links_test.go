@@ -1,0 +1,167 @@
+package netroom
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/lagsim"
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// fakeLinks is a scriptable direct.Links: the test queues states and
+// signals for the Room to poll and reads what the Room asked of it.
+type fakeLinks struct {
+	mu       sync.Mutex
+	cfg      direct.Config
+	self     int
+	peers    []int
+	got      []protocol.Signal // signals handed over by the Room
+	out      []protocol.Signal // signals to send
+	states   []direct.State
+	sent     [][]byte
+	lag      []lagsim.Config
+	ticks    int
+	isClosed bool
+}
+
+func (f *fakeLinks) SetPeers(self int, peers []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.self, f.peers = self, append([]int(nil), peers...)
+}
+
+func (f *fakeLinks) Signal(s *protocol.Signal) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.got = append(f.got, *s)
+}
+
+func (f *fakeLinks) Tick() { f.mu.Lock(); f.ticks++; f.mu.Unlock() }
+
+func (f *fakeLinks) Send(frame []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, append([]byte(nil), frame...))
+}
+
+func (f *fakeLinks) Poll(dst []direct.State) []direct.State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	dst = append(dst, f.states...)
+	f.states = f.states[:0]
+	return dst
+}
+
+func (f *fakeLinks) PollSignals(dst []protocol.Signal) []protocol.Signal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	dst = append(dst, f.out...)
+	f.out = f.out[:0]
+	return dst
+}
+
+func (f *fakeLinks) Open(int) bool { return false }
+
+func (f *fakeLinks) SetLag(cfg lagsim.Config) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lag = append(f.lag, cfg)
+	return nil
+}
+
+func (f *fakeLinks) Close() { f.mu.Lock(); f.isClosed = true; f.mu.Unlock() }
+
+// TestDirectWiring drives a Room's direct links through a fake: peers
+// follow the room, signals go both ways, our states go out on the links,
+// theirs reach the Remote on the direct path and are reported up and down,
+// and turning the links off closes them and tells the server.
+func TestDirectWiring(t *testing.T) {
+	var fl *fakeLinks
+	var made direct.Config
+	h := newHarness(t, Config{NewDirect: func(c direct.Config) (direct.Links, error) {
+		made, fl = c, &fakeLinks{cfg: c}
+		return fl, nil
+	}, Direct: direct.Config{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
+	h.until(has(EventJoined))
+	require.NotNil(t, fl, "links made once there are other players")
+	assert.True(t, h.room.DirectLinks())
+	assert.Equal(t, 1, fl.self)
+	assert.ElementsMatch(t, []int{0, 2}, fl.peers)
+	assert.NotNil(t, made.Now, "the Room's clock")
+	assert.Equal(t, 20*time.Millisecond, made.Lag.Latency)
+
+	// Cy leaves: the links follow.
+	st := joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")).Room
+	st.Rev = 2
+	h.link.msg(&st)
+	h.until(has(EventPlayerLeft))
+	assert.Equal(t, []int{0}, fl.peers)
+
+	// Signals: the server's go to the links, the links' go to the server.
+	h.link.msg(&protocol.Signal{To: 1, From: 0, Kind: direct.KindOffer, Data: "sdp"})
+	h.link.msg(&protocol.Signal{To: 7, From: 0, Kind: direct.KindOffer, Data: "not ours"})
+	fl.mu.Lock()
+	fl.out = append(fl.out, protocol.Signal{To: 0, From: 1, Kind: direct.KindAnswer, Data: "sdp2"})
+	fl.mu.Unlock()
+	h.update()
+	assert.Equal(t, []protocol.Signal{{To: 1, From: 0, Kind: direct.KindOffer, Data: "sdp"}}, fl.got)
+	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.Signal{To: 0, From: 1, Kind: direct.KindAnswer, Data: "sdp2"}))
+	assert.Positive(t, fl.ticks)
+
+	// Our state goes out on the links as a frame, as well as to the server.
+	require.NoError(t, h.room.SendState(&wire.State{Slot: 1, Seq: 5, Rot: geom.Identity}))
+	require.Len(t, fl.sent, 1)
+	var dec wire.State
+	require.NoError(t, wire.DecodeState(fl.sent[0], &dec))
+	assert.Equal(t, wire.Seq(5), dec.Seq)
+
+	// Theirs reach the Remote on the direct path and report the link up.
+	rem, err := NewRemote(predict.Config{})
+	require.NoError(t, err)
+	require.NoError(t, h.room.Bind(0, rem))
+	now := h.clock.Now()
+	fl.mu.Lock()
+	fl.states = append(fl.states, direct.State{State: wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, Local: now, Arrival: now})
+	fl.mu.Unlock()
+	assert.Equal(t, 1, h.room.Route())
+	assert.Equal(t, uint64(1), h.room.Stats().DirectRouted)
+	assert.True(t, h.room.DirectUp(0))
+	pose, _ := rem.Frame(now)
+	assert.Equal(t, predict.PathDirect, pose.Path)
+	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: true}))
+
+	// Live lag setting reaches the links.
+	require.NoError(t, h.room.SetDirectLag(lagsim.Config{Loss: 1}))
+	assert.Equal(t, []lagsim.Config{{Loss: 1}}, fl.lag)
+	assert.Error(t, h.room.SetDirectLag(lagsim.Config{Loss: 2}))
+
+	// Off: the links close and the server hears the link is down.
+	h.room.SetDirectLinks(false)
+	assert.True(t, fl.isClosed)
+	assert.Nil(t, h.room.Direct())
+	assert.False(t, h.room.DirectUp(0))
+	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: false}))
+	require.NoError(t, h.room.SendState(&wire.State{Slot: 1, Seq: 6, Rot: geom.Identity}))
+	// On again: new links.
+	old := fl
+	h.room.SetDirectLinks(true)
+	assert.NotSame(t, old, fl)
+	assert.Equal(t, []int{0}, fl.peers)
+
+	// Leaving closes them.
+	h.link.msg(&protocol.Left{})
+	h.until(has(EventLeft))
+	assert.True(t, fl.isClosed)
+	assert.Nil(t, h.room.Direct())
+}
