@@ -268,3 +268,101 @@ func TestDirectLinksOff(t *testing.T) {
 	assert.Zero(t, counter(t, reg, "nearzero_states_skipped_direct_total"))
 	assert.Zero(t, bob.room.Stats().DirectRouted)
 }
+
+// TestDirectLinksEgress measures the server's state egress per player in a
+// room of four, with direct links off and then on, from the relay counters
+// (relayed states times the frame size plus the 2-byte WebSocket header of
+// a small server frame; control messages and pings are not counted).
+func TestDirectLinksEgress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four players on a real server for a few seconds")
+	}
+	const n = 4
+	addr, reg := startServerWith(t, server.Deps{})
+	ps := make([]*peer, n)
+	locals := make([]*Local, n)
+	for i := range ps {
+		ps[i] = newDirectPeer(t, addr, string(rune('A'+i)), direct.Config{})
+		ps[i].room.SetDirectLinks(false)
+		l, err := NewLocal(sender.Config{})
+		require.NoError(t, err)
+		locals[i] = l
+	}
+	all := func() {
+		for _, p := range ps {
+			p.frame()
+		}
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			require.True(t, time.Now().Before(deadline), "waiting for %s", what)
+			all()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	require.NoError(t, ps[0].room.Create())
+	waitFor("the room", func() bool { return ps[0].room.InRoom() })
+	for _, p := range ps[1:] {
+		require.NoError(t, p.room.Join(ps[0].room.Code()))
+	}
+	waitFor("everyone seated and synced", func() bool {
+		for _, p := range ps {
+			if !p.room.InRoom() || !p.room.Synced() || len(p.room.Players()) != n {
+				return false
+			}
+		}
+		return true
+	})
+	var size int
+	run := func(d time.Duration) {
+		const step = time.Second / 60
+		end := time.Now().Add(d)
+		for time.Now().Before(end) {
+			for i, p := range ps {
+				now := p.room.Now()
+				locals[i].Sample(now, geom.Vec3{X: float64(i), Z: math.Sin(now.Seconds())}, geom.Identity, geom.Vec3{}, false)
+				if s, ok := locals[i].Poll(p.room.Slot()); ok {
+					require.NoError(t, p.room.SendState(s))
+					if b, err := wireSize(s); err == nil {
+						size = b
+					}
+				}
+			}
+			all()
+			time.Sleep(step)
+		}
+	}
+	measure := func(what string) float64 {
+		r0, s0 := counter(t, reg, "nearzero_states_relayed_total"), counter(t, reg, "nearzero_states_skipped_direct_total")
+		start := time.Now()
+		run(2 * time.Second)
+		secs := time.Since(start).Seconds()
+		r1, s1 := counter(t, reg, "nearzero_states_relayed_total"), counter(t, reg, "nearzero_states_skipped_direct_total")
+		perPlayer := (r1 - r0) / secs / n
+		t.Logf("%s: server relayed %.0f states/s per player (%.0f skipped), egress %.0f B/s per player (%d-byte frames + 2)",
+			what, perPlayer, (s1-s0)/secs/n, perPlayer*float64(size+2), size)
+		return perPlayer
+	}
+	run(500 * time.Millisecond)
+	off := measure("direct links off")
+	for _, p := range ps {
+		p.room.SetDirectLinks(true)
+	}
+	waitFor("every link up", func() bool {
+		for _, p := range ps {
+			for _, q := range ps {
+				if p != q && !p.room.DirectUp(q.room.Slot()) {
+					run(20 * time.Millisecond)
+					return false
+				}
+			}
+		}
+		return true
+	})
+	run(500 * time.Millisecond) // the server hears every report
+	on := measure("direct links on")
+	assert.Greater(t, off, 100.0, "three senders at 60 Hz each")
+	assert.Less(t, on, off/10, "linked pairs are not relayed")
+}

@@ -165,3 +165,9 @@ func TestDirectWiring(t *testing.T) {
 	assert.True(t, fl.isClosed)
 	assert.Nil(t, h.room.Direct())
 }
+
+// wireSize returns the encoded size of s.
+func wireSize(s *wire.State) (int, error) {
+	b, err := wire.AppendState(nil, s)
+	return len(b), err
+}
