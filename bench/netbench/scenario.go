@@ -290,6 +290,19 @@ func Scenarios() []Scenario {
 	s.B.Bot = Vehicle
 	s.Contact = true
 	add(s)
+
+	// Direct links (client/direct) against the server path of server-only:
+	// a 20 ms direct link beside 2 x 40 ms server legs, steady and with
+	// the outages of direct-outage.
+	s = base("direct-20-srv-40", "20 ms one-way direct link, 40 ms server legs (80 ms relayed, as server-only); players report the link",
+		20*ms, 40*ms)
+	s.ReportDirect = true
+	add(s)
+	s = base("direct-20-outage", "direct-20-srv-40; the direct link is down for 6 s, 1 s, 10 s and 2 s, as in direct-outage",
+		20*ms, 40*ms)
+	s.AB.Outages, s.BA.Outages = outages, outages
+	s.ReportDirect = true
+	add(s)
 	return out
 }
 
