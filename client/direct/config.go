@@ -80,7 +80,8 @@ type Config struct {
 	MaxBad int
 	// Tune, when set, adjusts the WebRTC setting engine before the Mesh
 	// uses it (tests restrict candidates to loopback and shorten ICE
-	// timeouts). Default: pion's defaults with loopback candidates off.
+	// timeouts). Default: pion's defaults, plus loopback candidates, minus
+	// mDNS.
 	Tune func(*webrtc.SettingEngine)
 	// Seed seeds the lag simulator's random draws. Default 0.
 	Seed uint64

@@ -138,6 +138,9 @@ func New(cfg Config) (*Mesh, error) {
 	var se webrtc.SettingEngine
 	se.LoggerFactory = &logging.DefaultLoggerFactory{Writer: io.Discard, DefaultLogLevel: logging.LogLevelDisabled}
 	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled) // a LAN name lookup adds nothing for a game
+	// Two game instances on one machine (the usual way to try a game out)
+	// must link even without a network; elsewhere the pair just fails.
+	se.SetIncludeLoopbackCandidate(true)
 	if cfg.Tune != nil {
 		cfg.Tune(&se)
 	}
