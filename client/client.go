@@ -444,16 +444,18 @@ func (c *Client) move(ctx context.Context, url string) error {
 	next := make(chan *session, 1)
 	c.mu.Lock()
 	old := c.sess
-	if old != nil {
-		if c.moves == nil {
-			c.moves = map[*session]chan *session{}
-		}
-		c.moves[old] = next
+	if old == nil { // the connection dropped meanwhile: the supervisor reconnects
+		c.url = from
+		c.mu.Unlock()
+		_ = ws.CloseNow()
+		return ErrConnectionLost
 	}
+	if c.moves == nil {
+		c.moves = map[*session]chan *session{}
+	}
+	c.moves[old] = next
 	c.mu.Unlock()
-	if old != nil {
-		c.closeSession(old) // before the new session: no pong of the old node may reach the new sync
-	}
+	c.closeSession(old) // before the new session: no pong of the old node may reach the new sync
 	sync, err := clock.NewSync(&c.opts.Sync)
 	if err != nil { // validated by Dial: cannot happen
 		_ = ws.CloseNow()

@@ -161,14 +161,15 @@ type Node struct {
 	cfg   Config
 	log   *slog.Logger
 	nc    *nats.Conn
+	js    jetstream.JetStream
 	rooms jetstream.KeyValue
 	nodes jetstream.KeyValue
-	watch jetstream.KeyWatcher
 	load  atomic.Pointer[func() (int, bool)]
 
-	mu      sync.Mutex // guards the three below
+	mu      sync.Mutex // guards the four below
 	claimed map[string]uint64
 	peers   map[string]*peer
+	watch   jetstream.KeyWatcher
 	closed  bool // stopLoops began: no more background work
 
 	dirty     chan struct{} // cap 1: publish the node entry now
@@ -224,44 +225,105 @@ func Start(ctx context.Context, cfg *Config) (*Node, error) {
 
 // open opens the buckets and starts the loops.
 func (n *Node) open(ctx context.Context) error {
-	js, err := jetstream.New(n.nc)
-	if err != nil {
+	var err error
+	if n.js, err = jetstream.New(n.nc); err != nil {
 		return fmt.Errorf("cluster: jetstream: %w", err)
 	}
+	if n.rooms, n.nodes, err = n.buckets(ctx); err != nil {
+		return err
+	}
+	if err := n.dropStale(ctx); err != nil {
+		return err
+	}
+	if err := n.startWatch(); err != nil {
+		return err
+	}
+	if err := n.publish(ctx); err != nil {
+		n.stopLoops()
+		return err
+	}
+	n.wg.Add(1)
+	go n.refreshLoop()
+	n.log.Info("joined the cluster", "region", n.cfg.Region, "url", n.cfg.PublicURL, "ttl", n.cfg.TTL)
+	return nil
+}
+
+// buckets opens the buckets, creating them when missing.
+func (n *Node) buckets(ctx context.Context) (rooms, nodes jetstream.KeyValue, err error) {
 	storage := jetstream.FileStorage
 	if n.cfg.Memory {
 		storage = jetstream.MemoryStorage
 	}
 	bucket := func(name, desc string) (jetstream.KeyValue, error) {
-		kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, Description: desc,
+		kv, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, Description: desc,
 			History: 1, TTL: n.cfg.TTL, Storage: storage, Replicas: n.cfg.Replicas})
 		if err != nil {
 			return nil, fmt.Errorf("cluster: open bucket %s: %w", name, err)
 		}
 		return kv, nil
 	}
-	if n.rooms, err = bucket(n.cfg.RoomsBucket, "nearzero room code -> node id"); err != nil {
-		return err
+	if rooms, err = bucket(n.cfg.RoomsBucket, "nearzero room code -> node id"); err != nil {
+		return nil, nil, err
 	}
-	if n.nodes, err = bucket(n.cfg.NodesBucket, "nearzero node id -> public URL, region, load"); err != nil {
-		return err
+	if nodes, err = bucket(n.cfg.NodesBucket, "nearzero node id -> public URL, region, load"); err != nil {
+		return nil, nil, err
 	}
-	if err := n.dropStale(ctx); err != nil {
-		return err
-	}
-	// The watch outlives ctx (Start's context): it ends with Close.
-	if n.watch, err = n.nodes.WatchAll(context.Background()); err != nil {
+	return rooms, nodes, nil
+}
+
+// startWatch starts watching the nodes bucket, replacing an earlier watch.
+// The watch outlives any call's context: it ends with Close.
+func (n *Node) startWatch() error {
+	w, err := n.nodes.WatchAll(context.Background())
+	if err != nil {
 		return fmt.Errorf("cluster: watch bucket %s: %w", n.cfg.NodesBucket, err)
 	}
-	if err := n.publish(ctx); err != nil {
-		_ = n.watch.Stop()
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		_ = w.Stop()
+		return nil
+	}
+	old := n.watch
+	n.watch = w
+	n.wg.Add(1)
+	n.mu.Unlock()
+	go n.watchLoop(w)
+	if old != nil {
+		_ = old.Stop()
+	}
+	return nil
+}
+
+// lostBuckets reports whether err says the buckets' streams are gone (NATS
+// lost its data, or an operator deleted them).
+func lostBuckets(err error) bool {
+	return errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.Is(err, jetstream.ErrStreamNotFound)
+}
+
+// recover re-creates lost buckets and restarts the watch; the next
+// refresh writes every entry of this node again. The handles stay valid:
+// they name the buckets, not one stream's life.
+func (n *Node) recover(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
+	defer cancel()
+	if _, _, err := n.buckets(ctx); err != nil {
 		return err
 	}
-	n.wg.Add(2)
-	go n.watchLoop()
-	go n.refreshLoop()
-	n.log.Info("joined the cluster", "region", n.cfg.Region, "url", n.cfg.PublicURL, "ttl", n.cfg.TTL)
-	return nil
+	n.log.Warn("directory buckets were gone: created them again")
+	return n.startWatch()
+}
+
+// watchStalled reports whether this node's own entry, written every
+// Refresh, stopped coming back through the watch: the watch lost its
+// stream (NATS restarted without its data, or the buckets were made
+// again by another node) and must be started again.
+func (n *Node) watchStalled(now time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.peers[n.cfg.NodeID]
+	return p == nil || now.Sub(p.seen) > 2*n.cfg.Refresh+n.cfg.Timeout
 }
 
 // dropStale deletes room entries that name this node: they are left from
@@ -541,7 +603,15 @@ func (n *Node) publish(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
 	defer cancel()
-	if _, err := n.nodes.Put(ctx, n.cfg.NodeID, b); err != nil {
+	_, err = n.nodes.Put(ctx, n.cfg.NodeID, b)
+	if lostBuckets(err) {
+		if rerr := n.recover(ctx); rerr != nil {
+			err = errors.Join(err, rerr)
+		} else {
+			_, err = n.nodes.Put(ctx, n.cfg.NodeID, b)
+		}
+	}
+	if err != nil {
 		n.dirErrors.Inc()
 		return fmt.Errorf("cluster: publish node %s: %w", n.cfg.NodeID, err)
 	}
@@ -569,6 +639,12 @@ func (n *Node) refreshLoop() {
 		}
 		if rooms {
 			n.refreshRooms()
+			if n.nc.IsConnected() && n.watchStalled(time.Now()) {
+				n.log.Warn("the watch of the nodes bucket stalled; starting it again")
+				if err := n.startWatch(); err != nil {
+					n.log.Warn("refresh", "err", err)
+				}
+			}
 		}
 	}
 }
@@ -613,10 +689,10 @@ func (n *Node) refreshRooms() {
 	}
 }
 
-// watchLoop keeps the in-memory view of the nodes bucket.
-func (n *Node) watchLoop() {
+// watchLoop keeps the in-memory view of the nodes bucket from w.
+func (n *Node) watchLoop(w jetstream.KeyWatcher) {
 	defer n.wg.Done()
-	for e := range n.watch.Updates() {
+	for e := range w.Updates() {
 		if e == nil { // the initial values are all in
 			continue
 		}
@@ -642,10 +718,11 @@ func (n *Node) stopLoops() {
 	n.closeOnce.Do(func() {
 		n.mu.Lock()
 		n.closed = true
+		w := n.watch
 		n.mu.Unlock()
 		close(n.stop)
-		if n.watch != nil {
-			_ = n.watch.Stop()
+		if w != nil {
+			_ = w.Stop()
 		}
 	})
 	n.wg.Wait()

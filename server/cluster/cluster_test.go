@@ -3,10 +3,13 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,13 +38,20 @@ var secret = []byte("0123456789abcdef0123456789abcdef-cluster-test")
 // startNATS runs an embedded NATS server with JetStream on a random port.
 func startNATS(t *testing.T) string {
 	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+	return startNATSAt(t, -1).ClientURL()
+}
+
+// startNATSAt runs an embedded NATS server with JetStream on port (-1 for
+// a random one) with a fresh store.
+func startNATSAt(t *testing.T, port int) *natsserver.Server {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: port, JetStream: true,
 		StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	require.NoError(t, err)
 	go ns.Start()
 	require.True(t, ns.ReadyForConnections(waitFor), "nats did not start")
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns.ClientURL()
+	return ns
 }
 
 // node is one room server of the cluster on loopback.
@@ -72,10 +82,14 @@ func startNode(t *testing.T, natsURL, id string) *node {
 	require.NoError(t, err)
 	n := &node{t: t, id: id, url: "ws://" + ln.Addr().String() + "/ws", base: "http://" + ln.Addr().String(),
 		reg: prometheus.NewRegistry(), served: make(chan error, 1)}
+	var log *slog.Logger
+	if os.Getenv("NEARZERO_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("n", id)
+	}
 	n.cl, err = cluster.Start(context.Background(), &cluster.Config{URL: natsURL, NodeID: id, PublicURL: n.url,
-		TTL: ttl, Memory: true, Registry: n.reg})
+		TTL: ttl, Memory: true, Registry: n.reg, Log: log})
 	require.NoError(t, err)
-	n.srv, err = server.New(serverConfig(), server.Deps{Cluster: n.cl, Secret: secret, Registry: n.reg})
+	n.srv, err = server.New(serverConfig(), server.Deps{Cluster: n.cl, Secret: secret, Registry: n.reg, Log: log})
 	require.NoError(t, err)
 	go func() { n.served <- n.srv.Serve(ln) }()
 	<-n.srv.Ready()
@@ -132,10 +146,22 @@ type player struct {
 
 func dial(t *testing.T, url, name string) *player {
 	t.Helper()
+	return dialSync(t, url, name, fastSync)
+}
+
+// dialSync is dial with a clock sync configuration: the default one pings
+// every 250 ms while warming up, fastSync every 10 ms (which a server that
+// blocks on its directory for seconds rate-limits).
+func dialSync(t *testing.T, url, name string, sync clock.SyncConfig) *player {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	c, err := client.Dial(ctx, url, &client.Options{Name: name, Sync: fastSync, ReconnectFor: 3 * waitFor,
-		BackoffMin: 50 * time.Millisecond, BackoffMax: 300 * time.Millisecond})
+	var log *slog.Logger
+	if os.Getenv("NEARZERO_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("p", name)
+	}
+	c, err := client.Dial(ctx, url, &client.Options{Name: name, Sync: sync, ReconnectFor: 3 * waitFor,
+		BackoffMin: 50 * time.Millisecond, BackoffMax: 300 * time.Millisecond, Log: log})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
@@ -408,6 +434,58 @@ func TestClusterGracefulStop(t *testing.T) {
 	assert.NotContains(t, ids(c.cl.Nodes()), "a")
 }
 
+// TestClusterNATSOutage: while NATS is down, running rooms go on and
+// joins of rooms on the node asked work; creates and joins of rooms
+// elsewhere fail with a clear, retryable error. NATS comes back without
+// its data (a memory store): the nodes make the buckets again and write
+// their entries, and the cluster works as before.
+func TestClusterNATSOutage(t *testing.T) {
+	ns := startNATSAt(t, -1)
+	port := ns.Addr().(*net.TCPAddr).Port
+	a, c := startNode(t, ns.ClientURL(), "a"), startNode(t, ns.ClientURL(), "c")
+	c.sees("a", func(_ cluster.Info, ok bool) bool { return ok })
+	host := dial(t, a.url, "Host")
+	j, err := host.Create(ctxT(t), nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, a.rooms())
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	require.Eventually(t, func() bool {
+		_, _, ch := health(t, c)
+		return ch.NATS != "CONNECTED"
+	}, waitFor, 10*time.Millisecond)
+	assert.Equal(t, 0.0, gauge(t, c.reg, "nearzero_cluster_nats_connected"))
+
+	// A join of the room on the node asked still works.
+	_, err = dial(t, a.url, "Local").Join(ctxT(t), j.Code)
+	require.NoError(t, err)
+	// A create or a join needing the directory fails, clearly.
+	late := dialSync(t, c.url, "Late", clock.SyncConfig{})
+	_, err = late.Join(ctxT(t), j.Code)
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), "directory is unreachable")
+	_, err = dialSync(t, c.url, "Maker", clock.SyncConfig{}).Create(ctxT(t), nil)
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err))
+
+	// NATS is back, empty: within a refresh or two everything is listed again.
+	startNATSAt(t, port)
+	require.Eventually(t, func() bool {
+		_, here, found, err := c.cl.Locate(ctxT(t), j.Code)
+		return err == nil && found && !here
+	}, waitFor, 20*time.Millisecond, "a's room listed again")
+	c.sees("a", func(_ cluster.Info, ok bool) bool { return ok })
+	a.sees("c", func(_ cluster.Info, ok bool) bool { return ok })
+	_, err = late.Join(ctxT(t), j.Code)
+	require.NoError(t, err, "redirected to a again")
+	_, err = dial(t, c.url, "Maker2").Create(ctxT(t), nil)
+	require.NoError(t, err)
+	a.stop() // while NATS runs: its cleanup, registered last, runs first
+	c.stop()
+}
+
 func ids(in []cluster.Info) string {
 	var b strings.Builder
 	for _, i := range in {
@@ -430,4 +508,77 @@ func TestConfigValidate(t *testing.T) {
 		mutate(&c)
 		assert.ErrorIs(t, c.Validate(), cluster.ErrInvalidConfig, name)
 	}
+}
+
+// TestPlace checks placement on the directory alone: regions, load,
+// draining, capacity, and pending placements.
+func TestPlace(t *testing.T) {
+	nats := startNATS(t)
+	start := func(id, region string, maxRooms int) *cluster.Node {
+		n, err := cluster.Start(ctxT(t), &cluster.Config{URL: nats, NodeID: id, PublicURL: "ws://" + id + ".test/ws",
+			Region: region, TTL: ttl, Memory: true, MaxRooms: maxRooms})
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, n.Close(context.Background())) })
+		return n
+	}
+	x, y, z := start("x", "eu", 0), start("y", "eu", 0), start("z", "us", 1)
+	var yDraining atomic.Bool
+	y.Bind(func() (int, bool) { return 0, yDraining.Load() })
+	seen := func(n *cluster.Node, ok func([]cluster.Info) bool) {
+		t.Helper()
+		require.Eventually(t, func() bool { return ok(n.Nodes()) }, waitFor, 10*time.Millisecond)
+	}
+	seen(x, func(in []cluster.Info) bool { return len(in) == 3 })
+
+	url, here, err := x.Place("")
+	require.NoError(t, err)
+	assert.True(t, here, "a tie keeps the room here: %s", url)
+
+	taken, err := x.Claim(ctxT(t), "AAAAAA")
+	require.NoError(t, err)
+	require.False(t, taken)
+	taken, err = y.Claim(ctxT(t), "AAAAAA")
+	require.NoError(t, err)
+	assert.True(t, taken, "codes are unique across nodes")
+
+	url, here, err = x.Place("")
+	require.NoError(t, err)
+	assert.False(t, here)
+	assert.Equal(t, "ws://y.test/ws", url, "y has fewer rooms")
+	url, here, err = x.Place("")
+	require.NoError(t, err)
+	assert.True(t, here, "y counts the room just placed there (1 each): %s", url)
+
+	url, _, err = x.Place("us")
+	require.NoError(t, err)
+	assert.Equal(t, "ws://z.test/ws", url, "the region asked for")
+	_, _, err = x.Place("asia")
+	assert.ErrorIs(t, err, cluster.ErrNoNode)
+
+	// z is full at one room.
+	taken, err = z.Claim(ctxT(t), "ZZZZZZ")
+	require.NoError(t, err)
+	require.False(t, taken)
+	seen(x, func(in []cluster.Info) bool { return in[2].ID == "z" && in[2].Rooms == 1 })
+	_, _, err = x.Place("us")
+	assert.ErrorIs(t, err, cluster.ErrNoNode, "z is full")
+
+	// y drains: nothing goes there any more, even with fewer rooms.
+	yDraining.Store(true)
+	y.Changed()
+	seen(x, func(in []cluster.Info) bool { return in[1].ID == "y" && in[1].Draining })
+	for range 3 {
+		_, here, err = x.Place("eu")
+		require.NoError(t, err)
+		assert.True(t, here)
+	}
+	_, _, err = y.Place("eu")
+	require.NoError(t, err, "a draining node places its creates elsewhere")
+
+	// A room released is gone from the directory.
+	x.Release("AAAAAA")
+	require.Eventually(t, func() bool {
+		_, _, found, err := y.Locate(ctxT(t), "AAAAAA")
+		return err == nil && !found
+	}, waitFor, 10*time.Millisecond)
 }
