@@ -130,7 +130,8 @@ func StartTURN(cfg TURNConfig, log *slog.Logger) (*TURN, error) {
 		AuthHandler:   turn.LongTermTURNRESTAuthHandler(string(t.secret), lf.NewLogger("turn")),
 		LoggerFactory: lf,
 		PacketConnConfigs: []turn.PacketConnConfig{{PacketConn: conn,
-			RelayAddressGenerator: &turn.RelayAddressGeneratorStatic{RelayAddress: public, Address: relayHost}}},
+			RelayAddressGenerator: &turn.RelayAddressGeneratorStatic{RelayAddress: public, Address: relayHost},
+			PermissionHandler:     peerAllowed(public)}},
 	})
 	if err != nil {
 		_ = conn.Close()
@@ -142,6 +143,23 @@ func StartTURN(cfg TURNConfig, log *slog.Logger) (*TURN, error) {
 	t.stun = append([]string{"stun:" + hostPort}, t.stun...)
 	log.Info("embedded TURN relay", "listen", conn.LocalAddr().String(), "public", hostPort, "realm", cfg.Realm)
 	return t, nil
+}
+
+// peerAllowed keeps the relay from reaching into the server's own
+// networks: with a public relay address, peers must be public too (no
+// loopback, private, link-local, multicast or unspecified address); a relay
+// on a private or loopback address (a LAN, a test) may reach its like.
+func peerAllowed(public net.IP) turn.PermissionHandler {
+	local := public.IsLoopback() || public.IsPrivate()
+	return func(_ net.Addr, peer net.IP) bool {
+		switch {
+		case peer.IsUnspecified() || peer.IsMulticast() || peer.IsLinkLocalUnicast():
+			return false
+		case peer.IsLoopback() || peer.IsPrivate():
+			return local
+		}
+		return true
+	}
 }
 
 // Addr returns the embedded relay's listen address, nil when none runs.
