@@ -23,6 +23,14 @@
 //	        the predictor's history), the visibility policy (Effects), and
 //	        FindRoom, which NetRoom a local entity sends through. A second
 //	        entity for one player is refused (ErrTaken) and reported.
+//	direct links
+//	        once seated with other players, a Room makes its direct peer
+//	        links (client/direct, through Config.NewDirect; off with
+//	        Config.NoDirect or SetDirectLinks(false)): it hands them the
+//	        server's signals and our states, routes what they receive to
+//	        the Remotes on the direct path, and reports each link up at its
+//	        first state and down after DirectSilence, so the server stops
+//	        and resumes relaying that pair.
 //	RoomWarnings, PredictorWarnings
 //	        the nodes' configuration warnings, from what the editor sees.
 //
@@ -32,8 +40,8 @@
 // main thread, which calls Update, Route and Frame once per frame. Blocking
 // work (dial, create, join, leave, close) runs in goroutines that never
 // call back: they queue their result, and the next Update applies it. The
-// network client (client) likewise queues events and states until
-// they are polled. So no engine call can ever come from a goroutine.
+// network client (client) and the direct links (client/direct) likewise
+// queue events, signals and states until they are polled. So no engine call can ever come from a goroutine.
 //
 // # Time
 //
