@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -78,10 +79,21 @@ func serverConfig() *server.Config {
 
 func startNode(t *testing.T, natsURL, id string) *node {
 	t.Helper()
+	return startNodeVia(t, natsURL, id, nil)
+}
+
+// startNodeVia starts a node whose public URL is p's, when p is not nil:
+// players reach it through the proxy, which a test can cut.
+func startNodeVia(t *testing.T, natsURL, id string, p *proxy) *node {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	n := &node{t: t, id: id, url: "ws://" + ln.Addr().String() + "/ws", base: "http://" + ln.Addr().String(),
 		reg: prometheus.NewRegistry(), served: make(chan error, 1)}
+	if p != nil {
+		p.target = ln.Addr().String()
+		n.url = "ws://" + p.ln.Addr().String() + "/ws"
+	}
 	var log *slog.Logger
 	if os.Getenv("NEARZERO_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("n", id)
@@ -581,4 +593,133 @@ func TestPlace(t *testing.T) {
 		_, _, found, err := y.Locate(ctxT(t), "AAAAAA")
 		return err == nil && !found
 	}, waitFor, 10*time.Millisecond)
+}
+
+// proxy forwards TCP to a node until cut.
+type proxy struct {
+	ln     net.Listener
+	target string // set before the first connection
+	mu     sync.Mutex
+	conns  []net.Conn
+	refuse bool
+	wg     sync.WaitGroup
+}
+
+func newProxy(t *testing.T) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &proxy{ln: ln}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(func() { _ = ln.Close(); p.cut(); p.wg.Wait() })
+	return p
+}
+
+func (p *proxy) accept() {
+	defer p.wg.Done()
+	for {
+		down, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		refuse := p.refuse
+		p.mu.Unlock()
+		if refuse {
+			_ = down.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = down.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, down, up)
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(up, down)
+		go p.pipe(down, up)
+	}
+}
+
+func (p *proxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	_, _ = io.Copy(dst, src)
+	_ = dst.Close()
+	_ = src.Close()
+}
+
+// cut drops every connection and refuses new ones until allow.
+func (p *proxy) cut() {
+	p.mu.Lock()
+	p.refuse = true
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = nil
+	p.mu.Unlock()
+}
+
+func (p *proxy) allow() {
+	p.mu.Lock()
+	p.refuse = false
+	p.mu.Unlock()
+}
+
+// TestClusterReconnectThroughAnotherNode: players of a room whose node is
+// unreachable for a moment retry it and the node they first dialled, which
+// redirects them back; once it answers again they have their seats back,
+// with no error shown.
+func TestClusterReconnectThroughAnotherNode(t *testing.T) {
+	nats := startNATS(t)
+	bp := newProxy(t)
+	a, b, c := startNode(t, nats, "a"), startNodeVia(t, nats, "b", bp), startNode(t, nats, "c")
+	for _, id := range []string{"a", "b", "c"} {
+		c.sees(id, func(_ cluster.Info, ok bool) bool { return ok })
+		a.sees(id, func(_ cluster.Info, ok bool) bool { return ok })
+	}
+	// One room each on a and c: b is the lightest.
+	_, err := dial(t, a.url, "FillA").Create(ctxT(t), nil)
+	require.NoError(t, err)
+	_, err = dial(t, c.url, "FillC").Create(ctxT(t), nil)
+	require.NoError(t, err)
+	c.sees("a", func(in cluster.Info, ok bool) bool { return ok && in.Rooms == 1 })
+	host := dial(t, c.url, "Host")
+	j, err := host.Create(ctxT(t), nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, b.rooms())
+	guest := dial(t, a.url, "Guest")
+	_, err = guest.Join(ctxT(t), j.Code)
+	require.NoError(t, err)
+
+	before := host.Stats().Redirects + guest.Stats().Redirects
+	homeRedirects := func() float64 {
+		return counter(t, a.reg, "nearzero_cluster_redirects_total", "join") +
+			counter(t, c.reg, "nearzero_cluster_redirects_total", "join")
+	}
+	sent := homeRedirects()
+	bp.cut()
+	for _, p := range []*player{host, guest} {
+		p.wait("reconnecting", func(e client.Event) bool { return e.Kind == client.EventReconnecting })
+	}
+	// b stays unreachable until both players were sent back to it from
+	// the node they first dialled (a redirect they could not follow).
+	require.Eventually(t, func() bool { return homeRedirects() >= sent+2 }, waitFor, 5*time.Millisecond)
+	bp.allow()
+	for _, p := range []*player{host, guest} {
+		p.wait("reconnected", func(e client.Event) bool { return e.Kind == client.EventReconnected })
+		for _, e := range p.poll() {
+			assert.NotEqual(t, client.EventRoomLost, e.Kind, "the room was never lost: %v", e.Err)
+		}
+		p.noErrors()
+		assert.Equal(t, j.Code, p.Room().Code)
+	}
+	require.Eventually(t, func() bool {
+		rs := host.Room()
+		return len(rs.Players) == 2 && rs.Players[0].Connected && rs.Players[1].Connected
+	}, waitFor, 10*time.Millisecond, "both seated again")
+	assert.Greater(t, host.Stats().Redirects+guest.Stats().Redirects, before,
+		"back through the node first dialled, redirected to b")
 }

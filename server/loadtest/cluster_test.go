@@ -103,3 +103,12 @@ func TestClusterLoad(t *testing.T) {
 	t.Log("\n" + out.String())
 	require.Equal(t, 0, code, errOut.String())
 }
+
+func TestURLList(t *testing.T) {
+	var errOut bytes.Buffer
+	c, err := parse([]string{"-url", "ws://127.0.0.1:1/ws, ws://127.0.0.1:2/ws,"}, &errOut)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ws://127.0.0.1:1/ws", "ws://127.0.0.1:2/ws"}, c.urls)
+	_, err = parse([]string{"-url", "ws://127.0.0.1:1/ws,ws://192.0.2.1:2/ws"}, &errOut)
+	assert.Error(t, err, "every node must be on loopback")
+}
