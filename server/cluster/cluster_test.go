@@ -723,3 +723,49 @@ func TestClusterReconnectThroughAnotherNode(t *testing.T) {
 	assert.Greater(t, host.Stats().Redirects+guest.Stats().Redirects, before,
 		"back through the node first dialled, redirected to b")
 }
+
+// TestClusterDrainPlacesElsewhere: while a node drains with a round still
+// running, a create that reaches it is placed on another node, and its
+// running round goes on to the end.
+func TestClusterDrainPlacesElsewhere(t *testing.T) {
+	nats := startNATS(t)
+	a, b := startNode(t, nats, "a"), startNode(t, nats, "b")
+	b.sees("a", func(_ cluster.Info, ok bool) bool { return ok })
+	a.sees("b", func(_ cluster.Info, ok bool) bool { return ok })
+
+	// A round runs on b.
+	host := dial(t, b.url, "Host")
+	_, err := host.Create(ctxT(t), nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, b.rooms())
+	require.NoError(t, host.Send(&protocol.Loading{Progress: 1}))
+	require.NoError(t, host.Send(&protocol.Ready{Ready: true}))
+	require.Eventually(t, func() bool {
+		rs := host.Room()
+		return len(rs.Players) == 1 && rs.Players[0].Ready && rs.Players[0].Loaded >= 1
+	}, waitFor, 5*time.Millisecond)
+	require.NoError(t, host.Send(&protocol.Start{}))
+	require.Eventually(t, func() bool { return host.Room().Phase == protocol.PhaseHandshake }, waitFor, 5*time.Millisecond)
+	require.NoError(t, host.Send(&protocol.InPosition{}))
+	require.Eventually(t, func() bool { return host.Room().Phase == protocol.PhasePlaying }, waitFor, 5*time.Millisecond)
+
+	// A newcomer connected to b before the drain: b then drains.
+	newcomer := dial(t, b.url, "Newcomer")
+	drained := make(chan error, 1)
+	go func() { drained <- b.srv.Drain(ctxT(t)) }()
+	host.wait("server updating", func(e client.Event) bool {
+		n, ok := e.Msg.(*protocol.Notice)
+		return ok && n.Kind == protocol.NoticeServerUpdating
+	})
+	_, err = newcomer.Create(ctxT(t), nil)
+	require.NoError(t, err, "placed on a, not refused")
+	assert.Equal(t, 1, a.rooms())
+	assert.Equal(t, 1, b.rooms(), "no new room on the draining node")
+	newcomer.noErrors()
+
+	// The round on b goes on; when it ends, the drain completes.
+	assert.Equal(t, protocol.PhasePlaying, host.Room().Phase)
+	require.NoError(t, host.Send(&protocol.Finish{}))
+	host.wait("results", func(e client.Event) bool { _, ok := e.Msg.(*protocol.Results); return ok })
+	require.NoError(t, <-drained)
+}
