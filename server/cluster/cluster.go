@@ -302,10 +302,10 @@ func lostBuckets(err error) bool {
 		errors.Is(err, jetstream.ErrStreamNotFound)
 }
 
-// recover re-creates lost buckets and restarts the watch; the next
+// remake re-creates lost buckets and restarts the watch; the next
 // refresh writes every entry of this node again. The handles stay valid:
 // they name the buckets, not one stream's life.
-func (n *Node) recover(ctx context.Context) error {
+func (n *Node) remake(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.Timeout)
 	defer cancel()
 	if _, _, err := n.buckets(ctx); err != nil {
@@ -605,7 +605,7 @@ func (n *Node) publish(ctx context.Context) error {
 	defer cancel()
 	_, err = n.nodes.Put(ctx, n.cfg.NodeID, b)
 	if lostBuckets(err) {
-		if rerr := n.recover(ctx); rerr != nil {
+		if rerr := n.remake(ctx); rerr != nil {
 			err = errors.Join(err, rerr)
 		} else {
 			_, err = n.nodes.Put(ctx, n.cfg.NodeID, b)
