@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/server"
@@ -65,9 +67,15 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 
 func newDirectPeer(t *testing.T, addr, name string, dc direct.Config) *peer {
 	t.Helper()
+	return newLaggedPeer(t, addr, name, dc, client.LagConfig{})
+}
+
+// newLaggedPeer is newDirectPeer with the lag simulator on the server link.
+func newLaggedPeer(t *testing.T, addr, name string, dc direct.Config, lag client.LagConfig) *peer {
+	t.Helper()
 	dc.Tune = loopbackOnly
 	dc.RetryAfter = time.Hour // a killed link stays down for the test
-	r, err := New(Config{Server: addr, Name: name, Sync: quickSync, Direct: dc})
+	r, err := New(Config{Server: addr, Name: name, Sync: quickSync, Direct: dc, Lag: lag})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Close()
@@ -85,6 +93,7 @@ type directRun struct {
 	anl, bol *Local
 	phys     FrameClock
 	i        uint64
+	t0       time.Time // the frame schedule's origin
 	errPrev  geom.Vec3
 	hasPrev  bool
 	valid    int     // frames Bob drew Ann
@@ -144,6 +153,9 @@ func (d *directRun) frame() predict.Pose {
 	d.bob.frame()
 	bnow = d.bob.room.Now()
 	pose, _ := d.bob.remotes[0].Frame(bnow)
+	if d.t0.IsZero() {
+		d.t0 = time.Now()
+	}
 	if bst, _ := d.bob.room.ServerTime(bnow); pose.Valid {
 		e := pose.Pos.Sub(annPath(bst))
 		if d.valid++; d.hasPrev && d.valid > warmUp {
@@ -152,7 +164,10 @@ func (d *directRun) frame() predict.Pose {
 		d.errPrev, d.hasPrev = e, true
 		d.paths[pose.Path]++
 	}
-	time.Sleep(step)
+	// Frames on a fixed 60 Hz schedule, as an engine runs them: a loop that
+	// slept a step after its work would run slow, and its frame clock
+	// would fall MaxStepLag behind the wall clock.
+	time.Sleep(time.Until(d.t0.Add(time.Duration(d.i) * step)))
 	return pose
 }
 
@@ -174,9 +189,24 @@ func (d *directRun) until(limit time.Duration, what string, cond func(predict.Po
 // the link dies Bob falls back to the server path within the outage
 // window, and no switch makes a visible jump.
 func TestDirectLinkOnLoopback(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name              string
+		server, directLag time.Duration // each player's, each way
+	}{
+		{name: "loopback"},
+		// 2 x 40 ms server path, 20 ms direct link (10 ms on each side).
+		{name: "lag_direct20_server2x40", server: 40 * ms, directLag: 10 * ms},
+	} {
+		t.Run(c.name, func(t *testing.T) { directFallback(t, c.server, c.directLag) })
+	}
+}
+
+func directFallback(t *testing.T, serverLag, directLag time.Duration) {
 	addr, reg := startServerWith(t, server.Deps{})
-	ann := newDirectPeer(t, addr, "Ann", direct.Config{})
-	bob := newDirectPeer(t, addr, "Bob", direct.Config{})
+	dc := direct.Config{Lag: lagsim.Config{Latency: directLag}}
+	ann := newLaggedPeer(t, addr, "Ann", dc, client.LagConfig{Latency: serverLag})
+	bob := newLaggedPeer(t, addr, "Bob", dc, client.LagConfig{Latency: serverLag})
 	// Off at first: Bob draws Ann from the server for a second, then the
 	// links are turned on and he switches to the direct path.
 	ann.room.SetDirectLinks(false)
@@ -217,7 +247,7 @@ func TestDirectLinkOnLoopback(t *testing.T) {
 	ann.room.Direct().(*direct.Mesh).Kill(1)
 	took = d.until(2*time.Second, "the server path", func(p predict.Pose) bool { return p.Path == predict.PathServer })
 	t.Logf("fell back to the server path %v after the link died (direct silence %v)", took.Round(time.Millisecond), DefaultDirectSilence)
-	assert.Less(t, took, DefaultDirectSilence+500*time.Millisecond, "within the outage window")
+	assert.Less(t, took, DefaultDirectSilence+2*serverLag+500*time.Millisecond, "within the outage window")
 	for range 60 {
 		require.Equal(t, predict.PathServer, d.frame().Path)
 	}
@@ -318,8 +348,9 @@ func TestDirectLinksEgress(t *testing.T) {
 	var size int
 	run := func(d time.Duration) {
 		const step = time.Second / 60
-		end := time.Now().Add(d)
-		for time.Now().Before(end) {
+		t0 := time.Now()
+		end := t0.Add(d)
+		for k := 1; time.Now().Before(end); k++ {
 			for i, p := range ps {
 				now := p.room.Now()
 				locals[i].Sample(now, geom.Vec3{X: float64(i), Z: math.Sin(now.Seconds())}, geom.Identity, geom.Vec3{}, false)
@@ -331,7 +362,7 @@ func TestDirectLinksEgress(t *testing.T) {
 				}
 			}
 			all()
-			time.Sleep(step)
+			time.Sleep(time.Until(t0.Add(time.Duration(k) * step)))
 		}
 	}
 	measure := func(what string) float64 {
