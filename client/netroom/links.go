@@ -158,3 +158,15 @@ func (r *Room) sendDirect(s *wire.State) {
 	r.frame = b
 	r.mesh.Send(b)
 }
+
+// reportDirectUp reports every direct link that is up to the server again.
+func (r *Room) reportDirectUp() {
+	if r.link == nil || !r.inRoom || r.direct.nUp == 0 {
+		return
+	}
+	for slot := range MaxSlots {
+		if r.direct.up[slot] {
+			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
+		}
+	}
+}

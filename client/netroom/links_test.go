@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/lagsim"
@@ -170,4 +171,30 @@ func TestDirectWiring(t *testing.T) {
 func wireSize(s *wire.State) (int, error) {
 	b, err := wire.AppendState(nil, s)
 	return len(b), err
+}
+
+// TestDirectReportedAgainAfterReconnect: the server forgets a player's
+// link reports with its connection; the Room reports its live links again.
+func TestDirectReportedAgainAfterReconnect(t *testing.T) {
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	now := h.clock.Now()
+	require.False(t, h.room.AddDirect(&wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, now, now), "no Remote bound")
+	require.True(t, h.room.DirectUp(0))
+	ups := func() int {
+		n := 0
+		for _, m := range h.link.sentMessages() {
+			if d, ok := m.(*protocol.DirectLink); ok && d.Up {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, 1, ups())
+	h.link.push(client.Event{Kind: client.EventReconnecting}, client.Event{Kind: client.EventReconnected})
+	h.until(has(EventReconnected))
+	assert.Equal(t, 2, ups(), "reported again")
 }

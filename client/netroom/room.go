@@ -712,6 +712,7 @@ func (r *Room) applyEvent(ev *client.Event) {
 	case client.EventReconnected:
 		r.status = StatusConnected
 		r.emit(Event{Kind: EventReconnected})
+		r.reportDirectUp() // the server forgot our reports with the old connection
 	case client.EventRoomLost:
 		if ev.Err != nil {
 			r.emit(errorEvent(ev.Err))

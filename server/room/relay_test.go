@@ -113,6 +113,10 @@ func TestDirectLinkStopsRelayForThePair(t *testing.T) {
 	b2.Take()
 	sendA()
 	assert.Equal(t, 1, count(b2), "a reconnect forgets direct links")
+	h.send(b2, &protocol.DirectLink{Slot: 0, Up: true})
+	sendA()
+	assert.Equal(t, 0, count(b2), "the reconnected player reports again; the other's report stood")
+	h.send(b2, &protocol.DirectLink{Slot: 0, Up: false})
 
 	h.send(a, &protocol.DirectLink{Slot: 0, Up: true})
 	assert.Equal(t, protocol.CodeBadRequest, errorsIn(msgs(a))[0].Code, "no link to yourself")

@@ -358,7 +358,7 @@ func (r *Room) Disconnect(now time.Duration, p Peer) {
 	s.peer = nil
 	s.heldUntil = now + r.cfg.SeatHold
 	r.noteEmpty(now)
-	r.clearLinks(s)
+	s.direct = [len(s.direct)]uint64{} // the others' reports stand: see clearLinks
 	r.dirty = true
 	r.hooks.Log.Debug("disconnected", "slot", s.slot, "user", s.user)
 	r.progress(now)
@@ -455,7 +455,7 @@ func (r *Room) resetRelay(s *seat) {
 	s.has = false
 	s.n = 0
 	s.mo.stamped = false
-	r.clearLinks(s)
+	s.direct = [len(s.direct)]uint64{} // the others' reports stand: see clearLinks
 }
 
 // maxGone bounds Room.gone: past it, the oldest entry is dropped (by then
@@ -482,7 +482,12 @@ func (r *Room) keepMotion(s *seat) {
 	r.gone[s.user] = mo
 }
 
-// clearLinks forgets every direct link of s, in both directions.
+// clearLinks forgets every direct link of s, in both directions, when the
+// seat is freed (a new player in the slot inherits none). A reconnect
+// clears only s's own reports: a pair is direct only while both report, so
+// relaying resumes at once, and the other player's report stands, since its
+// link to s may well have survived s's server connection; s reports again
+// once reconnected.
 func (r *Room) clearLinks(s *seat) {
 	s.direct = [len(s.direct)]uint64{}
 	for _, o := range r.seats {
