@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,4 +193,49 @@ func TestConfigValidate(t *testing.T) {
 	assert.ErrorIs(t, Config{Now: now, MaxRate: -1}.Validate(), ErrConfig)
 	assert.ErrorIs(t, Config{Now: now, Lag: lagsim.Config{Loss: 2}}.Validate(), ErrConfig)
 	assert.NoError(t, Config{Now: now}.Validate())
+}
+
+// TestPanicInCallbackDropsThePeer: a panic in our code under a pion
+// callback is recovered and logged, and the peer is dropped; nothing else
+// stops.
+func TestPanicInCallbackDropsThePeer(t *testing.T) {
+	var log logBuf
+	a, b := newMesh(t, nil, nil), newMesh(t, &log, nil)
+	link(t, a, b)
+	func() {
+		defer b.recoverIn(0, "test")
+		panic("boom")
+	}()
+	assert.False(t, b.Open(0))
+	assert.Equal(t, uint64(1), b.Stats().Dropped)
+	assert.Contains(t, log.String(), "recovered a panic")
+	assert.Contains(t, log.String(), "boom")
+	b.Signal(&protocol.Signal{From: 0, To: 1, Kind: KindOffer, Data: "v=0"}) // a dropped peer is ignored
+	b.Tick()
+}
+
+// TestBadSignals: signals out of turn or from strangers change nothing.
+func TestBadSignals(t *testing.T) {
+	var log logBuf
+	a := newMesh(t, &log, nil)
+	a.SetPeers(0, []int{0, 1})
+	a.Signal(&protocol.Signal{From: 1, To: 0, Kind: KindOffer, Data: "x"})  // only the lower slot offers
+	a.Signal(&protocol.Signal{From: 7, To: 0, Kind: KindAnswer, Data: "x"}) // not a peer
+	a.Signal(&protocol.Signal{From: 1, To: 0, Kind: "nonsense", Data: "x"})
+	deadline := time.Now().Add(5 * time.Second)
+	for len(a.PollSignals(nil)) == 0 { // our offer, which goes nowhere
+		require.True(t, time.Now().Before(deadline), "an offer")
+		a.Tick()
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.Signal(&protocol.Signal{From: 1, To: 0, Kind: KindAnswer, Data: "not sdp"}) // fails the attempt, no crash
+	for a.Stats().Failed == 0 {
+		require.True(t, time.Now().Before(deadline), "the bad answer fails the attempt")
+		a.Tick()
+		_ = a.PollSignals(nil)
+		time.Sleep(5 * time.Millisecond)
+	}
+	assert.False(t, a.Open(1))
+	assert.Contains(t, log.String(), "unexpected signal")
+	assert.True(t, strings.Contains(log.String(), "set answer"), log.String())
 }
