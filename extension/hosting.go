@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -68,12 +69,12 @@ func (n *NetRoom) hostLocal(port int64) string {
 	n.lan.mu.Unlock()
 	n.lan.stopServer() // hosting elsewhere: one server per NetRoom
 	if port < 0 || port > 65535 {
-		n.hostFailed(fmt.Errorf("port %d is not between 0 and 65535", port))
+		n.hostFailed(port, fmt.Errorf("port %d is not between 0 and 65535", port))
 		return ""
 	}
 	s, err := embedded.Start(embedded.Config{Port: int(port), Log: logger().With("part", "embedded server")})
 	if err != nil {
-		n.hostFailed(err)
+		n.hostFailed(cmp.Or(port, embedded.DefaultPort), err)
 		return ""
 	}
 	n.lan.mu.Lock()
@@ -88,10 +89,11 @@ func (n *NetRoom) hostLocal(port int64) string {
 }
 
 // hostFailed reports a failed host_local as room_error(ERROR_LOCAL).
-func (n *NetRoom) hostFailed(err error) {
-	msg := "could not host: " + err.Error()
-	if errors.Is(err, embedded.ErrListen) {
-		msg = "could not host the room server: " + err.Error() + "; choose another port or stop the other server"
+func (n *NetRoom) hostFailed(port int64, err error) {
+	msg := "could not host the room server: " + err.Error()
+	if errors.Is(err, embedded.ErrPortInUse) {
+		msg = fmt.Sprintf("could not host the room server: port %d is in use (another room server, "+
+			"or a game hosting on it); choose another port or stop the other one", port)
 	}
 	n.localError(msg)
 }

@@ -18,8 +18,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/nearzero/nearzero/server"
@@ -37,9 +39,13 @@ const AnyPort = -1
 // before cutting them.
 const DefaultStopTimeout = 2 * time.Second
 
-// ErrListen indicates the port could not be opened (most often: another
-// program, or another hosting game, uses it).
+// ErrListen indicates the port could not be opened.
 var ErrListen = errors.New("embedded: cannot listen")
+
+// ErrPortInUse indicates the port could not be opened because another
+// program (a room server, another game hosting) uses it; it wraps
+// ErrListen.
+var ErrPortInUse = fmt.Errorf("%w: port in use", ErrListen)
 
 // Config tunes an embedded server. The zero value hosts on every
 // interface on DefaultPort.
@@ -94,7 +100,10 @@ func Start(cfg Config) (*Server, error) {
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w on %s (is another server or hosting game using port %d?): %w", ErrListen, addr, port, err)
+		if inUse(err) {
+			return nil, fmt.Errorf("%w: %d", ErrPortInUse, port)
+		}
+		return nil, fmt.Errorf("%w on %s: %w", ErrListen, addr, err)
 	}
 	// A fresh secret per run: identities issued here are good for this
 	// server's lifetime, which is all a hosted game needs (and no
@@ -238,6 +247,13 @@ func (l *onceListener) closed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.isShut
+}
+
+// inUse reports whether a listen error says the port is taken
+// (WSAEADDRINUSE, 10048, on Windows).
+func inUse(err error) bool {
+	var errno syscall.Errno
+	return errors.Is(err, syscall.EADDRINUSE) || (runtime.GOOS == "windows" && errors.As(err, &errno) && errno == 10048)
 }
 
 // LANIP returns this machine's address on its network, for other machines

@@ -72,11 +72,13 @@ func TestPortInUse(t *testing.T) {
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
 	_, err = Start(Config{Port: port, Host: "127.0.0.1"})
+	require.ErrorIs(t, err, ErrPortInUse)
 	require.ErrorIs(t, err, ErrListen)
 	assert.Contains(t, err.Error(), strconv.Itoa(port))
 
 	_, err = Start(Config{Port: 70000})
 	require.ErrorIs(t, err, ErrListen)
+	assert.NotErrorIs(t, err, ErrPortInUse)
 }
 
 func TestHealthOnEveryInterface(t *testing.T) {
