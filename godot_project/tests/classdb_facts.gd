@@ -46,6 +46,8 @@ func _initialize() -> void:
 			var defaults := {}
 			for name in props:
 				defaults[name] = var_to_str(obj.get(name))
+			# Inherited from Node, but set by NetRoom's constructor.
+			defaults["process_mode"] = var_to_str(obj.get("process_mode"))
 			info.defaults = defaults
 			obj.free()
 		facts.classes[cls] = info
