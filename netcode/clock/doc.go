@@ -35,8 +35,10 @@
 // RTTWindow, estimates the receiver-minus-sender offset. A monotonic deque
 // keeps the windowed minimum in O(1) amortised time. A gap that shrinks is
 // taken at once; gaps that all stay more than JumpAbove above the minimum for
-// StepAfter mean the sender's clock went back, and the older gaps are
-// forgotten. States that arrive before any round trip is known are mapped
+// StepAfter, at one level (the lowest gap of each third of StepAfter within
+// JumpAbove/2), mean the sender's clock went back, and the older gaps are
+// forgotten. High gaps that rise or fall are a queue filling or draining
+// (congestion, a slow catch-up after a stall) and never move the mapping. States that arrive before any round trip is known are mapped
 // with the gap alone (a one-way latency late); the first round trip is then
 // taken at once rather than slid (the bench saw 10 s of slide otherwise).
 //

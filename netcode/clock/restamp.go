@@ -99,8 +99,13 @@ type Restamper struct {
 	off  slew     // applied receiver-minus-sender offset
 
 	last    time.Duration // latest arrival seen (window clock)
-	runFrom time.Duration // arrival of the first state of the current run of high gaps
+	runFrom time.Duration // start of the current run of high gaps (see stepBack)
 	inRun   bool
+	// runLow are the lowest gaps in the three thirds of StepAfter from
+	// runFrom on: a clock that stepped back gives three level thirds, a
+	// queue filling or draining (congestion, a slow catch-up after a
+	// stall) does not.
+	runLow [3]time.Duration
 	// rttKnown is set once a Restamp has used a round trip.
 	rttKnown bool
 }
@@ -148,14 +153,7 @@ func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Durati
 
 	r.gaps.expire(now-r.cfg.GapWindow, 0)
 	if low, ok := r.gaps.min(); ok && gap-low > r.cfg.JumpAbove {
-		if !r.inRun {
-			r.runFrom, r.inRun = now, true
-		} else if now-r.runFrom >= r.cfg.StepAfter {
-			// Every gap has been high for StepAfter: the sender's clock went
-			// back. Forget the gaps from before the run.
-			r.gaps.expire(r.runFrom, 0)
-			r.inRun = false
-		}
+		r.stepBack(now, gap)
 	} else {
 		r.inRun = false
 	}
@@ -174,6 +172,36 @@ func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Durati
 	}
 	r.off.update(arrival, low-rtt/2, jumpAbove)
 	return sender + r.off.value(arrival)
+}
+
+// stepBack follows a run of gaps more than JumpAbove above the windowed
+// minimum. When every gap has been high for StepAfter and the run is level
+// (the lowest gap of each third of StepAfter within JumpAbove/2 of the
+// others), the sender's clock went back: the gaps from before the run are
+// forgotten. A run that rises or falls is a queue (congestion, a backlog
+// draining after a stall), which must not move the mapping: taking it for a
+// step would jump the mapping forward, then back once the queue drains,
+// and draw the sender's states going backwards.
+func (r *Restamper) stepBack(now, gap time.Duration) {
+	const none = time.Duration(1<<63 - 1)
+	third := max(r.cfg.StepAfter/3, 1)
+	if !r.inRun {
+		r.inRun, r.runFrom, r.runLow = true, now, [3]time.Duration{none, none, none}
+	}
+	for now-r.runFrom >= 3*third {
+		lo := min(r.runLow[0], r.runLow[1], r.runLow[2])
+		hi := max(r.runLow[0], r.runLow[1], r.runLow[2])
+		if hi != none && hi-lo <= r.cfg.JumpAbove/2 {
+			r.gaps.expire(r.runFrom, 0)
+			r.inRun = false
+			return
+		}
+		// Not level (or a third saw nothing): slide the run by a third.
+		r.runFrom += third
+		r.runLow = [3]time.Duration{r.runLow[1], r.runLow[2], none}
+	}
+	i := (now - r.runFrom) / third
+	r.runLow[i] = min(r.runLow[i], gap)
 }
 
 // Offset returns the applied receiver-minus-sender offset at receiver time

@@ -115,6 +115,31 @@ func TestRestampStallIsNotAStep(t *testing.T) {
 	}
 }
 
+// TestRestampQueueIsNotAStep: a bottleneck that holds gaps high for longer
+// than StepAfter while its queue fills and drains (congestion, a slow
+// catch-up after a retransmission stall) is no clock step: taking it for
+// one jumped the mapping forward, then back, and drew states going back.
+func TestRestampQueueIsNotAStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		q    queue
+	}{
+		{"fills 1.5 s, drains 1.5 s, 600 ms deep", queue{10 * time.Second, 1500 * time.Millisecond, 1500 * time.Millisecond, 600 * time.Millisecond}},
+		{"fills 300 ms, drains 3 s, 900 ms deep", queue{10 * time.Second, 300 * time.Millisecond, 3 * time.Second, 900 * time.Millisecond}},
+		{"fills 3 s, drains 800 ms, 500 ms deep", queue{10 * time.Second, 3 * time.Second, 800 * time.Millisecond, 500 * time.Millisecond}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := restampWorld(simnet.NormalJitter{Sigma: 2 * time.Millisecond})
+			w.link.queues = []queue{tc.q, {25 * time.Second, tc.q.grow, tc.q.drain, tc.q.peak}}
+			meas := runRestamp(newRestamper(t, nil), w, 6100, 40*time.Second)
+			assert.Zero(t, checkSlide(t, meas, DefaultRestampSlewRate), "a queue is no reason to jump")
+			p95, worst := stampStats(meas, 5*time.Second)
+			t.Logf("%s: p95 %v, worst %v", tc.name, p95, worst)
+			assert.LessOrEqual(t, p95, 2*time.Millisecond)
+		})
+	}
+}
+
 func TestRestampSenderClockStep(t *testing.T) {
 	const stepAt = 30 * time.Second
 	for _, tc := range []struct {

@@ -49,12 +49,30 @@ func (c simClock) trueAt(local time.Duration) time.Duration {
 // at+hold, then releases them together (Wi-Fi retries, a busy router).
 type stall struct{ at, hold time.Duration }
 
+// queue is a bottleneck from at: the one-way delay grows linearly by peak
+// over grow (a queue filling), then falls back over drain (it draining).
+// FIFO order holds while peak < drain.
+type queue struct{ at, grow, drain, peak time.Duration }
+
+// extra returns the queueing delay of a packet sent at true time t.
+func (q queue) extra(t time.Duration) time.Duration {
+	switch {
+	case t < q.at || t >= q.at+q.grow+q.drain:
+		return 0
+	case t < q.at+q.grow:
+		return time.Duration(float64(q.peak) * float64(t-q.at) / float64(q.grow))
+	default:
+		return time.Duration(float64(q.peak) * (1 - float64(t-q.at-q.grow)/float64(q.drain)))
+	}
+}
+
 // simLink is one direction of a link.
 type simLink struct {
 	base   time.Duration
 	jitter simnet.Jitter
 	loss   float64 // probability of a drop
 	stalls []stall
+	queues []queue
 }
 
 // delay returns the one-way delay of a packet sent at true time t, and false
@@ -65,6 +83,9 @@ func (l simLink) delay(r *rand.Rand, t time.Duration) (time.Duration, bool) {
 	d := l.base
 	if l.jitter != nil {
 		d += l.jitter.Sample(r)
+	}
+	for _, q := range l.queues {
+		d += q.extra(t)
 	}
 	for _, s := range l.stalls {
 		if t >= s.at && t < s.at+s.hold {
