@@ -710,6 +710,7 @@ func (c *conn) check(now time.Duration) {
 // state in one batch message. It closes the connection when asked.
 func (c *conn) writeLoop() {
 	defer close(c.done)
+	defer c.recoverConn()
 	ctx := context.Background()
 	batch := make([]byte, 0, maxBatch)
 	var ctl [][]byte

@@ -45,6 +45,7 @@ func (s *Server) newHost(code, addr string) (*host, error) {
 
 // do runs f on the room under its lock at the current time, then re-arms
 // the timer and retires the room if it closed.
+// A panic in f closes this room alone (failLocked).
 func (h *host) do(f func(now time.Duration)) {
 	h.mu.Lock()
 	if h.closed {
@@ -52,12 +53,24 @@ func (h *host) do(f func(now time.Duration)) {
 		return
 	}
 	now := h.s.now()
-	f(now)
-	closed := h.afterLocked(now)
+	closed := h.runLocked(now, f)
 	h.mu.Unlock()
 	if closed {
 		h.s.retire(h)
 	}
+}
+
+// runLocked runs f and re-arms the timer, with h.mu held, and reports
+// whether the room closed; a panic in f closes it (failLocked).
+func (h *host) runLocked(now time.Duration, f func(now time.Duration)) (closed bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.failLocked(v)
+			closed = true
+		}
+	}()
+	f(now)
+	return h.afterLocked(now)
 }
 
 // afterLocked re-arms the timer for the room's next step and reports

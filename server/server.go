@@ -208,9 +208,9 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		})
 	}
 	s.bg.Add(3)
-	go s.persistLoop()
-	go s.resultsLoop()
-	go s.janitor()
+	go s.supervise("storage writer", s.persistLoop)
+	go s.supervise("results writer", s.resultsLoop)
+	go s.supervise("janitor", s.janitor)
 	return s, nil
 }
 
@@ -508,7 +508,6 @@ func (s *Server) saveResults(res *protocol.Results, interrupted bool) {
 // resultsLoop stores queued results in order, retrying each with back-off
 // until it is stored or the server stops.
 func (s *Server) resultsLoop() {
-	defer s.bg.Done()
 	delay := resultsRetryMin
 	for {
 		s.resMu.Lock()
@@ -588,7 +587,6 @@ func (s *Server) logUnsaved() {
 }
 
 func (s *Server) persistLoop() {
-	defer s.bg.Done()
 	run := func(job func(context.Context)) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		job(ctx)
@@ -614,7 +612,6 @@ func (s *Server) persistLoop() {
 // janitor enforces hello, idle and write time-outs and forgets idle
 // per-address limiter keys.
 func (s *Server) janitor() {
-	defer s.bg.Done()
 	every := min(s.cfg.WriteTimeout, s.cfg.HelloTimeout, s.cfg.IdleTimeout) / 4
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()

@@ -41,6 +41,9 @@ type Metrics struct {
 	// SkippedDirectTotal counts states not relayed to a recipient that
 	// receives the sender over a direct link.
 	SkippedDirectTotal prometheus.Counter
+	// Panics counts panics recovered in server goroutines (a room closed,
+	// a connection closed or a background loop restarted): each is a bug.
+	Panics prometheus.Counter
 }
 
 // Per-address and abuse limits, the label of nearzero_limited_total.
@@ -106,6 +109,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Storage writes (names) dropped because the write queue was full; results are never dropped."}),
 		ResultsRetries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "results_retries_total",
 			Help: "Failed attempts to store round results; each is retried until stored."}),
+		Panics: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "panics_total",
+			Help: "Panics recovered in server goroutines (room closed, connection closed or loop restarted); each is a bug."}),
 	}
 	for _, l := range Limits() {
 		m.limited.WithLabelValues(l)
@@ -124,7 +129,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.phases.WithLabelValues(string(p))
 	}
 	for _, c := range []prometheus.Collector{m.Rooms, m.Players, m.Connections, m.StatesInTotal, m.RelayedTotal,
-		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, m.SkippedDirectTotal, build} {
+		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, m.SkippedDirectTotal, m.Panics, build} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
