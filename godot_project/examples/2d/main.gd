@@ -1,10 +1,12 @@
-# The nearzero demo: a NetRoom, your player (World/Me, moved with the arrow
-# keys) and a tiny UI to create or join a room by code. Every other player
-# appears as a copy of player.tscn that NetRoom spawns under World.
+# The 2D example (the project's main scene is the 3D racer, res://racer/):
+# a NetRoom, your player (World/Me, moved with the arrow keys) and a tiny UI
+# to create or join a room by code. Every other player appears as a copy of
+# player.tscn that NetRoom spawns under World.
 #
-# Headless (prints the events; --nz-bot drives your player in a circle):
-#   godot --headless --path godot_project -- --nz-server=127.0.0.1:8787 --nz-create --nz-bot
-#   godot --headless --path godot_project -- --nz-server=127.0.0.1:8787 --nz-join=ABCDEF --nz-name=Bob
+# Run it (headless prints the events; --nz-bot drives your player in a circle):
+#   godot --path godot_project res://examples/2d/main.tscn
+#   godot --headless --path godot_project res://examples/2d/main.tscn -- --nz-server=127.0.0.1:8787 --nz-create --nz-bot
+#   godot --headless --path godot_project res://examples/2d/main.tscn -- --nz-server=127.0.0.1:8787 --nz-join=ABCDEF --nz-name=Bob
 # Add --nz-quit-after=SECONDS to stop by itself.
 extends Node2D
 
