@@ -49,6 +49,8 @@ func _ready() -> void:
 		room.lag_latency_ms = float(args["lag-ms"])
 		room.lag_jitter_ms = float(args.get("jitter-ms", "0"))
 		room.lag_enabled = true
+	if args.has("no-direct"):
+		room.direct_links = false  # measure the server path alone
 	room.display_name = role
 	room.room_joined.connect(_on_joined)
 	room.room_error.connect(func(code, message): _log("room_error %d %s" % [code, message]))

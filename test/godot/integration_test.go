@@ -332,7 +332,10 @@ func (g *godot) twoPlayers(t *testing.T, ctx context.Context, version string, l 
 	peerArgs := func(role string, extra ...string) []string {
 		args := []string{"--max-fps", "60", "res://tests/peer.tscn", "--",
 			"--nz-server=" + url, "--nz-role=" + role, "--nz-out=" + dir,
-			fmt.Sprintf("--nz-radius=%g", circleRadius), fmt.Sprintf("--nz-omega=%g", circleOmega)}
+			fmt.Sprintf("--nz-radius=%g", circleRadius), fmt.Sprintf("--nz-omega=%g", circleOmega),
+			// These cases measure the server path (its lag simulator);
+			// TestGodotDirectLinks measures the direct one.
+			"--nz-no-direct"}
 		if l.lagMS > 0 {
 			args = append(args, fmt.Sprintf("--nz-lag-ms=%g", l.lagMS), fmt.Sprintf("--nz-jitter-ms=%g", l.jitterMS))
 		}
