@@ -375,6 +375,8 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 			err = n.spawn(e.Slot)
 		case netroom.EventDespawn:
 			err = n.despawn(e.Slot)
+		case netroom.EventGameEvent, netroom.EventChat:
+			err = n.emitGameEvent(e) // events.go
 		}
 		if !n.alive() {
 			return false // n's engine object is freed: no more engine calls on it

@@ -57,6 +57,12 @@ const (
 	EventSpawn
 	// EventDespawn: remote player Slot's scene must go (player_despawned).
 	EventDespawn
+	// EventGameEvent: slot Slot sent the event named Text with Args
+	// (event_received(from_slot, name, args)).
+	EventGameEvent
+	// EventChat: slot Slot said Text, sanitised by the server
+	// (chat_received(from_slot, text)).
+	EventChat
 )
 
 var eventNames = map[EventKind]string{
@@ -65,6 +71,7 @@ var eventNames = map[EventKind]string{
 	EventError: "error", EventPlayerJoined: "player_joined", EventPlayerLeft: "player_left",
 	EventPlayerUpdated: "player_updated", EventHostChanged: "host_changed", EventPhaseChanged: "phase_changed",
 	EventResults: "results", EventNotice: "notice", EventSpawn: "spawn", EventDespawn: "despawn",
+	EventGameEvent: "game_event", EventChat: "chat",
 }
 
 // String returns the kind's name ("player_joined"), or "unknown".
@@ -91,6 +98,8 @@ type Event struct {
 	Phase   protocol.Phase
 	Next    time.Duration // server clock
 	Results *protocol.Results
+	// Args are EventGameEvent's arguments, as DecodeArgs returns them.
+	Args []any
 	// Internal marks an EventError made from a recovered panic (a bug,
 	// client.ErrPanic or ErrPanic), worth a line in the console.
 	Internal bool

@@ -749,6 +749,9 @@ func (r *Room) gone(reason string, leave bool) {
 }
 
 func (r *Room) applyMessage(m protocol.Message) {
+	if r.applyGameMessage(m) {
+		return
+	}
 	switch m := m.(type) {
 	case *protocol.Joined:
 		if r.inRoom && m.Code != r.code {

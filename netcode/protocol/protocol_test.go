@@ -43,6 +43,8 @@ func samples() []Message {
 		&Signal{To: 1, From: 0, Kind: SignalOffer, Data: "sdp"},
 		&Invite{Channel: "copy"},
 		&Kick{Slot: 2},
+		&Event{Name: "fire", Args: json.RawMessage(`[1,"a"]`), To: ToAll, From: 1},
+		&Chat{Text: "gg", To: ToAll, From: 1},
 		&room,
 		&Notice{Kind: NoticeTimeWarning, LeftUS: 10_000_000},
 		&Results{Code: "ABCDEF", Round: 2, StartUS: 1, EndUS: 2, RoundUS: 3,

@@ -174,6 +174,8 @@ type Config struct {
 	// Restamp tunes each player's re-stamp estimator; zero fields are
 	// clock's defaults.
 	Restamp clock.RestampConfig
+	// Events bounds each player's events and chat (events.go).
+	Events EventLimits
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -214,6 +216,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.AbuseLimit, DefaultAbuseLimit)
 	setDefault(&d.AbuseDecay, DefaultAbuseDecay)
 	setDefault(&d.InviteBase, DefaultInviteBase)
+	d.Events = d.Events.withDefaults()
 	return d
 }
 
@@ -272,6 +275,9 @@ func (c *Config) Validate() error {
 		return bad("InviteBase is %d bytes, at most %d", len(d.InviteBase), MaxInviteBase)
 	case d.AbuseLimit <= 0 || d.AbuseDecay < 0:
 		return bad("AbuseLimit %v must be positive and AbuseDecay %v not negative", d.AbuseLimit, d.AbuseDecay)
+	}
+	if err := d.Events.validate(); err != nil {
+		return fmt.Errorf("%w: Events: %w", ErrInvalidConfig, err)
 	}
 	if err := d.Restamp.Validate(); err != nil {
 		return fmt.Errorf("%w: Restamp: %w", ErrInvalidConfig, err)

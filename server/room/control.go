@@ -11,7 +11,7 @@ import (
 
 // handleControl decodes and dispatches one control frame from a seated player.
 func (r *Room) handleControl(now time.Duration, s *seat, frame []byte) {
-	if !s.controls.take(now, r.cfg.ControlRate, r.cfg.ControlBurst) {
+	if !ownBudget(frame) && !s.controls.take(now, r.cfg.ControlRate, r.cfg.ControlBurst) {
 		r.rejectControl(now, s, RejectControlRate,
 			protocol.Errorf(protocol.CodeRateLimited, "more than %.0f messages per second", r.cfg.ControlRate))
 		return
@@ -136,6 +136,10 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		r.send(o.peer, &protocol.Signal{To: m.To, From: s.slot, Kind: m.Kind, Data: m.Data})
 	case *protocol.Kick:
 		return r.hostKick(now, s, m.Slot)
+	case *protocol.Event:
+		return r.relayEvent(now, s, m)
+	case *protocol.Chat:
+		return r.relayChat(now, s, m)
 	case *protocol.Invite:
 		r.emit(now, s, analytics.StepInviteShared, m.Channel)
 	case *protocol.Leave:

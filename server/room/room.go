@@ -60,6 +60,7 @@ type seat struct {
 	states      bucket
 	controls    bucket
 	signals     [MaxSlots]pairBudget // Signal budget toward each slot
+	ev          eventBudget          // event and chat budgets (events.go)
 	sentRev     uint64               // the room state revision this player last got
 	abuse       float64
 	abuseAt     time.Duration
@@ -135,6 +136,8 @@ type Room struct {
 	draining bool
 	drainEnd time.Duration
 	closed   bool
+
+	scratch []*seat // recipients of one event or chat line (events.go)
 
 	dimSet  bool                     // the host has sent a state: dim2D is the room's
 	dim2D   bool                     // the room carries 2D states

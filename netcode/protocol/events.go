@@ -1,0 +1,146 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Game messages: events (the @rpc stand-in) and chat. Both go either way:
+// a client sends one with To; the server relays it with From set.
+const (
+	TypeEvent wire.ControlType = 18
+	TypeChat  wire.ControlType = 19
+)
+
+// Limits of events and chat that every build enforces; a server may set
+// tighter ones (room.EventLimits).
+const (
+	// MaxEventSize is the largest event in bytes: its name plus its args
+	// as JSON.
+	MaxEventSize = 4 << 10
+	// MaxEventName is the longest event name in bytes.
+	MaxEventName = 64
+	// MaxChatRunes is the longest chat text in characters, after
+	// SanitizeChat.
+	MaxChatRunes = 200
+	// ToAll is the To of an event or chat line for every other player.
+	ToAll = -1
+)
+
+var (
+	// ErrEventTooBig indicates an event over MaxEventSize (or the room's
+	// limit).
+	ErrEventTooBig = errors.New("protocol: event too big")
+	// ErrBadEvent indicates an event name outside the rules or args that
+	// are not a JSON array.
+	ErrBadEvent = errors.New("protocol: bad event")
+	// ErrBadChat indicates chat text that is empty after SanitizeChat or
+	// longer than MaxChatRunes.
+	ErrBadChat = errors.New("protocol: bad chat text")
+)
+
+// Event is a named game event with arguments, reliable and ordered
+// through the server: what Godot games do with @rpc. The sender sets To
+// (a slot, or ToAll for every other player); the server relays it with
+// From set to the sender's slot and To as sent. Args is a JSON array.
+type Event struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+	To   int             `json:"to"`
+	From int             `json:"from"`
+}
+
+// Chat is one chat line; the server sanitises Text (SanitizeChat) and
+// relays it to every other player (or To alone) with From set.
+type Chat struct {
+	Text string `json:"text"`
+	To   int    `json:"to"`
+	From int    `json:"from"`
+}
+
+// Type implements Message.
+func (*Event) Type() wire.ControlType { return TypeEvent }
+
+// Type implements Message.
+func (*Chat) Type() wire.ControlType { return TypeChat }
+
+func init() {
+	registry[TypeEvent] = entry{"event", func() Message { return new(Event) }}
+	registry[TypeChat] = entry{"chat", func() Message { return new(Chat) }}
+}
+
+// Size is the event's size as the limits count it: name plus args bytes.
+func (m *Event) Size() int { return len(m.Name) + len(m.Args) }
+
+// CheckEvent checks an event's name and args against the rules: a name of
+// 1 to MaxEventName bytes of printable UTF-8, args absent or a JSON array,
+// and at most MaxEventSize bytes in all.
+func CheckEvent(name string, args json.RawMessage) error {
+	if n := len(name) + len(args); n > MaxEventSize {
+		return fmt.Errorf("%w: event %.32q is %d bytes, at most %d", ErrEventTooBig, name, n, MaxEventSize)
+	}
+	if name == "" || len(name) > MaxEventName || !utf8.ValidString(name) {
+		return fmt.Errorf("%w: name must be 1 to %d bytes of UTF-8", ErrBadEvent, MaxEventName)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) {
+			return fmt.Errorf("%w: name %q has a control character", ErrBadEvent, name)
+		}
+	}
+	if len(args) > 0 {
+		a := strings.TrimLeft(string(args), " \t\r\n")
+		if a == "" || a[0] != '[' || !json.Valid(args) {
+			return fmt.Errorf("%w: args of %q are not a JSON array", ErrBadEvent, name)
+		}
+	}
+	return nil
+}
+
+func (m *Event) validate() error {
+	if m.To < ToAll {
+		return fmt.Errorf("to %d below %d", m.To, ToAll)
+	}
+	return CheckEvent(m.Name, m.Args)
+}
+
+func (m *Chat) validate() error {
+	if m.To < ToAll {
+		return fmt.Errorf("to %d below %d", m.To, ToAll)
+	}
+	// Bytes first, so a huge body costs no rune walk; 4 bytes per rune at most.
+	if len(m.Text) > 4*MaxChatRunes+64 {
+		return fmt.Errorf("%w: %d bytes", ErrBadChat, len(m.Text))
+	}
+	return nil
+}
+
+// SanitizeChat returns chat text as it is shown: control and format
+// characters (bidi overrides, zero-width joiners...) dropped, invalid
+// UTF-8 dropped, spaces trimmed. It fails with ErrBadChat when nothing is
+// left or more than MaxChatRunes characters are.
+func SanitizeChat(text string) (string, error) {
+	var b strings.Builder
+	for _, r := range text {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			if r == '\n' || r == '\t' {
+				b.WriteByte(' ')
+			}
+			continue
+		}
+		b.WriteRune(r)
+	}
+	s := strings.TrimSpace(b.String())
+	switch {
+	case s == "":
+		return "", fmt.Errorf("%w: empty", ErrBadChat)
+	case utf8.RuneCountInString(s) > MaxChatRunes:
+		return "", fmt.Errorf("%w: %d characters, at most %d", ErrBadChat, utf8.RuneCountInString(s), MaxChatRunes)
+	}
+	return s, nil
+}

@@ -1,0 +1,99 @@
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+func TestEventAndChatRoundTrip(t *testing.T) {
+	for _, m := range []Message{
+		&Event{Name: "fire", Args: json.RawMessage(`[1,"a",[2.5,3],{"k":null}]`), To: ToAll, From: 2},
+		&Event{Name: "ping", To: 3},
+		&Chat{Text: "gg", To: ToAll, From: 1},
+	} {
+		b, err := Marshal(m)
+		require.NoError(t, err)
+		got, err := Decode(b)
+		require.NoError(t, err)
+		assert.Equal(t, m, got)
+	}
+	assert.Equal(t, "event", TypeName(TypeEvent))
+	assert.Equal(t, "chat", TypeName(TypeChat))
+}
+
+func TestCheckEvent(t *testing.T) {
+	tests := []struct {
+		name, args string
+		err        error
+	}{
+		{"fire", `[1,2]`, nil},
+		{"fire", ``, nil},
+		{"fire", ` [ ]`, nil},
+		{"", `[]`, ErrBadEvent},
+		{strings.Repeat("n", MaxEventName+1), `[]`, ErrBadEvent},
+		{"a\x00b", `[]`, ErrBadEvent},
+		{"fire", `{"a":1}`, ErrBadEvent},
+		{"fire", `[1,`, ErrBadEvent},
+		{"fire", `"x"`, ErrBadEvent},
+		{"fire", `["` + strings.Repeat("x", MaxEventSize) + `"]`, ErrEventTooBig},
+	}
+	for _, tt := range tests {
+		err := CheckEvent(tt.name, json.RawMessage(tt.args))
+		if tt.err == nil {
+			assert.NoError(t, err, "%q %q", tt.name, tt.args)
+		} else {
+			assert.ErrorIs(t, err, tt.err, "%q %.20q", tt.name, tt.args)
+		}
+	}
+}
+
+func TestEventDecodeRefusesBadBodies(t *testing.T) {
+	for _, body := range []string{
+		`{"name":"x","args":{"a":1},"to":-1}`,
+		`{"name":"","to":-1}`,
+		`{"name":"x","to":-2}`,
+	} {
+		_, err := Decode(rawFrame(t, TypeEvent, body))
+		assert.ErrorIs(t, err, ErrBadBody, body)
+	}
+}
+
+func TestSanitizeChat(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"  hello  ", "hello", true},
+		{"a\x00b\x1bc", "abc", true},
+		{"line\nbreak", "line break", true},
+		{"evil\u202eright", "evilright", true},
+		{"zero\u200dwidth", "zerowidth", true},
+		{"héllo 世界 😀", "héllo 世界 😀", true},
+		{"\x01\x02 ", "", false},
+		{"", "", false},
+		{strings.Repeat("é", MaxChatRunes), strings.Repeat("é", MaxChatRunes), true},
+		{strings.Repeat("é", MaxChatRunes+1), "", false},
+	}
+	for _, tt := range tests {
+		got, err := SanitizeChat(tt.in)
+		if !tt.ok {
+			assert.ErrorIs(t, err, ErrBadChat, "%q", tt.in)
+			continue
+		}
+		require.NoError(t, err, "%q", tt.in)
+		assert.Equal(t, tt.want, got)
+	}
+}
+
+func rawFrame(t *testing.T, ty wire.ControlType, body string) []byte {
+	t.Helper()
+	b, err := wire.AppendControl(nil, ty, []byte(body))
+	require.NoError(t, err)
+	return b
+}

@@ -1,0 +1,166 @@
+package room
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Defaults of EventLimits.
+const (
+	DefaultEventRate  = 30.0
+	DefaultEventBurst = 60.0
+	DefaultEventBytes = protocol.MaxEventSize
+	DefaultChatRate   = 2.0
+	DefaultChatBurst  = 5.0
+	DefaultChatRunes  = protocol.MaxChatRunes
+)
+
+// EventLimits bound what one player may send as events (protocol.Event)
+// and chat (protocol.Chat). Each has its own budget, outside the control
+// budget (ControlRate), so a game's events do not starve its pings. The
+// zero value of every field means its default.
+type EventLimits struct {
+	// EventRate is how many events one player may send per second, and
+	// EventBurst how many at once. Defaults 30 and 60. An event over it is
+	// refused with CodeRateLimited (and counts toward AbuseLimit).
+	EventRate, EventBurst float64
+	// EventBytes is the largest event (name plus args JSON), at most
+	// protocol.MaxEventSize. Default 4 KiB. A larger one is refused with
+	// CodeBadRequest.
+	EventBytes int
+	// ChatRate is how many chat lines one player may send per second, and
+	// ChatBurst how many at once. Defaults 2 and 5.
+	ChatRate, ChatBurst float64
+	// ChatRunes is the longest chat line in characters after
+	// protocol.SanitizeChat, at most protocol.MaxChatRunes. Default 200.
+	ChatRunes int
+}
+
+func (l EventLimits) withDefaults() EventLimits {
+	setDefault(&l.EventRate, DefaultEventRate)
+	setDefault(&l.EventBurst, DefaultEventBurst)
+	setDefault(&l.EventBytes, DefaultEventBytes)
+	setDefault(&l.ChatRate, DefaultChatRate)
+	setDefault(&l.ChatBurst, DefaultChatBurst)
+	setDefault(&l.ChatRunes, DefaultChatRunes)
+	return l
+}
+
+func (l EventLimits) validate() error {
+	switch {
+	case l.EventRate <= 0 || l.EventBurst < 1 || l.ChatRate <= 0 || l.ChatBurst < 1:
+		return fmt.Errorf("EventRate %v, EventBurst %v, ChatRate %v, ChatBurst %v: need positive rates and bursts of at least 1",
+			l.EventRate, l.EventBurst, l.ChatRate, l.ChatBurst)
+	case l.EventBytes < 1 || l.EventBytes > protocol.MaxEventSize:
+		return fmt.Errorf("EventBytes %d outside 1..%d", l.EventBytes, protocol.MaxEventSize)
+	case l.ChatRunes < 1 || l.ChatRunes > protocol.MaxChatRunes:
+		return fmt.Errorf("ChatRunes %d outside 1..%d", l.ChatRunes, protocol.MaxChatRunes)
+	}
+	return nil
+}
+
+// eventBudget is one player's event and chat buckets.
+type eventBudget struct {
+	events, chat bucket
+	set          bool // the buckets were filled
+}
+
+func (b *eventBudget) fill(now time.Duration, l *EventLimits) {
+	if !b.set {
+		*b = eventBudget{events: bucket{tokens: l.EventBurst, at: now}, chat: bucket{tokens: l.ChatBurst, at: now}, set: true}
+	}
+}
+
+// ownBudget reports whether a control frame is of a type with its own
+// budget (events, chat), which the control budget leaves alone.
+func ownBudget(frame []byte) bool {
+	if len(frame) < wire.ControlHeaderSize {
+		return false
+	}
+	switch wire.ControlType(frame[3]) {
+	case protocol.TypeEvent, protocol.TypeChat:
+		return true
+	}
+	return false
+}
+
+// recipients returns the seats a message with To goes to: every other
+// connected player for protocol.ToAll, else the one in slot to, which
+// must be another connected player.
+func (r *Room) recipients(s *seat, to int) ([]*seat, *protocol.Error) {
+	if to == protocol.ToAll {
+		out := r.scratch[:0]
+		for _, o := range r.seats {
+			if o != nil && o != s && o.peer != nil {
+				out = append(out, o)
+			}
+		}
+		r.scratch = out
+		return out, nil
+	}
+	o := r.seatAt(to)
+	if o == nil || o == s || o.peer == nil {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "no other connected player in slot %d", to)
+	}
+	r.scratch = append(r.scratch[:0], o)
+	return r.scratch, nil
+}
+
+// relayEvent checks one event against the sender's limits and relays it.
+func (r *Room) relayEvent(now time.Duration, s *seat, m *protocol.Event) *protocol.Error {
+	l := &r.cfg.Events
+	if n := m.Size(); n > l.EventBytes {
+		return protocol.Errorf(protocol.CodeBadRequest, "event %q is %d bytes, at most %d", m.Name, n, l.EventBytes)
+	}
+	to, e := r.recipients(s, m.To)
+	if e != nil {
+		return e
+	}
+	s.ev.fill(now, l)
+	if !s.ev.events.take(now, l.EventRate, l.EventBurst) {
+		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
+			"event %q refused: more than %.0f events per second (burst %.0f)", m.Name, l.EventRate, l.EventBurst))
+		return nil
+	}
+	r.sendTo(to, &protocol.Event{Name: m.Name, Args: m.Args, To: m.To, From: s.slot})
+	return nil
+}
+
+// relayChat sanitises one chat line, checks it against the sender's
+// limits and relays it.
+func (r *Room) relayChat(now time.Duration, s *seat, m *protocol.Chat) *protocol.Error {
+	l := &r.cfg.Events
+	text, err := protocol.SanitizeChat(m.Text)
+	if err != nil {
+		return protocol.Errorf(protocol.CodeBadRequest, "chat refused: %v", err)
+	}
+	if n := len([]rune(text)); n > l.ChatRunes {
+		return protocol.Errorf(protocol.CodeBadRequest, "chat refused: %d characters, at most %d", n, l.ChatRunes)
+	}
+	to, e := r.recipients(s, m.To)
+	if e != nil {
+		return e
+	}
+	s.ev.fill(now, l)
+	if !s.ev.chat.take(now, l.ChatRate, l.ChatBurst) {
+		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
+			"chat refused: more than %.0f lines per second (burst %.0f)", l.ChatRate, l.ChatBurst))
+		return nil
+	}
+	r.sendTo(to, &protocol.Chat{Text: text, To: m.To, From: s.slot})
+	return nil
+}
+
+// sendTo encodes m once and sends it to every seat in to.
+func (r *Room) sendTo(to []*seat, m protocol.Message) {
+	b, ok := r.encode(m)
+	if !ok {
+		return
+	}
+	for _, o := range to {
+		o.peer.Send(b, true)
+	}
+}

@@ -1,0 +1,163 @@
+package room
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/netcode/protocol"
+)
+
+func TestEventsRelayToAllOrOne(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, sa := h.join("a")
+	b, sb := h.join("b")
+	c, sc := h.join("c")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	msgs(c)
+
+	h.send(a, &protocol.Event{Name: "fire", Args: json.RawMessage(`[1,"x",[2,3]]`), To: protocol.ToAll, From: 77})
+	assert.Empty(t, ofType[*protocol.Event](msgs(a)), "the sender gets no copy")
+	for _, p := range []*MemPeer{b, c} {
+		ev := ofType[*protocol.Event](msgs(p))
+		require.Len(t, ev, 1)
+		assert.Equal(t, &protocol.Event{Name: "fire", Args: json.RawMessage(`[1,"x",[2,3]]`), To: protocol.ToAll, From: sa}, ev[0],
+			"From is the sender's slot whatever it claimed")
+	}
+
+	h.send(b, &protocol.Event{Name: "whisper", To: sc})
+	assert.Empty(t, ofType[*protocol.Event](msgs(a)))
+	ev := ofType[*protocol.Event](msgs(c))
+	require.Len(t, ev, 1)
+	assert.Equal(t, sb, ev[0].From)
+
+	// Order is kept: reliable messages in sending order.
+	for i := range 10 {
+		h.send(a, &protocol.Event{Name: "n", Args: json.RawMessage(`[` + string(rune('0'+i)) + `]`), To: sb})
+	}
+	got := ofType[*protocol.Event](msgs(b))
+	require.Len(t, got, 10)
+	for i, e := range got {
+		assert.Equal(t, `[`+string(rune('0'+i))+`]`, string(e.Args))
+	}
+}
+
+func TestEventRefusals(t *testing.T) {
+	h := newHarness(t, &Config{MaxPlayers: 4, Events: EventLimits{EventBytes: 100}})
+	a, sa := h.join("a")
+	b, sb := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	tests := []struct {
+		name string
+		m    *protocol.Event
+		code protocol.Code
+		text string
+	}{
+		{"to self", &protocol.Event{Name: "x", To: sa}, protocol.CodeBadRequest, "slot 0"},
+		{"to empty slot", &protocol.Event{Name: "x", To: 3}, protocol.CodeBadRequest, "slot 3"},
+		{"over the room's size", &protocol.Event{Name: "big", Args: json.RawMessage(`["` + strings.Repeat("x", 120) + `"]`), To: sb},
+			protocol.CodeBadRequest, "at most 100"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.send(a, tt.m)
+			es := errorsIn(msgs(a))
+			require.Len(t, es, 1)
+			assert.Equal(t, tt.code, es[0].Code)
+			assert.Contains(t, es[0].Message, tt.text)
+			assert.Equal(t, protocol.TypeEvent, es[0].Request)
+			assert.Empty(t, ofType[*protocol.Event](msgs(b)))
+		})
+	}
+}
+
+func TestEventRateLimit(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, sb := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	// The burst passes at once, the next is refused with a clear error.
+	for range int(DefaultEventBurst) {
+		h.send(a, &protocol.Event{Name: "tick", To: sb})
+	}
+	assert.Len(t, ofType[*protocol.Event](msgs(b)), int(DefaultEventBurst),
+		"events have their own budget, above the control budget (%v)", DefaultControlBurst)
+	assert.Empty(t, errorsIn(msgs(a)))
+	h.send(a, &protocol.Event{Name: "tick", To: sb})
+	es := errorsIn(msgs(a))
+	require.Len(t, es, 1)
+	assert.Equal(t, protocol.CodeRateLimited, es[0].Code)
+	assert.Contains(t, es[0].Message, "more than 30 events per second")
+	assert.Empty(t, msgs(b))
+
+	// At the rate it keeps flowing, for a long time, without a close.
+	for range 300 {
+		h.now += time.Second / 29 // a hair under the rate: float refills
+		h.send(a, &protocol.Event{Name: "tick", To: sb})
+	}
+	assert.Len(t, ofType[*protocol.Event](msgs(b)), 300)
+	assert.Empty(t, errorsIn(msgs(a)))
+	assert.False(t, a.Closed)
+
+	// A flood is closed with rate_limited.
+	for range 1000 {
+		h.now += time.Millisecond
+		h.send(a, &protocol.Event{Name: "tick", To: sb})
+	}
+	assert.True(t, a.Closed)
+	assert.Equal(t, 1, h.metrics.kicked[protocol.CodeRateLimited])
+}
+
+func TestChat(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, sa := h.join("a")
+	b, _ := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+
+	h.send(a, &protocol.Chat{Text: "  hi\u202e there\x07 ", To: protocol.ToAll})
+	got := ofType[*protocol.Chat](msgs(b))
+	require.Len(t, got, 1)
+	assert.Equal(t, &protocol.Chat{Text: "hi there", To: protocol.ToAll, From: sa}, got[0])
+
+	for _, text := range []string{" \x01 ", strings.Repeat("a", protocol.MaxChatRunes+1)} {
+		h.send(a, &protocol.Chat{Text: text, To: protocol.ToAll})
+		es := errorsIn(msgs(a))
+		require.Len(t, es, 1, "%.10q", text)
+		assert.Equal(t, protocol.CodeBadRequest, es[0].Code)
+		assert.Contains(t, es[0].Message, "chat refused")
+	}
+
+	// Burst 5 in all (one already spent), then 2 per second.
+	for range 4 {
+		h.send(a, &protocol.Chat{Text: "spam", To: protocol.ToAll})
+	}
+	assert.Len(t, ofType[*protocol.Chat](msgs(b)), 4)
+	h.send(a, &protocol.Chat{Text: "spam", To: protocol.ToAll})
+	es := errorsIn(msgs(a))
+	require.Len(t, es, 1)
+	assert.Equal(t, protocol.CodeRateLimited, es[0].Code)
+	assert.Contains(t, es[0].Message, "more than 2 lines per second")
+	h.now += 500 * time.Millisecond
+	h.send(a, &protocol.Chat{Text: "again", To: protocol.ToAll})
+	assert.Len(t, ofType[*protocol.Chat](msgs(b)), 1)
+}
+
+func TestEventLimitsValidate(t *testing.T) {
+	for _, l := range []EventLimits{{EventRate: -1}, {EventBytes: protocol.MaxEventSize + 1}, {ChatRunes: 500}, {ChatBurst: 0.5}} {
+		err := (&Config{Events: l}).Validate()
+		assert.ErrorIs(t, err, ErrInvalidConfig, "%+v", l)
+	}
+	require.NoError(t, (&Config{}).Validate())
+}
