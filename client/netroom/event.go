@@ -63,6 +63,9 @@ const (
 	// EventChat: slot Slot said Text, sanitised by the server
 	// (chat_received(from_slot, text)).
 	EventChat
+	// EventProp: synced property Text of slot Slot's entity is Args[0]
+	// (NetPredictor applies it to its root).
+	EventProp
 )
 
 var eventNames = map[EventKind]string{
@@ -71,7 +74,7 @@ var eventNames = map[EventKind]string{
 	EventError: "error", EventPlayerJoined: "player_joined", EventPlayerLeft: "player_left",
 	EventPlayerUpdated: "player_updated", EventHostChanged: "host_changed", EventPhaseChanged: "phase_changed",
 	EventResults: "results", EventNotice: "notice", EventSpawn: "spawn", EventDespawn: "despawn",
-	EventGameEvent: "game_event", EventChat: "chat",
+	EventGameEvent: "game_event", EventChat: "chat", EventProp: "prop",
 }
 
 // String returns the kind's name ("player_joined"), or "unknown".

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
@@ -72,7 +74,7 @@ func EncodeArgs(args []any) (json.RawMessage, error) {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
 		}
 	}
-	b, err := json.Marshal(args)
+	b, err := json.Marshal(floatsKept(args))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadArg, err)
 	}
@@ -119,6 +121,51 @@ func checkArg(a any, depth int) error {
 	return nil
 }
 
+// floatsKept returns a copy of a (checked by checkArg) whose floats are
+// json.Numbers written with a fraction or exponent ("1.0", not "1"), so
+// they decode as floats again: a GDScript float stays a float.
+func floatsKept(a any) any {
+	switch v := a.(type) {
+	case float32:
+		return floatNumber(float64(v), 32)
+	case float64:
+		return floatNumber(v, 64)
+	case []float32:
+		out := make([]any, len(v))
+		for i, f := range v {
+			out[i] = floatNumber(float64(f), 32)
+		}
+		return out
+	case []float64:
+		out := make([]any, len(v))
+		for i, f := range v {
+			out[i] = floatNumber(f, 64)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = floatsKept(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = floatsKept(e)
+		}
+		return out
+	}
+	return a
+}
+
+func floatNumber(f float64, bits int) json.Number {
+	s := strconv.FormatFloat(f, 'g', -1, bits)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return json.Number(s)
+}
+
 func checkFloat(f float64) error {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return fmt.Errorf("%w: %v is not finite", ErrBadArg, f)
@@ -128,7 +175,7 @@ func checkFloat(f float64) error {
 
 // DecodeArgs decodes an event's JSON array of arguments: numbers written
 // without a fraction or exponent that fit come back as int64, the rest as
-// float64; arrays as []any, objects as map[string]any. Absent args are an
+// float64 (EncodeArgs writes every float with one, so types survive); arrays as []any, objects as map[string]any. Absent args are an
 // empty list.
 func DecodeArgs(raw json.RawMessage) ([]any, error) {
 	if len(raw) == 0 {
@@ -180,6 +227,14 @@ func (r *Room) applyGameMessage(m protocol.Message) bool {
 		r.emit(Event{Kind: EventGameEvent, Slot: m.From, Text: m.Name, Args: args})
 	case *protocol.Chat:
 		r.emit(Event{Kind: EventChat, Slot: m.From, Text: m.Text})
+	case *protocol.Prop:
+		r.applyProp(m) // props.go
+	case *protocol.RoomState:
+		r.pruneProps(m)
+		return false // the room's own handling follows
+	case *protocol.Left:
+		r.props = nil
+		return false
 	default:
 		return false
 	}

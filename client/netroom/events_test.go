@@ -19,7 +19,7 @@ func TestEncodeDecodeArgs(t *testing.T) {
 	require.NoError(t, err)
 	got, err := DecodeArgs(raw)
 	require.NoError(t, err)
-	assert.Equal(t, []any{nil, true, int64(3), int64(-7), 2.5, 0.5, "héllo", []any{int64(1), int64(2)},
+	assert.Equal(t, []any{nil, true, int64(3), int64(-7), 2.5, 0.5, "héllo", []any{1.0, 2.0},
 		[]any{int64(1), "a"}, map[string]any{"k": []any{map[string]any{"x": 1.25}}}}, got)
 
 	none, err := EncodeArgs(nil)
@@ -74,7 +74,7 @@ func TestEventsAndChatOnLoopback(t *testing.T) {
 	require.NoError(t, ann.room.SendChat("  gg\u202e  ", protocol.ToAll))
 	frames(func() bool { return len(of(bob, EventGameEvent)) == 5 && len(of(bob, EventChat)) == 1 })
 	for i, e := range of(bob, EventGameEvent) {
-		assert.Equal(t, Event{Kind: EventGameEvent, Slot: 0, Text: "fire", Args: []any{int64(i), "x", []any{1.5, int64(2)}}}, e)
+		assert.Equal(t, Event{Kind: EventGameEvent, Slot: 0, Text: "fire", Args: []any{int64(i), "x", []any{1.5, 2.0}}}, e)
 	}
 	assert.Equal(t, Event{Kind: EventChat, Slot: 0, Text: "gg"}, of(bob, EventChat)[0])
 	assert.Empty(t, of(ann, EventGameEvent), "no echo to the sender")
@@ -102,4 +102,13 @@ func TestEventsAndChatOnLoopback(t *testing.T) {
 		}
 		return false
 	})
+}
+
+func TestFloatsStayFloats(t *testing.T) {
+	raw, err := EncodeArgs([]any{1.0, float32(2), 3, []any{4.0, 1e300}, map[string]any{"f": 5.0}})
+	require.NoError(t, err)
+	assert.JSONEq(t, `[1.0, 2.0, 3, [4.0, 1e300], {"f": 5.0}]`, string(raw))
+	got, err := DecodeArgs(raw)
+	require.NoError(t, err)
+	assert.Equal(t, []any{1.0, 2.0, int64(3), []any{4.0, 1e300}, map[string]any{"f": 5.0}}, got)
 }

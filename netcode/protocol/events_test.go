@@ -97,3 +97,29 @@ func rawFrame(t *testing.T, ty wire.ControlType, body string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+func TestCheckProp(t *testing.T) {
+	tests := []struct {
+		key, value string
+		ok         bool
+	}{
+		{"health", `100`, true},
+		{":name", `"Ann"`, true},
+		{"modulate", `[1,0.5,0.5,1]`, true},
+		{"x", `null`, true},
+		{"", `1`, false},
+		{strings.Repeat("k", MaxPropKey+1), `1`, false},
+		{"a\nb", `1`, false},
+		{"x", ``, false},
+		{"x", `1 2`, false},
+		{"x", `"` + strings.Repeat("v", MaxPropValue) + `"`, false},
+	}
+	for _, tt := range tests {
+		err := CheckProp(tt.key, json.RawMessage(tt.value))
+		if tt.ok {
+			assert.NoError(t, err, "%q", tt.key)
+		} else {
+			assert.ErrorIs(t, err, ErrBadProp, "%.20q %.20q", tt.key, tt.value)
+		}
+	}
+}

@@ -45,6 +45,7 @@ func samples() []Message {
 		&Kick{Slot: 2},
 		&Event{Name: "fire", Args: json.RawMessage(`[1,"a"]`), To: ToAll, From: 1},
 		&Chat{Text: "gg", To: ToAll, From: 1},
+		&Prop{Slot: 1, Key: "health", Value: json.RawMessage(`75`)},
 		&room,
 		&Notice{Kind: NoticeTimeWarning, LeftUS: 10_000_000},
 		&Results{Code: "ABCDEF", Round: 2, StartUS: 1, EndUS: 2, RoundUS: 3,

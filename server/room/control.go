@@ -140,6 +140,8 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		return r.relayEvent(now, s, m)
 	case *protocol.Chat:
 		return r.relayChat(now, s, m)
+	case *protocol.Prop:
+		return r.setProp(now, s, m)
 	case *protocol.Invite:
 		r.emit(now, s, analytics.StepInviteShared, m.Channel)
 	case *protocol.Leave:

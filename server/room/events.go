@@ -1,6 +1,7 @@
 package room
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -16,6 +17,9 @@ const (
 	DefaultChatRate   = 2.0
 	DefaultChatBurst  = 5.0
 	DefaultChatRunes  = protocol.MaxChatRunes
+	DefaultPropRate   = 20.0
+	DefaultPropBurst  = 40.0
+	DefaultPropKeys   = 32
 )
 
 // EventLimits bound what one player may send as events (protocol.Event)
@@ -37,6 +41,15 @@ type EventLimits struct {
 	// ChatRunes is the longest chat line in characters after
 	// protocol.SanitizeChat, at most protocol.MaxChatRunes. Default 200.
 	ChatRunes int
+	// PropRate is how many synced property changes (protocol.Prop) one
+	// player may send per second, and PropBurst how many at once.
+	// Defaults 20 and 40 (a client sends each entity's changes at most
+	// 10 times a second, merged).
+	PropRate, PropBurst float64
+	// PropKeys is how many property keys the server keeps per player for
+	// late joiners, each value at most protocol.MaxPropValue. Default 32;
+	// a new key past it is refused with CodeBadRequest.
+	PropKeys int
 }
 
 func (l EventLimits) withDefaults() EventLimits {
@@ -46,6 +59,9 @@ func (l EventLimits) withDefaults() EventLimits {
 	setDefault(&l.ChatRate, DefaultChatRate)
 	setDefault(&l.ChatBurst, DefaultChatBurst)
 	setDefault(&l.ChatRunes, DefaultChatRunes)
+	setDefault(&l.PropRate, DefaultPropRate)
+	setDefault(&l.PropBurst, DefaultPropBurst)
+	setDefault(&l.PropKeys, DefaultPropKeys)
 	return l
 }
 
@@ -54,6 +70,8 @@ func (l EventLimits) validate() error {
 	case l.EventRate <= 0 || l.EventBurst < 1 || l.ChatRate <= 0 || l.ChatBurst < 1:
 		return fmt.Errorf("EventRate %v, EventBurst %v, ChatRate %v, ChatBurst %v: need positive rates and bursts of at least 1",
 			l.EventRate, l.EventBurst, l.ChatRate, l.ChatBurst)
+	case l.PropRate <= 0 || l.PropBurst < 1 || l.PropKeys < 1:
+		return fmt.Errorf("PropRate %v, PropBurst %v, PropKeys %d: need a positive rate, a burst and keys of at least 1", l.PropRate, l.PropBurst, l.PropKeys)
 	case l.EventBytes < 1 || l.EventBytes > protocol.MaxEventSize:
 		return fmt.Errorf("EventBytes %d outside 1..%d", l.EventBytes, protocol.MaxEventSize)
 	case l.ChatRunes < 1 || l.ChatRunes > protocol.MaxChatRunes:
@@ -62,15 +80,25 @@ func (l EventLimits) validate() error {
 	return nil
 }
 
-// eventBudget is one player's event and chat buckets.
+// eventBudget is one player's event, chat and property buckets, and the
+// synced properties kept for late joiners.
 type eventBudget struct {
-	events, chat bucket
-	set          bool // the buckets were filled
+	events, chat, props bucket
+	set                 bool // the buckets were filled
+	kept                map[propKey]json.RawMessage
+	order               []propKey // kept's keys in first-set order, for a stable replay
+}
+
+// propKey names one synced property of one of a player's entities.
+type propKey struct {
+	entity int
+	key    string
 }
 
 func (b *eventBudget) fill(now time.Duration, l *EventLimits) {
 	if !b.set {
-		*b = eventBudget{events: bucket{tokens: l.EventBurst, at: now}, chat: bucket{tokens: l.ChatBurst, at: now}, set: true}
+		b.events, b.chat = bucket{tokens: l.EventBurst, at: now}, bucket{tokens: l.ChatBurst, at: now}
+		b.props, b.set = bucket{tokens: l.PropBurst, at: now}, true
 	}
 }
 
@@ -81,7 +109,7 @@ func ownBudget(frame []byte) bool {
 		return false
 	}
 	switch wire.ControlType(frame[3]) {
-	case protocol.TypeEvent, protocol.TypeChat:
+	case protocol.TypeEvent, protocol.TypeChat, protocol.TypeProp:
 		return true
 	}
 	return false
@@ -162,5 +190,46 @@ func (r *Room) sendTo(to []*seat, m protocol.Message) {
 	}
 	for _, o := range to {
 		o.peer.Send(b, true)
+	}
+}
+
+// setProp keeps one synced property of the sender's entity and relays it
+// to every other connected player.
+func (r *Room) setProp(now time.Duration, s *seat, m *protocol.Prop) *protocol.Error {
+	l := &r.cfg.Events
+	k := propKey{m.Entity, m.Key}
+	_, known := s.ev.kept[k]
+	if !known && len(s.ev.kept) >= l.PropKeys {
+		return protocol.Errorf(protocol.CodeBadRequest, "synced property %q refused: more than %d keys", m.Key, l.PropKeys)
+	}
+	s.ev.fill(now, l)
+	if !s.ev.props.take(now, l.PropRate, l.PropBurst) {
+		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
+			"synced property %q refused: more than %.0f changes per second (burst %.0f)", m.Key, l.PropRate, l.PropBurst))
+		return nil
+	}
+	if s.ev.kept == nil {
+		s.ev.kept = map[propKey]json.RawMessage{}
+	}
+	if !known {
+		s.ev.order = append(s.ev.order, k)
+	}
+	// A copy: the decoded message's bytes are the sender's to reuse.
+	s.ev.kept[k] = append(json.RawMessage(nil), m.Value...)
+	to, _ := r.recipients(s, protocol.ToAll)
+	r.sendTo(to, &protocol.Prop{Slot: s.slot, Entity: m.Entity, Key: m.Key, Value: m.Value})
+	return nil
+}
+
+// sendProps sends a player who just joined (or came back) every synced
+// property the others' entities have, in the order they were first set.
+func (r *Room) sendProps(s *seat) {
+	for _, o := range r.seats {
+		if o == nil || o == s || s.peer == nil {
+			continue
+		}
+		for _, k := range o.ev.order {
+			r.send(s.peer, &protocol.Prop{Slot: o.slot, Entity: k.entity, Key: k.key, Value: o.ev.kept[k]})
+		}
 	}
 }

@@ -161,3 +161,55 @@ func TestEventLimitsValidate(t *testing.T) {
 	}
 	require.NoError(t, (&Config{}).Validate())
 }
+
+func TestPropsRelayedKeptAndReplayed(t *testing.T) {
+	h := newHarness(t, &Config{MaxPlayers: 4, Events: EventLimits{PropKeys: 2}})
+	a, sa := h.join("a")
+	b, _ := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+
+	h.send(a, &protocol.Prop{Slot: 9, Key: "health", Value: json.RawMessage(`100`)})
+	h.send(a, &protocol.Prop{Key: "modulate", Value: json.RawMessage(`[1,0,0,1]`)})
+	h.send(a, &protocol.Prop{Key: "health", Value: json.RawMessage(`75`)})
+	got := ofType[*protocol.Prop](msgs(b))
+	require.Len(t, got, 3)
+	assert.Equal(t, &protocol.Prop{Slot: sa, Key: "health", Value: json.RawMessage(`100`)}, got[0], "Slot is the sender's")
+	assert.Empty(t, ofType[*protocol.Prop](msgs(a)), "no echo")
+
+	// A third key is over PropKeys.
+	h.send(a, &protocol.Prop{Key: "score", Value: json.RawMessage(`1`)})
+	es := errorsIn(msgs(a))
+	require.Len(t, es, 1)
+	assert.Contains(t, es[0].Message, "more than 2 keys")
+
+	// A late joiner gets the last value of every key, in first-set order.
+	c, _ := h.join("c")
+	got = ofType[*protocol.Prop](msgs(c))
+	require.Len(t, got, 2)
+	assert.Equal(t, &protocol.Prop{Slot: sa, Key: "health", Value: json.RawMessage(`75`)}, got[0])
+	assert.Equal(t, &protocol.Prop{Slot: sa, Key: "modulate", Value: json.RawMessage(`[1,0,0,1]`)}, got[1])
+
+	// Gone with the seat: a player who joins after a leaves gets none of a's.
+	h.send(a, &protocol.Leave{})
+	d, _ := h.join("d")
+	assert.Empty(t, ofType[*protocol.Prop](msgs(d)))
+}
+
+func TestPropRateLimit(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	for i := range int(DefaultPropBurst) + 1 {
+		h.send(a, &protocol.Prop{Key: "x", Value: json.RawMessage(strings.Repeat("1", 1+i%3))})
+	}
+	assert.Len(t, ofType[*protocol.Prop](msgs(b)), int(DefaultPropBurst))
+	es := errorsIn(msgs(a))
+	require.Len(t, es, 1)
+	assert.Equal(t, protocol.CodeRateLimited, es[0].Code)
+	assert.Contains(t, es[0].Message, "more than 20 changes per second")
+}

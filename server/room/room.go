@@ -332,6 +332,7 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 			p.Send(o.buf[:o.n], false)
 		}
 	}
+	r.sendProps(s) // events.go: synced properties for the late joiner
 	r.flush(now)
 	return s.slot, nil
 }

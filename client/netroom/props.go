@@ -1,0 +1,136 @@
+package netroom
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/protocol"
+)
+
+// DefaultPropRate is how many times a second a local entity sends its
+// changed synced properties at most: changes in between are merged.
+const DefaultPropRate = 10.0
+
+// Props is the owner side of one entity's synced properties
+// (NetPredictor.synced_properties): fed the current values each physics
+// frame, it sends the ones that changed since they were last sent, at
+// most Rate times a second, through the Room (reliable, kept by the server
+// for late joiners). Owned by the main thread.
+type Props struct {
+	// Rate is the most sends per second; 0 means DefaultPropRate.
+	Rate   float64
+	Entity int // the entity's id among its owner's (0: the player's own)
+
+	sent    map[string][]byte // last value sent per key, as JSON
+	pending map[string][]byte // changed since, not yet sent
+	order   []string          // pending keys in the order they changed
+	nextAt  time.Duration
+}
+
+// Set records key's current value (what EncodeArgs takes); an unchanged
+// value costs nothing. A value events cannot carry fails with ErrBadArg
+// and so does one over protocol.MaxPropValue once encoded.
+func (p *Props) Set(key string, value any) error {
+	raw, err := EncodeArgs([]any{value})
+	if err != nil {
+		return fmt.Errorf("synced property %q: %w", key, err)
+	}
+	raw = raw[1 : len(raw)-1] // the one value inside [ ]
+	if err := protocol.CheckProp(key, raw); err != nil {
+		return fmt.Errorf("synced property: %w", err)
+	}
+	if p.sent == nil {
+		p.sent, p.pending = map[string][]byte{}, map[string][]byte{}
+	}
+	if old, ok := p.sent[key]; ok && bytes.Equal(old, raw) {
+		delete(p.pending, key) // changed back before it went out
+		return nil
+	}
+	if _, ok := p.pending[key]; !ok {
+		p.order = append(p.order, key)
+	}
+	p.pending[key] = raw
+	return nil
+}
+
+// Flush sends the pending changes through r when due (at most Rate times
+// a second), oldest change first, and reports how many went out. Changes
+// r cannot send now (not in a room) stay pending.
+func (p *Props) Flush(now time.Duration, r *Room) int {
+	if len(p.pending) == 0 || now < p.nextAt || !r.InRoom() || r.Status() != StatusConnected {
+		return 0
+	}
+	rate := p.Rate
+	if rate <= 0 {
+		rate = DefaultPropRate
+	}
+	p.nextAt = now + time.Duration(float64(time.Second)/rate)
+	n := 0
+	keep := p.order[:0]
+	for _, k := range p.order {
+		v, ok := p.pending[k]
+		if !ok {
+			continue
+		}
+		if err := r.send(&protocol.Prop{Entity: p.Entity, Key: k, Value: v}); err != nil {
+			keep = append(keep, k)
+			continue
+		}
+		p.sent[k] = v
+		delete(p.pending, k)
+		n++
+	}
+	p.order = keep
+	return n
+}
+
+// Resend forgets what was sent, so every value set goes out again at the
+// next Flush (a new room: its server keeps nothing of ours).
+func (p *Props) Resend() {
+	for k, v := range p.sent {
+		if _, ok := p.pending[k]; !ok {
+			p.pending[k] = v
+			p.order = append(p.order, k)
+		}
+	}
+	clear(p.sent)
+}
+
+// PropsOf returns the synced properties last received for slot's entity
+// (values as DecodeArgs gives them): what a NetPredictor bound after they
+// arrived applies first. Nil when none.
+func (r *Room) PropsOf(slot int) map[string]any {
+	return r.props[slot]
+}
+
+// applyProp keeps a received property and emits EventProp.
+func (r *Room) applyProp(m *protocol.Prop) {
+	vals, err := DecodeArgs(json.RawMessage("[" + string(m.Value) + "]"))
+	if err != nil || len(vals) != 1 {
+		r.emit(errorEvent(fmt.Errorf("synced property %q from slot %d: %w", m.Key, m.Slot, err)))
+		return
+	}
+	if r.props == nil {
+		r.props = map[int]map[string]any{}
+	}
+	if r.props[m.Slot] == nil {
+		r.props[m.Slot] = map[string]any{}
+	}
+	r.props[m.Slot][m.Key] = vals[0]
+	r.emit(Event{Kind: EventProp, Slot: m.Slot, Text: m.Key, Args: vals})
+}
+
+// pruneProps forgets the properties of slots no longer in the room.
+func (r *Room) pruneProps(st *protocol.RoomState) {
+	for slot := range r.props {
+		found := false
+		for _, p := range st.Players {
+			found = found || p.Slot == slot
+		}
+		if !found {
+			delete(r.props, slot)
+		}
+	}
+}
