@@ -15,6 +15,7 @@ import (
 var (
 	sigEventReceived = godot.NewSignal3[int64, string, godot.Array](netRoomClass, "event_received", "from_slot", "name", "args")
 	sigChatReceived  = godot.NewSignal2[int64, string](netRoomClass, "chat_received", "from_slot", "text")
+	sigHitResult     = godot.NewSignal1[godot.Dictionary](netRoomClass, "hit_result", "result")
 )
 
 func init() {
@@ -26,6 +27,26 @@ func init() {
 		n.sendEvent(name, args, int(slot))
 	}, "slot", "name", "args")
 	godot.Method1(c, "send_chat", func(n *NetRoom, text string) { _ = n.model.SendChat(text, protocol.ToAll) }, "text")
+	godot.Method3(c, "report_hit", func(n *NetRoom, target int64, fireTime float64, point godot.Vector3) {
+		_ = n.model.ReportHit(int(target), duration(fireTime), vec3From(point))
+	}, "target_slot", "fire_server_time", "point")
+}
+
+// hitDict is a HitResult as hit_result's Dictionary.
+func hitDict(h *protocol.HitResult) godot.Dictionary {
+	d := godot.NewDictionary()
+	godot.DictionarySet(d, "from_slot", int64(h.From))
+	godot.DictionarySet(d, "target_slot", int64(h.Target))
+	godot.DictionarySet(d, "accepted", h.Accepted)
+	godot.DictionarySet(d, "reason", h.Reason)
+	godot.DictionarySet(d, "damage", int64(h.Damage))
+	godot.DictionarySet(d, "health", int64(h.Health))
+	godot.DictionarySet(d, "killed", h.Killed)
+	godot.DictionarySet(d, "kills", int64(h.Kills))
+	godot.DictionarySet(d, "deaths", int64(h.Deaths))
+	godot.DictionarySet(d, "rewind", seconds(protocol.DurationUS(h.RewindUS)))
+	godot.DictionarySet(d, "miss_by", h.MissBy)
+	return d
 }
 
 // sendEvent converts args and hands the event to the model; a refusal
@@ -41,8 +62,15 @@ func (n *NetRoom) sendEvent(name string, args godot.Array, to int) {
 
 // emitGameEvent emits event_received or chat_received for e.
 func (n *NetRoom) emitGameEvent(e *netroom.Event) error {
-	if e.Kind == netroom.EventChat {
+	switch e.Kind {
+	case netroom.EventChat:
 		return sigChatReceived.Emit(n, int64(e.Slot), e.Text)
+	case netroom.EventHit:
+		d := hitDict(e.Hit)
+		defer d.Destroy()
+		return sigHitResult.Emit(n, d)
+	case netroom.EventProp:
+		return nil // synced properties: applied by NetPredictor (not wired yet)
 	}
 	a := arrayOf(e.Args)
 	defer a.Destroy()

@@ -375,7 +375,7 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 			err = n.spawn(e.Slot)
 		case netroom.EventDespawn:
 			err = n.despawn(e.Slot)
-		case netroom.EventGameEvent, netroom.EventChat:
+		case netroom.EventGameEvent, netroom.EventChat, netroom.EventHit, netroom.EventProp:
 			err = n.emitGameEvent(e) // events.go
 		}
 		if !n.alive() {

@@ -66,6 +66,9 @@ const (
 	// EventProp: synced property Text of slot Slot's entity is Args[0]
 	// (NetPredictor applies it to its root).
 	EventProp
+	// EventHit: the server decided a reported hit: Hit (every player gets
+	// the accepted ones, the shooter alone the refused) (hit_result(result)).
+	EventHit
 )
 
 var eventNames = map[EventKind]string{
@@ -74,7 +77,7 @@ var eventNames = map[EventKind]string{
 	EventError: "error", EventPlayerJoined: "player_joined", EventPlayerLeft: "player_left",
 	EventPlayerUpdated: "player_updated", EventHostChanged: "host_changed", EventPhaseChanged: "phase_changed",
 	EventResults: "results", EventNotice: "notice", EventSpawn: "spawn", EventDespawn: "despawn",
-	EventGameEvent: "game_event", EventChat: "chat", EventProp: "prop",
+	EventGameEvent: "game_event", EventChat: "chat", EventProp: "prop", EventHit: "hit",
 }
 
 // String returns the kind's name ("player_joined"), or "unknown".
@@ -103,6 +106,8 @@ type Event struct {
 	Results *protocol.Results
 	// Args are EventGameEvent's arguments, as DecodeArgs returns them.
 	Args []any
+	// Hit is EventHit's decision.
+	Hit *protocol.HitResult
 	// Internal marks an EventError made from a recovered panic (a bug,
 	// client.ErrPanic or ErrPanic), worth a line in the console.
 	Internal bool

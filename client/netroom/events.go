@@ -8,7 +8,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
@@ -45,6 +47,15 @@ func (r *Room) SendEvent(name string, args []any, to int) error {
 // refusals: EventError, and err wrapped.
 func (r *Room) RefuseEvent(name string, err error) error {
 	return r.fail(fmt.Errorf("send_event %q: %w", name, err))
+}
+
+// ReportHit reports that our shot fired at fire (server clock: what
+// ServerTime gave for the frame that fired) hit the player in target
+// where we drew it, at point (metres; pixels with Z 0 in 2D). The server
+// decides (it rebuilds what we drew from what it relayed us, rewinding at
+// most 250 ms by default) and answers with EventHit.
+func (r *Room) ReportHit(target int, fire time.Duration, point geom.Vec3) error {
+	return r.sendInRoom(&protocol.Hit{Target: target, FireUS: protocol.US(fire), Point: [3]float64{point.X, point.Y, point.Z}})
 }
 
 // SendChat sends a chat line to every other player (to = protocol.ToAll)
@@ -229,6 +240,8 @@ func (r *Room) applyGameMessage(m protocol.Message) bool {
 		r.emit(Event{Kind: EventChat, Slot: m.From, Text: m.Text})
 	case *protocol.Prop:
 		r.applyProp(m) // props.go
+	case *protocol.HitResult:
+		r.emit(Event{Kind: EventHit, Slot: m.Target, Hit: m})
 	case *protocol.RoomState:
 		r.pruneProps(m)
 		return false // the room's own handling follows

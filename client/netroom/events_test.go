@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
@@ -111,4 +112,21 @@ func TestFloatsStayFloats(t *testing.T) {
 	got, err := DecodeArgs(raw)
 	require.NoError(t, err)
 	assert.Equal(t, []any{1.0, 2.0, int64(3), []any{4.0, 1e300}, map[string]any{"f": 5.0}}, got)
+}
+
+func TestReportHitAndResult(t *testing.T) {
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	require.NoError(t, h.room.ReportHit(1, 2*time.Second, geom.Vec3{X: 1, Y: 2, Z: 3}))
+	assert.Equal(t, []protocol.Message{&protocol.Hit{Target: 1, FireUS: 2_000_000, Point: [3]float64{1, 2, 3}}},
+		h.link.sentMessages())
+	res := &protocol.HitResult{From: 0, Target: 1, Accepted: true, Damage: 25, Health: 75, RewindUS: 90_000, MissBy: 0.2}
+	h.link.msg(res)
+	evs := h.update()
+	require.Equal(t, []string{"hit"}, kinds(evs))
+	assert.Equal(t, res, evs[0].Hit)
+	assert.Equal(t, 1, evs[0].Slot)
 }

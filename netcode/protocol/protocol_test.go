@@ -46,6 +46,8 @@ func samples() []Message {
 		&Event{Name: "fire", Args: json.RawMessage(`[1,"a"]`), To: ToAll, From: 1},
 		&Chat{Text: "gg", To: ToAll, From: 1},
 		&Prop{Slot: 1, Key: "health", Value: json.RawMessage(`75`)},
+		&Hit{Target: 2, FireUS: 123, Point: [3]float64{1, 2, 3}},
+		&HitResult{From: 1, Target: 2, Accepted: true, Damage: 25, Health: 75, Kills: 1, Deaths: 0, RewindUS: 80_000, MissBy: 0.25},
 		&room,
 		&Notice{Kind: NoticeTimeWarning, LeftUS: 10_000_000},
 		&Results{Code: "ABCDEF", Round: 2, StartUS: 1, EndUS: 2, RoundUS: 3,

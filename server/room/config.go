@@ -176,6 +176,8 @@ type Config struct {
 	Restamp clock.RestampConfig
 	// Events bounds each player's events and chat (events.go).
 	Events EventLimits
+	// Hits turns on hits the server decides, and tunes them (hits.go).
+	Hits HitRules
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -217,6 +219,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.AbuseDecay, DefaultAbuseDecay)
 	setDefault(&d.InviteBase, DefaultInviteBase)
 	d.Events = d.Events.withDefaults()
+	d.Hits = d.Hits.withDefaults()
 	return d
 }
 
@@ -278,6 +281,9 @@ func (c *Config) Validate() error {
 	}
 	if err := d.Events.validate(); err != nil {
 		return fmt.Errorf("%w: Events: %w", ErrInvalidConfig, err)
+	}
+	if err := d.Hits.validate(); err != nil {
+		return fmt.Errorf("%w: Hits: %w", ErrInvalidConfig, err)
 	}
 	if err := d.Restamp.Validate(); err != nil {
 		return fmt.Errorf("%w: Restamp: %w", ErrInvalidConfig, err)

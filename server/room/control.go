@@ -52,6 +52,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 	case *protocol.Ping:
 		if m.RTTUS > 0 {
 			s.rs.ObserveRTT(protocol.DurationUS(m.RTTUS), now)
+			s.ev.hit.rtt = protocol.DurationUS(m.RTTUS) // hits.go: delivery times
 		}
 		r.send(s.peer, &protocol.Pong{TUS: m.TUS, ServerUS: protocol.US(now)})
 	case *protocol.SetName:
@@ -142,6 +143,8 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		return r.relayChat(now, s, m)
 	case *protocol.Prop:
 		return r.setProp(now, s, m)
+	case *protocol.Hit:
+		return r.hit(now, s, m) // hits.go
 	case *protocol.Invite:
 		r.emit(now, s, analytics.StepInviteShared, m.Channel)
 	case *protocol.Leave:

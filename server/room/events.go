@@ -87,6 +87,7 @@ type eventBudget struct {
 	set                 bool // the buckets were filled
 	kept                map[propKey]json.RawMessage
 	order               []propKey // kept's keys in first-set order, for a stable replay
+	hit                 hitSeat   // hits.go
 }
 
 // propKey names one synced property of one of a player's entities.
@@ -109,7 +110,7 @@ func ownBudget(frame []byte) bool {
 		return false
 	}
 	switch wire.ControlType(frame[3]) {
-	case protocol.TypeEvent, protocol.TypeChat, protocol.TypeProp:
+	case protocol.TypeEvent, protocol.TypeChat, protocol.TypeProp, protocol.TypeHit:
 		return true
 	}
 	return false
@@ -224,6 +225,9 @@ func (r *Room) setProp(now time.Duration, s *seat, m *protocol.Prop) *protocol.E
 // sendProps sends a player who just joined (or came back) every synced
 // property the others' entities have, in the order they were first set.
 func (r *Room) sendProps(s *seat) {
+	if r.cfg.Hits.On {
+		r.forgetSlot(s.slot) // what was sent from this slot's last occupant
+	}
 	for _, o := range r.seats {
 		if o == nil || o == s || s.peer == nil {
 			continue

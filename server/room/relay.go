@@ -122,6 +122,9 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 			continue
 		}
 		o.peer.Send(out, false)
+		if r.cfg.Hits.On {
+			r.noteRelayed(now, o, s.slot, &st, at) // hits.go
+		}
 		n++
 	}
 	r.m.StatesRelayed(n)

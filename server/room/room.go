@@ -8,6 +8,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/analytics"
@@ -137,7 +138,8 @@ type Room struct {
 	drainEnd time.Duration
 	closed   bool
 
-	scratch []*seat // recipients of one event or chat line (events.go)
+	scratch []*seat            // recipients of one event or chat line (events.go)
+	hitPred *predict.Predictor // rebuilds what a shooter drew (hits.go)
 
 	dimSet  bool                     // the host has sent a state: dim2D is the room's
 	dim2D   bool                     // the room carries 2D states

@@ -1,0 +1,258 @@
+package room
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Defaults of HitRules.
+const (
+	DefaultMaxRewind     = 250 * time.Millisecond
+	DefaultFutureSlack   = 50 * time.Millisecond
+	DefaultHitTolerance  = 1.0  // m
+	DefaultHitTolerance2 = 32.0 // px
+	DefaultDamage        = 25
+	DefaultHealth        = 100
+	DefaultHitRate       = 10.0
+	DefaultHitBurst      = 20.0
+	// HitHistory is how many relayed states the room keeps per shooter
+	// and target (about a second at 60 Hz): enough for the
+	// predictor to rebuild what was drawn MaxRewind ago.
+	HitHistory = 64
+	// shooterFrame is the frame time the rebuild assumes.
+	shooterFrame = time.Second / 60
+)
+
+// HitRules turn on hits the server decides (protocol.Hit) and tune them.
+// Off by default: then the room keeps no history and answers a Hit with
+// CodeBadRequest. The zero value of every other field means its default.
+type HitRules struct {
+	// On turns hits on: the room keeps, for every player, the last
+	// HitHistory states it relayed to them from each other player and when.
+	On bool
+	// MaxRewind is how old a shot may be when its Hit arrives (server
+	// clock now minus the fire time). Default 250 ms; older is refused.
+	MaxRewind time.Duration
+	// FutureSlack is how far ahead of the server clock a fire time may be
+	// (clock-sync error). Default 50 ms.
+	FutureSlack time.Duration
+	// Tolerance is the largest distance between the reported hit point
+	// and the reconstructed drawn position, in metres (3D). Default 1.
+	Tolerance float64
+	// Tolerance2D is Tolerance for 2D games, in pixels. Default 32.
+	Tolerance2D float64
+	// Damage is what one accepted hit takes off; Health a player's full
+	// health. Defaults 25 and 100.
+	Damage, Health int
+	// HitRate is how many hits one player may report per second, and
+	// HitBurst how many at once. Defaults 10 and 20.
+	HitRate, HitBurst float64
+	// Predict configures the predictor the room rebuilds drawn positions
+	// with: the shooter's NetPredictor settings (zero: predict's defaults
+	// for the room's dimension).
+	Predict predict.Config
+}
+
+func (h HitRules) withDefaults() HitRules {
+	setDefault(&h.MaxRewind, DefaultMaxRewind)
+	setDefault(&h.FutureSlack, DefaultFutureSlack)
+	setDefault(&h.Tolerance, DefaultHitTolerance)
+	setDefault(&h.Tolerance2D, DefaultHitTolerance2)
+	setDefault(&h.Damage, DefaultDamage)
+	setDefault(&h.Health, DefaultHealth)
+	setDefault(&h.HitRate, DefaultHitRate)
+	setDefault(&h.HitBurst, DefaultHitBurst)
+	return h
+}
+
+func (h HitRules) validate() error {
+	switch {
+	case h.MaxRewind <= 0 || h.FutureSlack < 0:
+		return fmt.Errorf("MaxRewind %v must be positive and FutureSlack %v not negative", h.MaxRewind, h.FutureSlack)
+	case h.Tolerance <= 0 || h.Tolerance2D <= 0:
+		return fmt.Errorf("Tolerance %v and Tolerance2D %v must be positive", h.Tolerance, h.Tolerance2D)
+	case h.Damage < 1 || h.Health < 1:
+		return fmt.Errorf("Damage %d and Health %d must be at least 1", h.Damage, h.Health)
+	case h.HitRate <= 0 || h.HitBurst < 1:
+		return fmt.Errorf("HitRate %v must be positive and HitBurst %v at least 1", h.HitRate, h.HitBurst)
+	}
+	if err := h.Predict.Validate(); err != nil {
+		return fmt.Errorf("Predict: %w", err)
+	}
+	return nil
+}
+
+// seen is one relayed state as a recipient got it: the sample on the
+// server clock and when it reached the recipient (sent plus half its
+// round trip).
+type seen struct {
+	s       predict.Sample
+	deliver time.Duration
+}
+
+// seenRing is the last HitHistory states relayed to one player from one
+// other, oldest first from head.
+type seenRing struct {
+	buf     [HitHistory]seen
+	head, n int
+	dim2D   bool
+}
+
+func (g *seenRing) push(e seen) {
+	if g.n == len(g.buf) {
+		g.head = (g.head + 1) % len(g.buf)
+		g.n--
+	}
+	g.buf[(g.head+g.n)%len(g.buf)] = e
+	g.n++
+}
+
+func (g *seenRing) at(i int) *seen { return &g.buf[(g.head+i)%len(g.buf)] }
+
+// hitSeat is one player's hit bookkeeping, inside eventBudget.
+type hitSeat struct {
+	rtt    time.Duration       // the player's best round trip (Ping.RTTUS)
+	seen   [MaxSlots]*seenRing // what was relayed to this player, by sender slot
+	health int                 // 0 until the first hit: full
+	kills  int
+	deaths int
+	bucket bucket
+	filled bool
+}
+
+// noteRelayed records a state relayed to o from slot from, sampled at at
+// on the server clock, sent now. Called from the relay path when hits are
+// on; it allocates only the first time a pair is seen.
+func (r *Room) noteRelayed(now time.Duration, o *seat, from int, st *wire.State, at time.Duration) {
+	g := o.ev.hit.seen[from]
+	if g == nil {
+		g = new(seenRing)
+		o.ev.hit.seen[from] = g
+	}
+	g.dim2D = st.Dim2D
+	g.push(seen{s: predict.SampleOf(st, at), deliver: now + o.ev.hit.rtt/2})
+}
+
+// forgetSlot drops what every player was sent from slot (a new occupant).
+func (r *Room) forgetSlot(slot int) {
+	for _, o := range r.seats {
+		if o != nil {
+			o.ev.hit.seen[slot] = nil
+		}
+	}
+}
+
+// hit judges one reported hit. A refusal goes back to the shooter alone
+// as a HitResult with Reason; an accepted hit is applied and broadcast.
+func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error {
+	h := &r.cfg.Hits
+	if !h.On {
+		return protocol.Errorf(protocol.CodeBadRequest, "this room has no server-decided hits")
+	}
+	t := r.seatAt(m.Target)
+	if t == nil || t == s {
+		return protocol.Errorf(protocol.CodeBadRequest, "no other player in slot %d", m.Target)
+	}
+	hs := &s.ev.hit
+	if !hs.filled {
+		hs.bucket, hs.filled = bucket{tokens: h.HitBurst, at: now}, true
+	}
+	if !hs.bucket.take(now, h.HitRate, h.HitBurst) {
+		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
+			"hit refused: more than %.0f hits per second (burst %.0f)", h.HitRate, h.HitBurst))
+		return nil
+	}
+	res := &protocol.HitResult{From: s.slot, Target: m.Target, MissBy: -1, Kills: hs.kills, Deaths: t.ev.hit.deaths,
+		Health: t.ev.hit.healthOr(h.Health)}
+	fire := protocol.DurationUS(m.FireUS)
+	res.RewindUS = protocol.US(now - fire)
+	point := geom.Vec3{X: m.Point[0], Y: m.Point[1], Z: m.Point[2]}
+	drawn, why := r.drawnAt(s, m.Target, fire, now)
+	tol := h.Tolerance
+	if g := hs.seen[m.Target]; g != nil && g.dim2D {
+		tol = h.Tolerance2D
+	}
+	if why == "" {
+		res.MissBy = point.Sub(drawn).Len()
+		if res.MissBy > tol {
+			why = fmt.Sprintf("the target was drawn %.2f away from the hit point (tolerance %.2f)", res.MissBy, tol)
+		}
+	}
+	if why != "" {
+		res.Reason = why
+		r.send(s.peer, res)
+		return nil
+	}
+	th := &t.ev.hit
+	th.health = th.healthOr(h.Health) - h.Damage
+	res.Accepted, res.Damage = true, h.Damage
+	if th.health <= 0 {
+		res.Killed = true
+		th.deaths++
+		hs.kills++
+		th.health = h.Health // respawned at once: the game moves it
+	}
+	res.Health, res.Kills, res.Deaths = th.health, hs.kills, th.deaths
+	r.broadcast(res)
+	return nil
+}
+
+func (h *hitSeat) healthOr(full int) int {
+	if h.health == 0 {
+		return full
+	}
+	return h.health
+}
+
+// drawnAt rebuilds where shooter s drew the player in slot target at fire
+// (server clock): the room's predictor fed the states relayed to s from
+// that player, each at its delivery time, then asked for fire. It returns
+// why it cannot ("" when it can).
+func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3, string) {
+	h := &r.cfg.Hits
+	switch rewind := now - fire; {
+	case rewind > h.MaxRewind:
+		return geom.Vec3{}, fmt.Sprintf("shot fired %v ago, more than the %v the server rewinds", rewind.Round(time.Millisecond), h.MaxRewind)
+	case rewind < -h.FutureSlack:
+		return geom.Vec3{}, fmt.Sprintf("shot fired %v in the future", (-rewind).Round(time.Millisecond))
+	}
+	g := s.ev.hit.seen[target]
+	if g == nil || g.n == 0 || g.at(0).deliver > fire {
+		return geom.Vec3{}, "the server has no record of what you were drawing then"
+	}
+	cfg := h.Predict
+	cfg.Dim2D = g.dim2D
+	if r.hitPred == nil || r.hitPred.Config().Dim2D != g.dim2D {
+		p, err := predict.New(cfg)
+		if err != nil {
+			return geom.Vec3{}, "internal: " + err.Error()
+		}
+		r.hitPred = p
+	}
+	p := r.hitPred
+	p.Reset()
+	// Replay the shooter's frames (60 Hz from the first delivery): states
+	// delivered by a frame join the buffer, then the frame draws, so the
+	// smoothing sees corrections when the shooter's screen did.
+	i := 0
+	add := func(until time.Duration) {
+		for ; i < g.n && g.at(i).deliver <= until; i++ {
+			p.Add(predict.PathServer, g.at(i).s, g.at(i).deliver)
+		}
+	}
+	for t := g.at(0).deliver; t < fire; t += shooterFrame {
+		add(t)
+		p.PoseAt(t)
+	}
+	add(fire)
+	pose := p.PoseAt(fire)
+	if !pose.Valid || pose.Visibility == predict.Hidden {
+		return geom.Vec3{}, "the target was not drawn then"
+	}
+	return pose.Pos, ""
+}
