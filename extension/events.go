@@ -70,7 +70,8 @@ func (n *NetRoom) emitGameEvent(e *netroom.Event) error {
 		defer d.Destroy()
 		return sigHitResult.Emit(n, d)
 	case netroom.EventProp:
-		return nil // synced properties: applied by NetPredictor (not wired yet)
+		n.applyProp(e) // synced.go
+		return nil
 	}
 	a := arrayOf(e.Args)
 	defer a.Destroy()

@@ -44,6 +44,7 @@ type NetPredictor struct {
 	visible bool        // the root's visible flag, as read at resolve or last applied
 
 	frameUsec float64
+	synced    syncedProps // synced.go
 }
 
 var (
@@ -205,6 +206,7 @@ func (p *NetPredictor) Init() {
 
 // Cleanup releases the engine values the node holds.
 func (p *NetPredictor) Cleanup() {
+	p.synced.release()
 	p.rootPath.Destroy()
 	p.roomPath.Destroy()
 }
@@ -451,6 +453,7 @@ func (p *NetPredictor) PhysicsProcess(delta float64) {
 		t -= physicsStep()
 	}
 	p.m.Sample(t, pos, rot, vel, hasVel)
+	p.syncProps() // synced.go
 	p.reportErrors()
 	p.frameUsec = float64(procClock.Now()-start) / float64(time.Microsecond)
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/netroom"
+)
+
+// NetPredictor.synced_properties: on the owner, the listed properties of
+// the root are read each physics frame and their changes sent (merged, at
+// most 10 times a second, reliable, kept by the server for late joiners);
+// on the others, NetRoom applies each change to the player's spawned
+// scene root.
+
+// syncedProps is a NetPredictor's replication list and its sender.
+type syncedProps struct {
+	paths    []string
+	nps      []godot.NodePath
+	props    netroom.Props
+	reported map[string]bool // paths whose refusal was printed once
+}
+
+func init() {
+	godot.Property(netPredictorClass, "synced_properties",
+		func(p *NetPredictor) []string { return slices.Clone(p.synced.paths) },
+		func(p *NetPredictor, v []string) { p.synced.set(v) })
+}
+
+func (s *syncedProps) set(paths []string) {
+	s.release()
+	s.paths = slices.Clone(paths)
+	s.props.Resend()
+}
+
+// release destroys the parsed paths.
+func (s *syncedProps) release() {
+	for i := range s.nps {
+		s.nps[i].Destroy()
+	}
+	s.nps = s.nps[:0]
+}
+
+// syncProps reads the listed properties of the local entity's root and
+// sends what changed. Called each physics frame of a local NetPredictor.
+func (p *NetPredictor) syncProps() {
+	s := &p.synced
+	if len(s.paths) == 0 || !p.m.IsLocal() || p.m.Room() == nil {
+		return
+	}
+	root := p.root()
+	if root.IsNull() {
+		return
+	}
+	if len(s.nps) != len(s.paths) {
+		// Parsed on the first physics frame, not in the setter: a NodePath
+		// parsed there crashed get_indexed in Godot 4.6-dev (unexplained).
+		for _, path := range s.paths {
+			s.nps = append(s.nps, godot.NewNodePath(path))
+		}
+	}
+	for i, path := range s.paths {
+		v := root.GetIndexed(s.nps[i])
+		x, err := argFromVariant(v, 1)
+		v.Destroy()
+		if err == nil {
+			err = s.props.Set(path, x)
+		}
+		if err != nil && !s.reported[path] {
+			if s.reported == nil {
+				s.reported = map[string]bool{}
+			}
+			s.reported[path] = true
+			godot.PrintErrorf("NetPredictor: synced property %q not sent: %v", path, err)
+		}
+	}
+	s.props.Flush(procClock.Now(), p.m.Room())
+}
+
+// applyProp sets a received synced property on slot's spawned scene root,
+// converting arrays to the property's current type (Vector2, Vector3,
+// Color) and numbers to int or float as the property is.
+func (n *NetRoom) applyProp(e *netroom.Event) {
+	if e.Slot < 0 || e.Slot >= netroom.MaxSlots || len(e.Args) != 1 {
+		return
+	}
+	root, ok := godot.Cast[godot.Node](n.spawned[e.Slot].Object())
+	if !ok || root.IsNull() {
+		return
+	}
+	path := godot.NewNodePath(e.Text)
+	defer path.Destroy()
+	cur := root.GetIndexed(path)
+	like := cur.Type()
+	cur.Destroy()
+	v := propVariant(e.Args[0], like)
+	root.SetIndexed(path, v)
+	v.Destroy()
+}
+
+// propVariant converts a received value to a Variant of type like where
+// it can (a synced Color arrives as [r, g, b, a]).
+func propVariant(x any, like godot.VariantType) godot.Variant {
+	f := func(a any) (float32, bool) {
+		switch v := a.(type) {
+		case float64:
+			return float32(v), true
+		case int64:
+			return float32(v), true
+		}
+		return 0, false
+	}
+	switch xv := x.(type) {
+	case int64:
+		if like == godot.TypeFloat {
+			return godot.NewVariant(float64(xv))
+		}
+	case float64:
+		if like == godot.TypeInt {
+			return godot.NewVariant(int64(xv))
+		}
+	case []any:
+		fs := make([]float32, 0, 4)
+		for _, e := range xv {
+			if v, ok := f(e); ok {
+				fs = append(fs, v)
+			}
+		}
+		switch {
+		case like == godot.TypeVector2 && len(fs) == 2 && len(xv) == 2:
+			return godot.NewVariant(godot.Vector2{X: fs[0], Y: fs[1]})
+		case like == godot.TypeVector3 && len(fs) == 3 && len(xv) == 3:
+			return godot.NewVariant(godot.Vector3{X: fs[0], Y: fs[1], Z: fs[2]})
+		case like == godot.TypeColor && len(fs) == 4 && len(xv) == 4:
+			return godot.NewVariant(godot.Color{R: fs[0], G: fs[1], B: fs[2], A: fs[3]})
+		}
+	}
+	return variantOf(x)
+}
