@@ -66,6 +66,9 @@ var gamepad := false
 var laps := 3
 var limit_index := 2
 var enet_mode := false
+## Whether this player knows the room's settings (the host always does;
+## the others once the host's car has sent them). Ready waits for it.
+var settings_known := false
 
 var phase := -1
 var go_time := -1.0
@@ -212,6 +215,9 @@ func _apply_args() -> void:
 			if LIMITS[i] <= s:
 				limit_index = i
 		menu.limit_choice.select(limit_index)
+	if args.has("lag"):
+		lag_index = clamp(int(args.lag), 0, LAG_PRESETS.size() - 1)
+		menu.lag_choice.select(lag_index)
 	if args.has("lag-ms"):
 		custom_lag = {"latency": float(args["lag-ms"]), "jitter": float(args.get("jitter-ms", "0")),
 			"loss": float(args.get("loss", "0"))}
@@ -254,6 +260,12 @@ func _apply_lag() -> void:
 	room.lag_jitter_ms = p.jitter * share
 	room.lag_loss_percent = p.loss * share
 	room.lag_enabled = p.latency > 0 or p.jitter > 0 or p.loss > 0
+	# The direct (peer-to-peer) links between nearzero players get the same
+	# share, both ways, so every path between two players has the preset.
+	if room.get("direct_lag_latency_ms") != null:
+		room.set("direct_lag_latency_ms", p.latency * share)
+		room.set("direct_lag_jitter_ms", p.jitter * share)
+		room.set("direct_lag_loss_percent", p.loss * share)
 
 
 func lag_name() -> String:
@@ -338,6 +350,8 @@ func _leave() -> void:
 func _on_joined(code: String, slot: int) -> void:
 	_event("joined", {"code": code, "slot": slot})
 	menu.code_label.text = code
+	settings_known = room.is_host()
+	car.set_color(COLORS[slot % COLORS.size()])
 	var others: String = lan_address if hosting else room.server_address
 	menu.link = "%s?server=%s" % [room.invite_link if room.invite_link != "" else "nearzero://join/" + code,
 		others.uri_encode()]
@@ -365,6 +379,8 @@ func _on_left() -> void:
 
 func _on_error(code: int, message: String) -> void:
 	_event("error", {"code": code, "message": message})
+	if message.begins_with("state rejected"):
+		return  # the server dropped one state (late or too fast): nothing to show
 	if code == NetRoom.ERROR_UPDATE_REQUIRED:
 		menu.show_banner("Update required: this game and the room server are different versions. " +
 			"Update the game (or the server), then try again.")
@@ -412,8 +428,11 @@ func _refresh_players() -> void:
 	menu.start_button.disabled = not (host and online and phase == NetRoom.PHASE_LOBBY and all_ready and rows.size() > 0)
 	menu.start_button.text = "Start" if host else "Host starts"
 	menu.start_button.tooltip_text = "" if all_ready else "Everyone must be loaded and ready"
-	menu.ready_button.disabled = not (track_loaded and online and phase == NetRoom.PHASE_LOBBY)
-	if track_loaded:
+	var known := settings_known or host
+	menu.ready_button.disabled = not (track_loaded and online and known and phase == NetRoom.PHASE_LOBBY)
+	if track_loaded and not known:
+		menu.ready_button.text = "Waiting for the host's settings..."
+	elif track_loaded:
 		menu.ready_button.text = "Ready!" if menu.ready_button.button_pressed else "Ready"
 	else:
 		menu.ready_button.text = "Loading track %d%%" % int(load_progress * 100)
@@ -443,6 +462,9 @@ func _read_host_settings() -> void:
 	var bits := net.input_bits
 	if (bits & 15) == 0:
 		return
+	if not settings_known:
+		settings_known = true
+		_refresh_players()
 	var new_laps := bits & 15
 	var new_limit := (bits >> 4) & 3
 	var new_enet := (bits & 128) != 0
@@ -585,7 +607,7 @@ func _on_results(r: Dictionary) -> void:
 	car.controls_enabled = false
 	_event("results", r)
 	if args.has("rounds") and rounds_done >= int(args.rounds):
-		get_tree().create_timer(1.0).timeout.connect(func(): get_tree().quit(0))
+		get_tree().create_timer(float(args.get("quit-delay", "1"))).timeout.connect(func(): get_tree().quit(0))
 
 
 static func _fmt_time(t: float) -> String:
@@ -632,7 +654,7 @@ func _race_tick() -> void:
 func _update_hud() -> void:
 	hud.mode.text = "%s   |   %s   |   F3 debug   F4 markers" % [
 		"Godot ENet + MultiplayerSynchronizer" if enet_mode else "nearzero NetPredictor", lag_name()]
-	if not racing:
+	if not racing or menu.visible:
 		hud.info.text = ""
 		hud.speed.text = ""
 		return
@@ -665,7 +687,8 @@ func _process(delta: float) -> void:
 	_poll_track()
 	_read_host_settings()
 	if room.room_code != "" and track_loaded and phase == NetRoom.PHASE_LOBBY:
-		if args.has("bot") and not ready_sent and room.status == NetRoom.STATUS_CONNECTED:
+		if args.has("bot") and not ready_sent and room.status == NetRoom.STATUS_CONNECTED and \
+				(settings_known or room.is_host()):
 			ready_sent = true
 			room.set_ready(true)
 			_event("ready", {})
@@ -863,4 +886,5 @@ func _log_positions() -> void:
 		if n == car or n.mine or not n.visible:
 			continue
 		var p: Vector3 = n.global_position
-		poslog.store_line("D %d %.6f %.4f %.4f %.4f" % [n.slot, t, p.x, p.y, p.z])
+		var age: float = n.net.debug_age_ms if n.net else -1.0
+		poslog.store_line("D %d %.6f %.4f %.4f %.4f %.1f" % [n.slot, t, p.x, p.y, p.z, age])

@@ -40,6 +40,7 @@ var start_button: Button
 var ready_button: Button
 var leave_button: Button
 var host_row: HBoxContainer
+var results_panel: PanelContainer
 var results_box: VBoxContainer
 var results_grid: GridContainer
 var results_title: Label
@@ -204,21 +205,28 @@ func _ready() -> void:
 	rrow.add_child(leave_button)
 	room_box.add_child(rrow)
 
+	# The results: a panel of their own, right of the menu.
+	results_panel = PanelContainer.new()
+	results_panel.position = Vector2(600, 24)
+	results_panel.custom_minimum_size = Vector2(520, 0)
+	results_panel.add_theme_stylebox_override("panel", style)
+	results_panel.visible = false
+	add_child(results_panel)
 	results_box = VBoxContainer.new()
-	results_box.visible = false
-	results_box.add_child(HSeparator.new())
+	results_box.add_theme_constant_override("separation", 10)
 	results_title = Label.new()
-	results_title.add_theme_font_size_override("font_size", 24)
+	results_title.add_theme_font_size_override("font_size", 30)
 	results_box.add_child(results_title)
 	results_grid = GridContainer.new()
 	results_grid.columns = 4
-	results_grid.add_theme_constant_override("h_separation", 24)
+	results_grid.add_theme_constant_override("h_separation", 28)
+	results_grid.add_theme_constant_override("v_separation", 6)
 	results_box.add_child(results_grid)
 	vote_button = Button.new()
 	vote_button.text = "Race again (vote)"
 	vote_button.pressed.connect(func(): vote_pressed.emit())
 	results_box.add_child(vote_button)
-	room_box.add_child(results_box)
+	results_panel.add_child(results_box)
 	_update_server()
 
 
@@ -277,7 +285,7 @@ func set_in_room(in_room: bool) -> void:
 	address_edit.editable = not in_room
 	if not in_room:
 		code_label.text = "------"
-		results_box.visible = false
+		results_panel.visible = false
 		hosting_label.text = ""
 		for c in players_box.get_children():
 			c.queue_free()
@@ -319,7 +327,7 @@ func set_players(rows: Array) -> void:
 
 ## rows: [[place, name, time, status], ...]
 func set_results(title: String, rows: Array) -> void:
-	results_box.visible = true
+	results_panel.visible = true
 	results_title.text = title
 	for c in results_grid.get_children():
 		results_grid.remove_child(c)
@@ -333,4 +341,5 @@ func set_results(title: String, rows: Array) -> void:
 		for cell in r:
 			var l := Label.new()
 			l.text = str(cell)
+			l.add_theme_font_size_override("font_size", 22)
 			results_grid.add_child(l)

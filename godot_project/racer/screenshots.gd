@@ -27,7 +27,7 @@ func _process(_delta: float) -> void:
 			_taken["menu"] = now
 			await _shot("racer-menu")
 			main.hold_start = false
-	if main.go_time > 0 and room.server_time() > main.go_time + 9.0 and not _taken.has("race"):
+	if main.go_time > 0 and room.server_time() > main.go_time + 7.0 and not _taken.has("race"):
 		_taken["race"] = now
 		main.overlay.toggle()
 		await get_tree().create_timer(0.6).timeout
@@ -35,7 +35,7 @@ func _process(_delta: float) -> void:
 		main.overlay.toggle()
 	if room.phase == NetRoom.PHASE_RESULTS and not main.results.is_empty() and not _taken.has("results"):
 		_taken["results"] = now
-		await get_tree().create_timer(1.0).timeout
+		await get_tree().create_timer(0.5).timeout
 		await _shot("racer-results")
 
 

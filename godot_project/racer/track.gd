@@ -159,7 +159,7 @@ func _build_ground() -> void:
 	var mesh := MeshInstance3D.new()
 	var plane := PlaneMesh.new()
 	plane.size = Vector2(800, 800)
-	plane.material = _mat(Color(0.33, 0.55, 0.27))
+	plane.material = _mat(Color(0.24, 0.45, 0.2))
 	mesh.mesh = plane
 	mesh.position = Vector3(20, 0, 60)
 	body.add_child(mesh)
@@ -178,13 +178,14 @@ func _build_road() -> void:
 		var stripe := Color(0.85, 0.1, 0.1) if (i / 2) % 2 == 0 else Color(0.95, 0.95, 0.95)
 		# Asphalt, then a kerb on each side.
 		_quad(st, points[i] - ri * half_width, points[i] + ri * half_width,
-			points[j] - rj * half_width, points[j] + rj * half_width, Color(0.22, 0.22, 0.24), 0.03)
+			points[j] - rj * half_width, points[j] + rj * half_width, Color(0.36, 0.36, 0.38), 0.03)
 		_quad(st, points[i] - ri * (half_width + kerb), points[i] - ri * half_width,
 			points[j] - rj * (half_width + kerb), points[j] - rj * half_width, stripe, 0.04)
 		_quad(st, points[i] + ri * half_width, points[i] + ri * (half_width + kerb),
 			points[j] + rj * half_width, points[j] + rj * (half_width + kerb), stripe, 0.04)
 	var mi := MeshInstance3D.new()
 	mi.name = "Road"
+	mi.cast_shadow = GeometryInstance3D.SHADOW_CASTING_SETTING_OFF
 	mi.mesh = st.commit()
 	_road_mat.vertex_color_use_as_albedo = true
 	_road_mat.roughness = 0.95

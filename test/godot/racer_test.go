@@ -221,6 +221,7 @@ func TestRacerMeasure(t *testing.T) {
 		who                 string
 		n                   int
 		mean, p50, p95, max float64
+		age                 float64 // mean age of the newest state drawn (nearzero), ms
 	}
 	var rows []row
 	for _, c := range cases {
@@ -236,7 +237,7 @@ func TestRacerMeasure(t *testing.T) {
 				"--nz-join=" + code}, common...)...)
 			waitAll(t, 4*time.Minute, host, join)
 			for _, pair := range [][2]string{{"Host", "Joiner"}, {"Joiner", "Host"}} {
-				errs := drawnErrors(t, filepath.Join(dir, "pos-"+pair[0]+".txt"), filepath.Join(dir, "pos-"+pair[1]+".txt"))
+				errs, age := drawnErrors(t, filepath.Join(dir, "pos-"+pair[0]+".txt"), filepath.Join(dir, "pos-"+pair[1]+".txt"))
 				require.NotEmpty(t, errs, "%s drew %s (%s):\nhost:\n%s\njoiner:\n%s", pair[0], pair[1], c.mode,
 					tail(host.out.String(), 30), tail(join.out.String(), 30))
 				p50, p95, mx := percentiles(errs)
@@ -245,19 +246,23 @@ func TestRacerMeasure(t *testing.T) {
 					mean += e
 				}
 				mean /= float64(len(errs))
-				rows = append(rows, row{c, pair[0] + " draws " + pair[1], len(errs), mean, p50, p95, mx})
+				rows = append(rows, row{c, pair[0] + " draws " + pair[1], len(errs), mean, p50, p95, mx, age})
 			}
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n| netcode | one-way lag | instance | frames | mean | p50 | p95 | max |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| netcode | one-way lag | instance | frames | mean | p50 | p95 | max | newest state age |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		name := "nearzero (NetPredictor)"
 		if r.c.mode == "enet" {
 			name = "Godot ENet + MultiplayerSynchronizer"
 		}
-		fmt.Fprintf(&b, "| %s | %g ms | %s | %d | %.2f m | %.2f m | %.2f m | %.2f m |\n",
-			name, r.c.lagMS, r.who, r.n, r.mean, r.p50, r.p95, r.max)
+		age := "-"
+		if r.c.mode == "nearzero" {
+			age = fmt.Sprintf("%.0f ms", r.age)
+		}
+		fmt.Fprintf(&b, "| %s | %g ms | %s | %d | %.2f m | %.2f m | %.2f m | %.2f m | %s |\n",
+			name, r.c.lagMS, r.who, r.n, r.mean, r.p50, r.p95, r.max, age)
 	}
 	t.Log(b.String())
 	mean := map[measureCase]float64{}
@@ -277,22 +282,22 @@ func TestRacerMeasure(t *testing.T) {
 type sample struct {
 	t       float64
 	x, y, z float64
+	age     float64 // drawn samples in nearzero mode: NetPredictor.debug_age_ms
 }
 
 // drawnErrors compares the "D" lines of viewer's log (where it drew the
 // other car) with the "T" lines of owner's log (where the car truly was),
 // interpolated at the same system-clock time. The first second after go
 // is left out (cars start from rest on the grid, known to both).
-func drawnErrors(t *testing.T, viewerPath, ownerPath string) []float64 {
+func drawnErrors(t *testing.T, viewerPath, ownerPath string) (errs []float64, meanAge float64) {
 	truth := readSamples(t, ownerPath, "T")
 	drawn := readSamples(t, viewerPath, "D")
 	if len(truth) < 2 || len(drawn) == 0 {
-		return nil
+		return nil, 0
 	}
 	sort.Slice(truth, func(i, j int) bool { return truth[i].t < truth[j].t })
 	start := truth[0].t + 1.0
 	end := truth[len(truth)-1].t
-	var errs []float64
 	for _, d := range drawn {
 		if d.t < start || d.t > end {
 			continue
@@ -308,8 +313,12 @@ func drawnErrors(t *testing.T, viewerPath, ownerPath string) []float64 {
 		f := (d.t - a.t) / (b.t - a.t)
 		x, y, z := a.x+(b.x-a.x)*f, a.y+(b.y-a.y)*f, a.z+(b.z-a.z)*f
 		errs = append(errs, math.Sqrt(sq(d.x-x)+sq(d.y-y)+sq(d.z-z)))
+		meanAge += d.age
 	}
-	return errs
+	if len(errs) > 0 {
+		meanAge /= float64(len(errs))
+	}
+	return errs, meanAge
 }
 
 func readSamples(t *testing.T, path, kind string) []sample {
@@ -329,11 +338,11 @@ func readSamples(t *testing.T, path, kind string) []sample {
 		if len(fields) < 5 {
 			continue
 		}
-		var v [4]float64
-		for i := range 4 {
+		var v [5]float64
+		for i := range min(5, len(fields)-1) {
 			v[i], _ = strconv.ParseFloat(fields[i+1], 64)
 		}
-		out = append(out, sample{v[0], v[1], v[2], v[3]})
+		out = append(out, sample{v[0], v[1], v[2], v[3], v[4]})
 	}
 	return out
 }
