@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 func TestEventsRelayToAllOrOne(t *testing.T) {
@@ -212,4 +214,33 @@ func TestPropRateLimit(t *testing.T) {
 	require.Len(t, es, 1)
 	assert.Equal(t, protocol.CodeRateLimited, es[0].Code)
 	assert.Contains(t, es[0].Message, "more than 20 changes per second")
+}
+
+// FuzzGameMessages feeds arbitrary bodies of the game message types
+// (event, chat, prop, hit) to a room with hits on, between relayed states:
+// nothing panics and the other player keeps being served.
+func FuzzGameMessages(f *testing.F) {
+	for _, m := range []protocol.Message{
+		&protocol.Event{Name: "x", Args: json.RawMessage(`[1]`), To: 1}, &protocol.Chat{Text: "hi", To: -1},
+		&protocol.Prop{Key: "k", Value: json.RawMessage(`1`)}, &protocol.Hit{Target: 1, FireUS: 3_600_000_000},
+	} {
+		b := protocol.MustMarshal(m)
+		f.Add(b[3], b[4:])
+	}
+	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
+		h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+		a, _ := h.join("a")
+		b, _ := h.join("b")
+		frame, err := wire.AppendControl(nil, wire.ControlType(typ), body)
+		if err != nil {
+			return
+		}
+		for i := range 3 {
+			h.now += 10 * time.Millisecond
+			h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: float64(i)}, geom.Vec3{}, 0))
+			h.r.HandleFrame(h.now, a, frame)
+		}
+		h.send(b, &protocol.Ping{TUS: 5})
+		assert.Len(t, ofType[*protocol.Pong](msgs(b)), 1, "the other player is unaffected")
+	})
 }
