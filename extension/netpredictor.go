@@ -527,5 +527,5 @@ func (p *NetPredictor) ConfigurationWarnings() []string {
 	} else {
 		_, s.RoomFound = godot.InstanceOf[NetRoom](p.GetNodeOrNull(p.roomPath))
 	}
-	return netroom.PredictorWarnings(s)
+	return append(netroom.PredictorWarnings(s), netroom.SyncedWarnings(p.synced.paths)...) // synced.go
 }

@@ -24,7 +24,7 @@ type syncedProps struct {
 func init() {
 	godot.Property(netPredictorClass, "synced_properties",
 		func(p *NetPredictor) []string { return slices.Clone(p.synced.paths) },
-		func(p *NetPredictor, v []string) { p.synced.set(v) })
+		func(p *NetPredictor, v []string) { p.synced.set(v); p.UpdateConfigurationWarnings() })
 }
 
 func (s *syncedProps) set(paths []string) {

@@ -134,3 +134,31 @@ func (r *Room) pruneProps(st *protocol.RoomState) {
 		}
 	}
 }
+
+// MaxSyncedKeys is how many synced properties a player's entities may
+// have in all with the server's default limit (room.DefaultPropKeys).
+const MaxSyncedKeys = 32
+
+// SyncedWarnings returns NetPredictor's configuration warnings about its
+// synced_properties: empty, duplicate or too long paths, and more than the
+// server keeps.
+func SyncedWarnings(paths []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range paths {
+		switch {
+		case p == "":
+			out = append(out, "synced_properties has an empty entry: remove it.")
+		case len(p) > protocol.MaxPropKey:
+			out = append(out, fmt.Sprintf("synced_properties: %q is longer than %d bytes and is not sent.", p, protocol.MaxPropKey))
+		case seen[p]:
+			out = append(out, fmt.Sprintf("synced_properties lists %q twice.", p))
+		}
+		seen[p] = true
+	}
+	if len(paths) > MaxSyncedKeys {
+		out = append(out, fmt.Sprintf("synced_properties lists %d properties; the server keeps at most %d per player by default.",
+			len(paths), MaxSyncedKeys))
+	}
+	return out
+}

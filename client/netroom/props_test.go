@@ -81,3 +81,25 @@ func TestPropsOnLoopback(t *testing.T) {
 	require.NoError(t, ann.room.Leave())
 	frames(func() bool { bob.frame(); return bob.room.PropsOf(0) == nil })
 }
+
+func TestSyncedWarnings(t *testing.T) {
+	assert.Empty(t, SyncedWarnings([]string{"health", "modulate", "label:text"}))
+	many := make([]string, MaxSyncedKeys+1)
+	for i := range many {
+		many[i] = string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	tests := []struct {
+		paths []string
+		want  string
+	}{
+		{[]string{"health", ""}, "empty entry"},
+		{[]string{"health", "health"}, "twice"},
+		{[]string{string(make([]byte, protocol.MaxPropKey+1))}, "longer than 64 bytes"},
+		{many, "at most 32"},
+	}
+	for _, tt := range tests {
+		ws := SyncedWarnings(tt.paths)
+		require.Len(t, ws, 1, "%q", tt.paths)
+		assert.Contains(t, ws[0], tt.want)
+	}
+}
