@@ -64,6 +64,8 @@ type options struct {
 
 	worldBounds, worldBounds2D float64 // room.Config.WorldBounds, WorldBounds2D
 
+	hits room.HitRules // -hits, -hit-*: server-decided hits
+
 	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
 	stun multi
 }
@@ -99,6 +101,12 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
 	fs.Float64Var(&o.worldBounds, "world-bounds", 0, "refuse 3D states with a coordinate beyond ± this, in units (0: no bounds)")
 	fs.Float64Var(&o.worldBounds2D, "world-bounds-2d", 0, "the same for 2D states, in pixels (0: no bounds)")
+	fs.BoolVar(&o.hits.On, "hits", false, "decide reported hits (protocol hit): keep what each player was sent and rebuild what they drew")
+	fs.IntVar(&o.hits.Damage, "hit-damage", room.DefaultDamage, "health one accepted hit takes (of -hit-health)")
+	fs.IntVar(&o.hits.Health, "hit-health", room.DefaultHealth, "a player's full health")
+	fs.DurationVar(&o.hits.MaxRewind, "hit-rewind", room.DefaultMaxRewind, "how old a reported shot may be")
+	fs.Float64Var(&o.hits.Tolerance, "hit-tolerance", room.DefaultHitTolerance, "largest distance in metres between a reported hit point and the drawn target (3D)")
+	fs.Float64Var(&o.hits.Tolerance2D, "hit-tolerance-2d", room.DefaultHitTolerance2, "the same for 2D games, in pixels")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
@@ -166,6 +174,7 @@ func (o *options) config() *server.Config {
 		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D,
 		NoMotionChecks: o.noMotionChecks}
 	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
+	rc.Hits = o.hits
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
 	}
