@@ -88,6 +88,8 @@ var enet_peer: ENetMultiplayerPeer
 var enet_joining := false
 
 var poslog: FileAccess
+## The car the camera follows instead of yours (screenshots).
+var camera_target: Node3D
 ## Set by the screenshot script until it has its lobby picture.
 var hold_start := false
 var shots_dir := ""
@@ -746,13 +748,19 @@ func _poll_track() -> void:
 
 
 func _update_camera(delta: float) -> void:
-	if racing and car:
-		var fwd: Vector3 = -car.global_basis.z
+	var target: Node3D = camera_target if is_instance_valid(camera_target) else car
+	if racing and target:
+		var fwd: Vector3 = -target.global_basis.z
 		fwd.y = 0
 		fwd = fwd.normalized()
-		var want: Vector3 = car.global_position - fwd * 9.0 + Vector3(0, 3.8, 0)
+		var want: Vector3 = target.global_position - fwd * 9.0 + Vector3(0, 3.8, 0)
+		var look: Vector3 = target.global_position + fwd * 5.0 + Vector3(0, 1.0, 0)
+		if target != car:
+			# Beside the other car, looking at it and the trail of markers.
+			want = target.global_position + fwd.cross(Vector3.UP) * 11.0 - fwd * 2.0 + Vector3(0, 4.0, 0)
+			look = target.global_position - fwd * 3.0 + Vector3(0, 1.0, 0)
 		camera.global_position = camera.global_position.lerp(want, 1.0 - exp(-6.0 * delta))
-		camera.look_at(car.global_position + fwd * 5.0 + Vector3(0, 1.0, 0))
+		camera.look_at(look)
 	else:
 		# The menu: a slow orbit over the track.
 		var t := Time.get_ticks_msec() / 1000.0 * 0.05

@@ -117,9 +117,10 @@ func _marker(color: Color, text: String) -> MeshInstance3D:
 	l.modulate = color
 	l.billboard = BaseMaterial3D.BILLBOARD_ENABLED
 	l.no_depth_test = true
-	l.font_size = 36
-	l.outline_size = 10
-	l.position = Vector3(0, 1.0, 0)
+	l.font_size = 40
+	l.pixel_size = 0.012
+	l.outline_size = 12
+	l.position = Vector3(0, 0.9 if color.g < 0.5 else 1.6, 0)
 	mi.add_child(l)
 	mi.visible = false
 	markers_root.add_child(mi)

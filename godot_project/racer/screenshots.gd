@@ -1,9 +1,15 @@
 # Saves the README's screenshots (--nz-shots=DIR): the menu with a room,
 # the race with the F3 overlay and the comparison markers, the results.
-# Needs a renderer: headless Godot draws nothing. For example:
-#   xvfb-run -a godot --rendering-driver opengl3 --path godot_project -- \
-#     --nz-server=local --nz-create --nz-bot --nz-players=2 --nz-laps=1 --nz-shots=../docs
-# (and a second, headless player joining the room).
+# Needs a renderer: headless Godot draws nothing. The README's were made
+# with software OpenGL under Xvfb (Debian: xvfb, libgl1-mesa-dri):
+#   xvfb-run -a -s "-screen 0 1280x720x24" godot --rendering-driver opengl3 --path godot_project \
+#     --resolution 1280x720 res://racer/main.tscn -- --nz-server=local --nz-create --nz-bot \
+#     --nz-players=2 --nz-laps=1 --nz-limit=60 --nz-lag=2 --nz-rounds=1 --nz-quit-delay=2 \
+#     --nz-name=Ann --nz-out=/tmp/shots --nz-shots=$PWD/docs
+#   godot --headless --path godot_project res://racer/main.tscn -- --nz-server=127.0.0.1:8787 \
+#     --nz-join=$(cat /tmp/shots/code.txt) --nz-bot --nz-name=Bob --nz-lag=2 --nz-rounds=1 --nz-quit-delay=4
+# It holds the host's auto start until the lobby picture is taken, follows
+# the other car from the side for the race picture (F3 open, markers on).
 extends Node
 
 var main: Node
@@ -27,12 +33,18 @@ func _process(_delta: float) -> void:
 			_taken["menu"] = now
 			await _shot("racer-menu")
 			main.hold_start = false
-	if main.go_time > 0 and room.server_time() > main.go_time + 7.0 and not _taken.has("race"):
+	if main.go_time > 0 and room.server_time() > main.go_time + 5.0 and not _taken.has("race"):
 		_taken["race"] = now
+		# Follow the other car: its markers (red: newest state, yellow:
+		# 100 ms interpolation) trail behind where nearzero draws it.
+		for p in room.get_players():
+			if not p.is_local and room.get_player_node(p.slot):
+				main.camera_target = room.get_player_node(p.slot)
 		main.overlay.toggle()
-		await get_tree().create_timer(0.6).timeout
+		await get_tree().create_timer(1.5).timeout
 		await _shot("racer-race")
 		main.overlay.toggle()
+		main.camera_target = null
 	if room.phase == NetRoom.PHASE_RESULTS and not main.results.is_empty() and not _taken.has("results"):
 		_taken["results"] = now
 		await get_tree().create_timer(0.5).timeout

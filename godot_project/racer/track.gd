@@ -178,7 +178,7 @@ func _build_road() -> void:
 		var stripe := Color(0.85, 0.1, 0.1) if (i / 2) % 2 == 0 else Color(0.95, 0.95, 0.95)
 		# Asphalt, then a kerb on each side.
 		_quad(st, points[i] - ri * half_width, points[i] + ri * half_width,
-			points[j] - rj * half_width, points[j] + rj * half_width, Color(0.36, 0.36, 0.38), 0.03)
+			points[j] - rj * half_width, points[j] + rj * half_width, Color(0.3, 0.3, 0.32), 0.03)
 		_quad(st, points[i] - ri * (half_width + kerb), points[i] - ri * half_width,
 			points[j] - rj * (half_width + kerb), points[j] - rj * half_width, stripe, 0.04)
 		_quad(st, points[i] + ri * half_width, points[i] + ri * (half_width + kerb),
@@ -188,7 +188,8 @@ func _build_road() -> void:
 	mi.cast_shadow = GeometryInstance3D.SHADOW_CASTING_SETTING_OFF
 	mi.mesh = st.commit()
 	_road_mat.vertex_color_use_as_albedo = true
-	_road_mat.roughness = 0.95
+	_road_mat.roughness = 1.0
+	_road_mat.metallic_specular = 0.1
 	_road_mat.cull_mode = BaseMaterial3D.CULL_DISABLED
 	mi.material_override = _road_mat
 	add_child(mi)
@@ -196,8 +197,8 @@ func _build_road() -> void:
 
 func _quad(st: SurfaceTool, a: Vector3, b: Vector3, c: Vector3, d: Vector3, color: Color, y: float) -> void:
 	var up := Vector3(0, y, 0)
-	# Two triangles; the road material draws both faces, normals point up.
-	for v in [a, b, c, b, d, c]:
+	# Two triangles, wound to face up (clockwise seen from above).
+	for v in [a, c, b, b, c, d]:
 		st.set_color(color)
 		st.set_normal(Vector3.UP)
 		st.add_vertex(v + up)
