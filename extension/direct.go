@@ -3,8 +3,8 @@ package main
 import (
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client"
 )
 
 // registerDirect declares NetRoom's direct-link properties: direct_links
@@ -21,7 +21,11 @@ func registerDirect(c *godot.Class[NetRoom]) {
 		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Jitter = msDur(v); n.setDirectLag(l) }).
 		Range(0, 500, 1, "or_greater", "suffix:ms")
 	godot.Property(c, "direct_lag_loss_percent", func(n *NetRoom) float64 { return 100 * n.model.DirectLag().Loss },
-		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Loss = min(max(v, 0), 100) / 100; n.setDirectLag(l) }).
+		func(n *NetRoom, v float64) {
+			l := n.model.DirectLag()
+			l.Loss = min(max(v, 0), 100) / 100
+			n.setDirectLag(l)
+		}).
 		Range(0, 100, 0.1, "suffix:%")
 }
 
