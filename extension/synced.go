@@ -22,9 +22,27 @@ type syncedProps struct {
 }
 
 func init() {
+	// An Array of Strings rather than a PackedStringArray: the []string
+	// codec crashed when a spawned scene set it (Godot 4.6-dev; see
+	// bindings), while Arrays are the events' proven path.
 	godot.Property(netPredictorClass, "synced_properties",
-		func(p *NetPredictor) []string { return slices.Clone(p.synced.paths) },
-		func(p *NetPredictor, v []string) { p.synced.set(v); p.UpdateConfigurationWarnings() })
+		func(p *NetPredictor) godot.Array {
+			a := godot.NewArray()
+			for _, s := range p.synced.paths {
+				godot.ArrayAppend(a, s)
+			}
+			return a
+		},
+		func(p *NetPredictor, v godot.Array) {
+			paths := make([]string, 0, v.Len())
+			for i := range v.Len() {
+				if s, ok := godot.ArrayAt[string](v, i); ok {
+					paths = append(paths, s)
+				}
+			}
+			p.synced.set(paths)
+			p.UpdateConfigurationWarnings()
+		})
 }
 
 func (s *syncedProps) set(paths []string) {

@@ -30,7 +30,7 @@ func _ready() -> void:
 	room.server_address = args.get("server", "")
 	room.direct_links = false
 	room.display_name = role
-	net.synced_properties = PackedStringArray(["editor_description", "process_priority"])
+	net.synced_properties = ["editor_description", "process_priority"]
 	room.room_joined.connect(_on_joined)
 	room.room_error.connect(func(code, message): _log("room_error %d %s" % [code, message]); got["errors"].append(message))
 	room.event_received.connect(_on_event)

@@ -138,6 +138,20 @@ func (r *Room) noteRelayed(now time.Duration, o *seat, from int, st *wire.State,
 	g.push(seen{s: predict.SampleOf(st, at), deliver: now + o.ev.hit.rtt/2})
 }
 
+// noteDirect records a state o got from slot from on their direct link
+// (the server does not relay it): o had it about when the server did, so
+// its delivery is taken as now. The direct path is usually the faster, so
+// this errs toward an older drawn position by the sender's one-way time.
+func (r *Room) noteDirect(now time.Duration, o *seat, from int, st *wire.State, at time.Duration) {
+	g := o.ev.hit.seen[from]
+	if g == nil {
+		g = new(seenRing)
+		o.ev.hit.seen[from] = g
+	}
+	g.dim2D = st.Dim2D
+	g.push(seen{s: predict.SampleOf(st, at), deliver: now})
+}
+
 // forgetSlot drops what every player was sent from slot (a new occupant).
 func (r *Room) forgetSlot(slot int) {
 	for _, o := range r.seats {

@@ -227,3 +227,23 @@ func TestHitRefusals(t *testing.T) {
 	}
 	require.Error(t, (&Config{Hits: HitRules{Damage: -1}}).Validate())
 }
+
+// TestHitsOnDirectLinks: a pair on a direct link gets no relayed states,
+// yet the server still judges hits between them from the states it
+// receives.
+func TestHitsOnDirectLinks(t *testing.T) {
+	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	a, sa := h.join("a")
+	b, sb := h.join("b")
+	h.send(a, &protocol.DirectLink{Slot: sb, Up: true})
+	h.send(b, &protocol.DirectLink{Slot: sa, Up: true})
+	for i := range 30 {
+		h.now += time.Second / 60
+		h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
+	}
+	assert.Empty(t, States(a.Take()), "not relayed: the pair is linked")
+	h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10.2, 0, 0}})
+	res := ofType[*protocol.HitResult](msgs(a))
+	require.Len(t, res, 1)
+	assert.True(t, res[0].Accepted, res[0].Reason)
+}

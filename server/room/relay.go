@@ -118,6 +118,9 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 			continue
 		}
 		if direct(s, o) {
+			if r.cfg.Hits.On {
+				r.noteDirect(now, o, s.slot, &st, at) // hits.go
+			}
 			skipped++
 			continue
 		}

@@ -1,0 +1,111 @@
+# The arena example: events, chat, synced properties and hits the server
+# decides, in 2D. Arrows move, Space fires, Enter sends the chat line.
+# Needs a server with hits on:
+#   nearzero-server -hits -hit-tolerance-2d 48
+#   godot --path godot_project res://examples/arena/main.tscn
+#   godot --headless --path godot_project res://examples/arena/main.tscn -- --nz-server=127.0.0.1:8787 --nz-create --nz-bot
+#   godot --headless --path godot_project res://examples/arena/main.tscn -- --nz-server=127.0.0.1:8787 --nz-join=ABCDEF
+# Add --nz-quit-after=SECONDS to stop by itself; --nz-still keeps a bot in place
+# (it still fires).
+extends Node2D
+
+const Projectile := preload("res://examples/arena/projectile.gd")
+
+@onready var room: NetRoom = $NetRoom
+@onready var me: CharacterBody2D = $World/Me
+@onready var log_label: Label = $UI/Log
+@onready var chat: LineEdit = $UI/Chat
+var lines: PackedStringArray = []
+
+
+func _ready() -> void:
+	room.room_joined.connect(func(code, slot): _say("joined %s as slot %d" % [code, slot]))
+	room.room_error.connect(func(code, message): _say("error %d: %s" % [code, message]))
+	room.event_received.connect(_on_event)
+	room.chat_received.connect(func(slot, text): _say("%s: %s" % [_name(slot), text]))
+	room.hit_result.connect(_on_hit)
+	chat.text_submitted.connect(func(text): room.send_chat(text); _say("me: " + text); chat.clear())
+	var args := {}
+	for a in OS.get_cmdline_user_args():
+		if a.begins_with("--nz-"):
+			var kv := a.substr(5).split("=", true, 1)
+			args[kv[0]] = kv[1] if kv.size() > 1 else ""
+	room.server_address = args.get("server", room.server_address)
+	me.bot = args.has("bot")
+	me.still = args.has("still")
+	if me.bot:
+		me.position = Vector2(randf_range(200, 800), randf_range(150, 450))
+	if args.has("quit-after"):
+		get_tree().create_timer(float(args["quit-after"])).timeout.connect(get_tree().quit)
+	if args.has("join"):
+		room.join_room(args["join"])
+	else:
+		room.create_room()
+
+
+func _unhandled_input(event: InputEvent) -> void:
+	if event.is_action_pressed("ui_accept") and not chat.has_focus():
+		_fire()
+
+
+func _process(_delta: float) -> void:
+	if me.bot and Engine.get_process_frames() % 30 == 0 and room.is_synced():
+		_fire()
+
+
+func _fire() -> void:
+	var dir := Vector2.from_angle(me.rotation)
+	if me.bot:  # the bot aims at the first other player it draws
+		for p in room.get_players():
+			var other: Node2D = room.get_player_node(p["slot"])
+			if other != null:
+				dir = me.global_position.direction_to(other.global_position)
+				break
+	var from := me.global_position + dir * 30.0
+	# The event carries where and when; every machine flies the same shot.
+	room.send_event("fire", [from, dir, room.server_time()])
+	_spawn_projectile(room.local_slot, from, dir, 0.0)
+
+
+func _on_event(from_slot: int, name: String, args: Array) -> void:
+	if name == "fire" and args.size() == 3:
+		var from := Vector2(args[0][0], args[0][1])
+		var dir := Vector2(args[1][0], args[1][1]).normalized()
+		# Catch up with the time the event spent on its way.
+		_spawn_projectile(from_slot, from, dir, maxf(0.0, room.server_time() - float(args[2])))
+
+
+func _spawn_projectile(shooter: int, from: Vector2, dir: Vector2, late: float) -> void:
+	var p := Projectile.new()
+	p.room = room
+	p.shooter = shooter
+	p.dir = dir
+	p.position = from + dir * Projectile.SPEED * late
+	p.age = late
+	$World.add_child(p)
+
+
+func _on_hit(r: Dictionary) -> void:
+	if not r["accepted"]:
+		_say("hit refused: " + r["reason"])
+		return
+	_say("%s hit %s (%d left)%s" % [_name(r["from_slot"]), _name(r["target_slot"]), r["health"],
+		", killed" if r["killed"] else ""])
+	if r["target_slot"] == room.local_slot:
+		# The server decides health; the owner's copy carries it to
+		# everyone as a synced property.
+		me.health = r["health"]
+		if r["killed"]:
+			me.respawn()
+
+
+func _name(slot: int) -> String:
+	return room.get_player(slot).get("name", "slot %d" % slot)
+
+
+func _say(line: String) -> void:
+	print("NZ_ARENA: " + line)
+	lines.append(line)
+	if lines.size() > 8:
+		lines.remove_at(0)
+	log_label.text = "\n".join(lines)
