@@ -13,6 +13,8 @@ extends CharacterBody3D
 
 ## Your car was put back on the track (the reset key, or the bot stuck).
 signal was_reset(reason: String)
+## Your car is solid again after a reset (clear of every other car).
+signal was_cleared
 
 const TOP_SPEED := 30.0
 const OFFROAD_TOP := 13.0
@@ -344,6 +346,7 @@ func _update_ghost(delta: float) -> void:
 	_clear_for = _clear_for + delta if clear else 0.0
 	if _clear_for > 1.0:
 		ghosted = false
+		was_cleared.emit()
 	collision_mask = LAYER_WORLD if ghosted or not collide_cars else LAYER_WORLD | LAYER_CARS
 
 

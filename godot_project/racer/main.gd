@@ -22,6 +22,7 @@
 #   --nz-out=DIR             write DIR/code.txt (host) and, with --nz-poslog, DIR/pos-NAME.txt
 #   --nz-poslog              log own and drawn positions with the system clock
 #   --nz-rounds=N            quit after N rounds' results;  --nz-nocollide  cars never collide
+#   --nz-vote                vote for a restart on the results;  --nz-reset-at=S  press reset S s after GO
 #   --nz-shots=DIR           save screenshots (needs a renderer, see docs)
 extends Node
 
@@ -79,6 +80,7 @@ var racing := false
 var reported_finish := false
 var results := {}
 var rounds_done := 0
+var reset_tested := false
 var ready_sent := false
 var start_sent_at := -10.0
 var lan_address := ""
@@ -283,7 +285,9 @@ func _spawn_own_car() -> void:
 	car.mine = true
 	car.name = "MyCar"
 	cars.add_child(car)
-	car.was_reset.connect(func(why): _event("reset", {"why": why, "checkpoint": car.next_cp - 1}))
+	car.was_reset.connect(func(why): _event("reset", {"why": why, "checkpoint": car.next_cp - 1,
+		"ghosted": car.ghosted}))
+	car.was_cleared.connect(func(): _event("ghost_cleared", {}))
 	car.position = Vector3(0, -50, 0)  # parked under the world until the track is in
 	car.set_physics_process(false)
 
@@ -487,6 +491,9 @@ func _on_spawned(slot: int, node) -> void:
 	node.set_color(COLORS[slot % COLORS.size()])
 	node.set_label(p.get("name", "player %d" % slot))
 	overlay.add_remote(slot, node)
+	var net: NetPredictor = node.get_node_or_null("NetPredictor")
+	if net:
+		net.snapped.connect(func(): _event("remote_snapped", {"slot": slot}))
 	_update_mode_visibility()
 	_event("spawned", {"slot": slot})
 
@@ -558,6 +565,7 @@ func _park_on_grid() -> void:
 func _start_handshake() -> void:
 	menu.visible = false
 	results = {}
+	reset_tested = false
 	reported_finish = false
 	go_time = -1.0
 	deadline = -1.0
@@ -608,6 +616,8 @@ func _on_results(r: Dictionary) -> void:
 	menu.visible = true
 	car.controls_enabled = false
 	_event("results", r)
+	if args.has("vote") and (not args.has("rounds") or rounds_done < int(args.rounds)):
+		_vote.call_deferred()
 	if args.has("rounds") and rounds_done >= int(args.rounds):
 		get_tree().create_timer(float(args.get("quit-delay", "1"))).timeout.connect(func(): get_tree().quit(0))
 
@@ -631,6 +641,9 @@ func _race_tick() -> void:
 		if left <= 0 and not car.controls_enabled and not car.finished and not reported_finish:
 			car.controls_enabled = true
 			_event("go", {"late_ms": -left * 1000.0})
+		if args.has("reset-at") and left < -float(args["reset-at"]) and not reset_tested:
+			reset_tested = true
+			car.reset_to_checkpoint("test")
 	if not car.controls_enabled and not reported_finish:
 		return
 	if car.lap >= round_laps and not reported_finish:

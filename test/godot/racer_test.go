@@ -156,7 +156,9 @@ func TestRacerRound(t *testing.T) {
 	code := waitCode(t, ctx, dir, host)
 	t.Logf("host created room %s on port %d", code, port)
 	server := fmt.Sprintf("--nz-server=127.0.0.1:%d", port)
-	a := g.startRacer(t, ctx, "BotA", server, "--nz-join="+code, "--nz-rounds=1")
+	// BotA presses the reset key 5 s after GO: back to its last checkpoint,
+	// ghosted until clear of the others.
+	a := g.startRacer(t, ctx, "BotA", server, "--nz-join="+code, "--nz-rounds=1", "--nz-reset-at=5")
 	b := g.startRacer(t, ctx, "BotB", server, "--nz-join="+code, "--nz-rounds=1")
 	waitAll(t, 4*time.Minute, host, a, b)
 
@@ -192,6 +194,8 @@ func TestRacerRound(t *testing.T) {
 		t.Logf("%s: %d events, results %v", r.name, len(evs), players)
 	}
 	assert.Contains(t, host.out.String(), "NZ_EVENT Host start ", "the host started the round")
+	assert.Contains(t, a.out.String(), `NZ_EVENT BotA reset {"checkpoint"`, "BotA's reset key")
+	assert.Contains(t, a.out.String(), "NZ_EVENT BotA ghost_cleared", "BotA is solid again once clear")
 }
 
 // A measurement: the same two-car race in both netcodes through the same
