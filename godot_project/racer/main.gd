@@ -22,6 +22,7 @@
 #   --nz-out=DIR             write DIR/code.txt (host) and, with --nz-poslog, DIR/pos-NAME.txt
 #   --nz-poslog              log own and drawn positions with the system clock
 #   --nz-rounds=N            quit after N rounds' results;  --nz-nocollide  cars never collide
+#   --nz-switch-mode=S       (host) flip the netcode S s after joining, as the lobby switch does
 #   --nz-vote                vote for a restart on the results;  --nz-reset-at=S  press reset S s after GO
 #   --nz-shots=DIR           save screenshots (needs a renderer, see docs)
 extends Node
@@ -244,8 +245,12 @@ func _menu_settings_changed() -> void:
 	laps = int(menu.laps_spin.value)
 	limit_index = menu.limit_choice.selected
 	var want_enet: bool = menu.mode_choice.selected == 1
-	if room.room_code == "" or room.is_host():
+	if (room.room_code == "" or room.is_host()) and want_enet != enet_mode:
 		enet_mode = want_enet
+		if room.room_code != "":
+			# The host switched the netcode in the lobby: live, for everyone.
+			_apply_lag()
+			_update_mode_visibility()
 	_publish_settings()
 	_save_settings()
 
@@ -374,6 +379,12 @@ func _on_joined(code: String, slot: int) -> void:
 	_refresh_players()
 	if enet_mode and room.is_host():
 		_enet_host()
+	if args.has("switch-mode") and room.is_host():
+		# Test the live switch: the host flips the netcode in the lobby.
+		await get_tree().create_timer(float(args["switch-mode"])).timeout
+		menu.mode_choice.select(1 - menu.mode_choice.selected)
+		_menu_settings_changed()
+		_event("mode", {"enet": enet_mode})
 
 
 func _on_left() -> void:
