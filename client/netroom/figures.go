@@ -41,13 +41,14 @@ type markerRing struct {
 }
 
 // add inserts a state in time order; when full, the oldest goes (or the
-// new one, if it is older than every state kept).
-func (m *markerRing) add(t time.Duration, seq wire.Seq, pos geom.Vec3) {
+// new one, if it is older than every state kept). It reports false for a
+// state it holds already (the same state on the other path).
+func (m *markerRing) add(t time.Duration, seq wire.Seq, pos geom.Vec3) bool {
 	// Sequence numbers wrap every 65536 states, far beyond markerCap: an
 	// equal one is the same state.
 	for i := m.n - 1; i >= 0; i-- {
 		if m.s[i].seq == seq {
-			return
+			return false
 		}
 	}
 	i := m.n
@@ -57,15 +58,16 @@ func (m *markerRing) add(t time.Duration, seq wire.Seq, pos geom.Vec3) {
 	st := markerState{t: t, seq: seq, pos: pos}
 	if m.n == markerCap {
 		if i == 0 {
-			return
+			return true
 		}
 		copy(m.s[:i-1], m.s[1:i])
 		m.s[i-1] = st
-		return
+		return true
 	}
 	copy(m.s[i+1:m.n+1], m.s[i:m.n])
 	m.s[i] = st
 	m.n++
+	return true
 }
 
 // newest returns the position of the newest state.
@@ -147,9 +149,11 @@ func (r *Remote) NewestState() (pos geom.Vec3, ok bool) { return r.received.newe
 // (about the last 2 s); ok is false before any state.
 func (r *Remote) Interpolated(t time.Duration) (pos geom.Vec3, ok bool) { return r.received.at(t) }
 
-// Loss returns the estimated share of this entity's states lost on the
-// server link, 0 to 1, over about the last hundred; ok is false before
-// any state.
+// Loss returns the estimated share of this entity's states that reached
+// us on no path (server relay or direct link), 0 to 1, over about the
+// last hundred; ok is false before any state. Counting one path alone
+// would read near 100% while a direct link carries the states and the
+// server stops relaying them.
 func (r *Remote) Loss() (loss float64, ok bool) { return r.loss.value() }
 
 // NewestStatePosition returns the newest received state's position

@@ -177,3 +177,30 @@ func TestLinkFigures(t *testing.T) {
 	assert.InDelta(t, 0.1, loss, 0.02, "the mean of 0 and 20%%")
 	assert.Zero(t, jitter, "constant latency")
 }
+
+// TestLossCountsEveryPath: a state counts as received whichever path
+// brought it, once. With a direct link up the server stops relaying, and
+// counting the server path alone read 78-99% loss in the demo.
+func TestLossCountsEveryPath(t *testing.T) {
+	direct, _ := NewRemote(predict.Config{})
+	split, _ := NewRemote(predict.Config{})
+	for seq := 1; seq <= 200; seq++ {
+		feed(t, direct, predict.PathDirect, seq, 20*ms)
+		if seq%10 == 0 { // the odd state also relayed: no double count
+			feed(t, direct, predict.PathServer, seq, 50*ms)
+		}
+		path := predict.PathServer
+		if seq%2 == 0 {
+			path = predict.PathDirect
+		}
+		if seq%4 != 0 { // every fourth state lost on its path
+			feed(t, split, path, seq, 30*ms)
+		}
+	}
+	loss, ok := direct.Loss()
+	require.True(t, ok)
+	assert.Zero(t, loss, "every state came on the direct link")
+	loss, ok = split.Loss()
+	require.True(t, ok)
+	assert.InDelta(t, 0.25, loss, 0.03, "a quarter lost, over both paths")
+}

@@ -75,9 +75,8 @@ func (r *Remote) AddSample(path predict.Path, s predict.Sample, arrival time.Dur
 		return false
 	}
 	r.added++
-	r.received.add(s.Time, s.Seq, s.Pos)
-	if path == predict.PathServer {
-		r.loss.add(s.Seq)
+	if r.received.add(s.Time, s.Seq, s.Pos) {
+		r.loss.add(s.Seq) // each state once, whichever path brought it
 	}
 	return true
 }
