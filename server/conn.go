@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/metrics"
 	"github.com/nearzero/nearzero/server/room"
@@ -43,16 +44,16 @@ type conn struct {
 	helloBy    time.Duration // read-only: server time by which Hello must arrive
 	helloState atomic.Int32  // helloWaiting, helloTaken (by the reader) or helloLate (by the janitor)
 
-	user, name string // reader; set by Hello
-	host       *host  // reader: the room this connection sits in
-	bucket     tokens // reader: control rate limit outside rooms
-	strikes    int    // reader: refused messages outside rooms
-	counted    bool   // reader: counted in the players gauge
+	user, name string           // reader; set by Hello
+	host       *host            // reader: the room this connection sits in
+	bucket     ratelimit.Bucket // reader: control rate limit outside rooms
+	strikes    int              // reader: refused messages outside rooms
+	counted    bool             // reader: counted in the players gauge
 
 	pingMu     sync.Mutex
-	pingBucket tokens       // guarded by pingMu: ping and pong frames take from a control budget
-	pingOver   bool         // guarded by pingMu: closed for a frame flood
-	lastRead   atomic.Int64 // server time the last message arrived (idle time-out)
+	pingBucket ratelimit.Bucket // guarded by pingMu: ping and pong frames take from a control budget
+	pingOver   bool             // guarded by pingMu: closed for a frame flood
+	lastRead   atomic.Int64     // server time the last message arrived (idle time-out)
 
 	qmu     sync.Mutex
 	ctl     [][]byte // reliable frames waiting
@@ -111,8 +112,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c = &conn{s: s, ws: ws, id: s.nextConn.Add(1), addr: addr, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		ring: make([]byte, s.cfg.StateQueue*slotSize), helloBy: now + s.cfg.HelloTimeout}
 	c.log = s.log.With("conn", c.id, "remote", r.RemoteAddr)
-	c.bucket.reset(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
-	c.pingBucket.reset(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
+	c.bucket = ratelimit.Full(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
+	c.pingBucket = ratelimit.Full(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
 	c.lastRead.Store(int64(now))
 
 	s.mu.Lock()
@@ -242,11 +243,11 @@ func (c *conn) controlFrame() bool {
 	rc := &c.s.cfg.Room
 	rate, burst := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
 	c.pingMu.Lock()
-	ok := c.pingBucket.take(c.s.now(), rate, burst)
+	ok := c.pingBucket.Take(c.s.now(), rate, burst)
 	if !ok {
-		c.pingBucket.n-- // a debt: the flood has to stop to be forgiven
+		c.pingBucket.Tokens-- // a debt: the flood has to stop to be forgiven
 	}
-	over := !ok && c.pingBucket.n < -burst && !c.pingOver
+	over := !ok && c.pingBucket.Tokens < -burst && !c.pingOver
 	c.pingOver = c.pingOver || over
 	c.pingMu.Unlock()
 	if over {
@@ -315,7 +316,7 @@ func (c *conn) outside(now time.Duration, msg []byte) {
 	// with no burst must not mean a burst of zero.
 	rc := &c.s.cfg.Room
 	rate, burst := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
-	if !c.bucket.take(now, rate, burst) {
+	if !c.bucket.Take(now, rate, burst) {
 		c.strike(protocol.Errorf(protocol.CodeRateLimited, "more than %.0f messages per second", rate), protocol.CodeRateLimited)
 		return
 	}

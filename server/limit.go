@@ -8,38 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 )
-
-// tokens is a token bucket: rate tokens per second up to burst. The zero
-// value is empty; fill it with reset. Not safe for concurrent use.
-//
-// server/room keeps its own copy (room.bucket) for per-seat budgets; the
-// two are the same algorithm on the same server clock.
-type tokens struct {
-	n  float64
-	at time.Duration // server time of the last refill
-}
-
-// reset fills the bucket at now.
-func (b *tokens) reset(now time.Duration, burst float64) { b.n, b.at = burst, now }
-
-// refill adds what rate earned since the last refill, up to burst.
-func (b *tokens) refill(now time.Duration, rate, burst float64) {
-	if now > b.at {
-		b.n = min(burst, b.n+rate*(now-b.at).Seconds())
-		b.at = now
-	}
-}
-
-// take removes one token if there is one and reports whether it did.
-func (b *tokens) take(now time.Duration, rate, burst float64) bool {
-	b.refill(now, rate, burst)
-	if b.n < 1 {
-		return false
-	}
-	b.n--
-	return true
-}
 
 // keyLimiter is a token bucket per key (a client address). A key whose
 // bucket has refilled to burst is indistinguishable from a new one, so
@@ -49,22 +20,22 @@ type keyLimiter struct {
 	rate, burst float64 // read-only; rate < 0 means no limit
 
 	mu      sync.Mutex
-	buckets map[string]*tokens
+	buckets map[string]*ratelimit.Bucket
 }
 
 func newKeyLimiter(rate, burst float64) *keyLimiter {
-	return &keyLimiter{rate: rate, burst: burst, buckets: map[string]*tokens{}}
+	return &keyLimiter{rate: rate, burst: burst, buckets: map[string]*ratelimit.Bucket{}}
 }
 
 // bucket returns key's bucket refilled to now (l.mu held).
-func (l *keyLimiter) bucket(key string, now time.Duration) *tokens {
+func (l *keyLimiter) bucket(key string, now time.Duration) *ratelimit.Bucket {
 	b := l.buckets[key]
 	if b == nil {
-		b = &tokens{}
-		b.reset(now, l.burst)
+		full := ratelimit.Full(now, l.burst)
+		b = &full
 		l.buckets[key] = b
 	}
-	b.refill(now, l.rate, l.burst)
+	b.Refill(now, l.rate, l.burst)
 	return b
 }
 
@@ -75,7 +46,7 @@ func (l *keyLimiter) allow(key string, now time.Duration) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.bucket(key, now).take(now, l.rate, l.burst)
+	return l.bucket(key, now).Take(now, l.rate, l.burst)
 }
 
 // ok reports whether key has a token, without taking it.
@@ -85,7 +56,7 @@ func (l *keyLimiter) ok(key string, now time.Duration) bool {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.bucket(key, now).n >= 1
+	return l.bucket(key, now).Tokens >= 1
 }
 
 // spend takes a token for key if there is one (for costs counted after
@@ -97,7 +68,7 @@ func (l *keyLimiter) sweep(now time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for k, b := range l.buckets {
-		if b.refill(now, l.rate, l.burst); b.n >= l.burst {
+		if b.Refill(now, l.rate, l.burst); b.Tokens >= l.burst {
 			delete(l.buckets, k)
 		}
 	}

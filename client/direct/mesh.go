@@ -16,6 +16,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -94,8 +95,7 @@ type peer struct {
 	retryAt time.Duration // the initiator offers again from then
 	dropped bool          // misbehaved: no more links until it leaves
 	rs      *clock.Restamper
-	tokens  float64
-	tokAt   time.Duration
+	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
 	bad     int
 	pings   int
 	pingAt  time.Duration // next ping
@@ -414,7 +414,7 @@ func (m *Mesh) attachDC(slot int, gen uint64, dc *webrtc.DataChannel) {
 			return
 		}
 		p.dc, p.open, p.dialing = dc, true, false
-		p.tokens, p.tokAt, p.bad, p.pings = m.cfg.MaxBurst, m.cfg.Now(), 0, 0
+		p.flood, p.bad, p.pings = ratelimit.Full(m.cfg.Now(), m.cfg.MaxBurst), 0, 0
 		p.rs.Reset() // a new link: its gaps and round trips start over
 		m.stats.Opened++
 		m.cfg.Log.Info("direct: link up", "slot", slot)
@@ -440,10 +440,7 @@ func (m *Mesh) arrived(slot int, gen uint64, data []byte, isString bool) {
 		m.mu.Unlock()
 		return
 	}
-	p.tokens = min(m.cfg.MaxBurst, p.tokens+(now-p.tokAt).Seconds()*m.cfg.MaxRate)
-	p.tokAt = now
-	p.tokens--
-	if p.tokens < 0 {
+	if !p.flood.Take(now, m.cfg.MaxRate, m.cfg.MaxBurst) {
 		m.dropLocked(p, fmt.Sprintf("flood: over %.0f messages per second", m.cfg.MaxRate))
 		m.mu.Unlock()
 		return

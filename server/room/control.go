@@ -11,7 +11,7 @@ import (
 
 // handleControl decodes and dispatches one control frame from a seated player.
 func (r *Room) handleControl(now time.Duration, s *seat, frame []byte) {
-	if !ownBudget(frame) && !s.controls.take(now, r.cfg.ControlRate, r.cfg.ControlBurst) {
+	if !ownBudget(frame) && !s.controls.Take(now, r.cfg.ControlRate, r.cfg.ControlBurst) {
 		r.rejectControl(now, s, RejectControlRate,
 			protocol.Errorf(protocol.CodeRateLimited, "more than %.0f messages per second", r.cfg.ControlRate))
 		return

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -98,8 +99,8 @@ type propKey struct {
 
 func (b *eventBudget) fill(now time.Duration, l *EventLimits) {
 	if !b.set {
-		b.events, b.chat = bucket{tokens: l.EventBurst, at: now}, bucket{tokens: l.ChatBurst, at: now}
-		b.props, b.set = bucket{tokens: l.PropBurst, at: now}, true
+		b.events, b.chat = ratelimit.Full(now, l.EventBurst), ratelimit.Full(now, l.ChatBurst)
+		b.props, b.set = ratelimit.Full(now, l.PropBurst), true
 	}
 }
 
@@ -149,7 +150,7 @@ func (r *Room) relayEvent(now time.Duration, s *seat, m *protocol.Event) *protoc
 		return e
 	}
 	s.ev.fill(now, l)
-	if !s.ev.events.take(now, l.EventRate, l.EventBurst) {
+	if !s.ev.events.Take(now, l.EventRate, l.EventBurst) {
 		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
 			"event %q refused: more than %.0f events per second (burst %.0f)", m.Name, l.EventRate, l.EventBurst))
 		return nil
@@ -174,7 +175,7 @@ func (r *Room) relayChat(now time.Duration, s *seat, m *protocol.Chat) *protocol
 		return e
 	}
 	s.ev.fill(now, l)
-	if !s.ev.chat.take(now, l.ChatRate, l.ChatBurst) {
+	if !s.ev.chat.Take(now, l.ChatRate, l.ChatBurst) {
 		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
 			"chat refused: more than %.0f lines per second (burst %.0f)", l.ChatRate, l.ChatBurst))
 		return nil
@@ -204,7 +205,7 @@ func (r *Room) setProp(now time.Duration, s *seat, m *protocol.Prop) *protocol.E
 		return protocol.Errorf(protocol.CodeBadRequest, "synced property %q refused: more than %d keys", m.Key, l.PropKeys)
 	}
 	s.ev.fill(now, l)
-	if !s.ev.props.take(now, l.PropRate, l.PropBurst) {
+	if !s.ev.props.Take(now, l.PropRate, l.PropBurst) {
 		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
 			"synced property %q refused: more than %.0f changes per second (burst %.0f)", m.Key, l.PropRate, l.PropBurst))
 		return nil

@@ -7,6 +7,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -174,9 +175,9 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	}
 	hs := &s.ev.hit
 	if !hs.filled {
-		hs.bucket, hs.filled = bucket{tokens: h.HitBurst, at: now}, true
+		hs.bucket, hs.filled = ratelimit.Full(now, h.HitBurst), true
 	}
-	if !hs.bucket.take(now, h.HitRate, h.HitBurst) {
+	if !hs.bucket.Take(now, h.HitRate, h.HitBurst) {
 		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
 			"hit refused: more than %.0f hits per second (burst %.0f)", h.HitRate, h.HitBurst))
 		return nil

@@ -56,7 +56,7 @@ func (r *Room) HandleFrame(now time.Duration, p Peer, msg []byte) {
 // It does not allocate.
 func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 	r.m.StatesIn(1)
-	if !s.states.take(now, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
+	if !s.states.Take(now, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
 		r.reject(now, s, RejectRate, nil)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/analytics"
 )
@@ -300,8 +301,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
 		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, peer: p, joinedAt: now, rs: rs,
-			states:   bucket{tokens: r.cfg.RateBurst, at: now},
-			controls: bucket{tokens: r.cfg.ControlBurst, at: now}}
+			states:   ratelimit.Full(now, r.cfg.RateBurst),
+			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
 		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
 			s.mo = mo
 			delete(r.gone, m.User)
@@ -654,39 +655,17 @@ type pairBudget struct {
 // have them.
 func (b *pairBudget) take(now time.Duration, c *Config, n int) bool {
 	if !b.set {
-		*b = pairBudget{msgs: bucket{tokens: c.SignalBurst, at: now}, bytes: bucket{tokens: c.SignalBytesBurst, at: now}, set: true}
+		*b = pairBudget{msgs: ratelimit.Full(now, c.SignalBurst), bytes: ratelimit.Full(now, c.SignalBytesBurst), set: true}
 	}
-	b.msgs.refill(now, c.SignalRate, c.SignalBurst)
-	b.bytes.refill(now, c.SignalBytes, c.SignalBytesBurst)
-	if b.msgs.tokens < 1 || b.bytes.tokens < float64(n) {
+	b.msgs.Refill(now, c.SignalRate, c.SignalBurst)
+	b.bytes.Refill(now, c.SignalBytes, c.SignalBytesBurst)
+	if b.msgs.Tokens < 1 || b.bytes.Tokens < float64(n) {
 		return false
 	}
-	b.msgs.tokens--
-	b.bytes.tokens -= float64(n)
+	b.msgs.Tokens--
+	b.bytes.Tokens -= float64(n)
 	return true
 }
 
-// bucket is a token bucket.
-type bucket struct {
-	tokens float64
-	at     time.Duration
-}
-
-// take refills the bucket at rate per second up to burst, then takes one
-// token if there is one.
-func (b *bucket) take(now time.Duration, rate, burst float64) bool {
-	b.refill(now, rate, burst)
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
-}
-
-// refill adds rate tokens per second since the last refill, up to burst.
-func (b *bucket) refill(now time.Duration, rate, burst float64) {
-	if now > b.at {
-		b.tokens = min(burst, b.tokens+rate*(now-b.at).Seconds())
-		b.at = now
-	}
-}
+// bucket is the shared token bucket (netcode/ratelimit).
+type bucket = ratelimit.Bucket
