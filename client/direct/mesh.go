@@ -229,10 +229,14 @@ func (m *Mesh) Tick() {
 	m.flushOut()
 }
 
-// flushOut sends what was queued under mu. Call it without mu held.
+// flushOut sends what was queued under mu. Call it without mu held. Two
+// goroutines may flush at once (a Tick and a data channel's callback):
+// each takes the spare buffer for itself (the other then makes its own),
+// so neither writes into the slice the other is sending from.
 func (m *Mesh) flushOut() {
 	m.mu.Lock()
 	q := append(m.flushq[:0], m.outq...)
+	m.flushq = nil
 	clear(m.outq)
 	m.outq = m.outq[:0]
 	m.mu.Unlock()
@@ -241,7 +245,9 @@ func (m *Mesh) flushOut() {
 		q[i] = outMsg{}
 	}
 	m.mu.Lock()
-	m.flushq = q[:0]
+	if m.flushq == nil {
+		m.flushq = q[:0]
+	}
 	m.mu.Unlock()
 }
 
