@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nearzero/nearzero/server"
 )
 
 // directPeerGD is tests/peer.gd plus a count of the paths the watcher's
@@ -74,28 +71,14 @@ func TestGodotDirectLinks(t *testing.T) {
 	require.Contains(t, string(scene), `path="res://tests/peer.gd"`)
 	scene = []byte(strings.Replace(string(scene), `path="res://tests/peer.gd"`, `path="res://tests/direct_peer.gd"`, 1))
 	require.NoError(t, os.WriteFile(filepath.Join(tests, "direct_peer.tscn"), scene, 0o644))
-	data := t.TempDir()
-	g.env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(data, "data"),
-		"XDG_CONFIG_HOME="+filepath.Join(data, "config"), "XDG_CACHE_HOME="+filepath.Join(data, "cache"))
+	g.env = isolatedEnv(t)
 	g.importProject(ctx)
 
-	srv, err := server.New(nil, server.Deps{})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	<-srv.Ready()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
-	})
+	url := startServer(t)
 	dir := t.TempDir()
 	peerArgs := func(role string, extra ...string) []string {
 		return append([]string{"--max-fps", "60", "res://tests/direct_peer.tscn", "--",
-			"--nz-server=ws://" + ln.Addr().String() + "/ws", "--nz-role=" + role, "--nz-out=" + dir,
+			"--nz-server=" + url, "--nz-role=" + role, "--nz-out=" + dir,
 			fmt.Sprintf("--nz-radius=%g", circleRadius), fmt.Sprintf("--nz-omega=%g", circleOmega)}, extra...)
 	}
 	moverCtx, stopMover := context.WithTimeout(ctx, 2*time.Minute)

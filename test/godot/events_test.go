@@ -3,7 +3,6 @@ package godottest
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nearzero/nearzero/server"
 )
 
 // TestGodotEvents runs two Godot processes in one room: a sends an event
@@ -36,25 +33,10 @@ func TestGodotEvents(t *testing.T) {
 	require.NoError(t, err, "./build.sh addon:\n%s", out)
 	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
 	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))
-	data := t.TempDir()
-	g.env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(data, "data"),
-		"XDG_CONFIG_HOME="+filepath.Join(data, "config"), "XDG_CACHE_HOME="+filepath.Join(data, "cache"))
+	g.env = isolatedEnv(t)
 	g.importProject(ctx)
 
-	srv, err := server.New(nil, server.Deps{})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	<-srv.Ready()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
-	})
-	url := "ws://" + ln.Addr().String() + "/ws"
+	url := startServer(t)
 	dir := t.TempDir()
 	peer := func(role string, extra ...string) []string {
 		return append([]string{"--headless", "--path", g.project, "res://tests/events_peer.tscn", "--",

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +22,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nearzero/nearzero/server"
 )
 
 // The circle the mover drives: 5 m radius at 1 rad/s, 5 m/s. The clock
@@ -82,9 +79,7 @@ func TestGodotIntegration(t *testing.T) {
 
 	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
 	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))
-	data := t.TempDir()
-	g.env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(data, "data"),
-		"XDG_CONFIG_HOME="+filepath.Join(data, "config"), "XDG_CACHE_HOME="+filepath.Join(data, "cache"))
+	g.env = isolatedEnv(t)
 
 	g.importProject(ctx)
 	t.Run("classdb", func(t *testing.T) { g.checkClassDB(t, ctx) })
@@ -314,20 +309,7 @@ func (g *godot) benchPredictors(t *testing.T, ctx context.Context) {
 // twoPlayers runs a server and two Godot peers in one room and measures
 // where the watcher draws the mover against the mover's known path.
 func (g *godot) twoPlayers(t *testing.T, ctx context.Context, version string, l link) {
-	srv, err := server.New(nil, server.Deps{})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	<-srv.Ready()
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-served
-	})
-	url := "ws://" + ln.Addr().String() + "/ws"
+	url := startServer(t)
 	dir := t.TempDir()
 	peerArgs := func(role string, extra ...string) []string {
 		args := []string{"--max-fps", "60", "res://tests/peer.tscn", "--",

@@ -42,9 +42,7 @@ func setupRacer(t *testing.T, ctx context.Context) *godot {
 	require.NoError(t, err, "./build.sh addon:\n%s", out)
 	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
 	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))
-	data := t.TempDir()
-	g.env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(data, "data"),
-		"XDG_CONFIG_HOME="+filepath.Join(data, "config"), "XDG_CACHE_HOME="+filepath.Join(data, "cache"))
+	g.env = isolatedEnv(t)
 	g.importProject(ctx)
 	return g
 }
