@@ -82,6 +82,9 @@ const (
 	// node accepts it) and sends the request again, a create with
 	// Placed set. Never a close code.
 	CodeRedirect Code = 4022
+	// CodeTooMany: a player asked for more entities than the room allows
+	// (Spawn). Never a close code.
+	CodeTooMany Code = 4023
 )
 
 var codeNames = map[Code]string{
@@ -111,6 +114,7 @@ var codeNames = map[Code]string{
 	CodeInternal:        "internal",
 	CodeKicked:          "kicked",
 	CodeRedirect:        "redirect",
+	CodeTooMany:         "too_many",
 }
 
 // String returns the code's snake_case name, or its number for an unknown code.

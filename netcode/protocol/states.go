@@ -2,20 +2,10 @@ package protocol
 
 import "github.com/nearzero/nearzero/netcode/wire"
 
-// stateFields are the header bits that say which optional parts follow.
-const stateFields = wire.HasAcc | wire.HasTurn | wire.HasExtras
-
 // StateLen returns the length of the state frame starting at b[0], read
-// from its header byte, or 0 when b is empty or does not start with a state.
-// It does not check that b is that long.
-func StateLen(b []byte) int {
-	k := wire.KindOf(b)
-	if k != wire.KindState3D && k != wire.KindState2D {
-		return 0
-	}
-	s := wire.State{Dim2D: k == wire.KindState2D, Fields: wire.Fields(b[0]) & stateFields}
-	return s.Size()
-}
+// from its first two bytes, or 0 when b is empty or does not start with a
+// state. It does not check that b is that long.
+func StateLen(b []byte) int { return wire.FrameSize(b) }
 
 // NextState splits the first state frame off a batch of states back to back.
 // ok is false when b does not start with a state frame, or is shorter than

@@ -17,4 +17,8 @@ var (
 	ErrTooLarge = errors.New("wire: control body too large")
 	// ErrZeroRotation indicates a zero-length quaternion, which is no rotation at all.
 	ErrZeroRotation = errors.New("wire: zero quaternion")
+	// ErrSlot indicates a slot above MaxSlot.
+	ErrSlot = errors.New("wire: slot out of range")
+	// ErrEntity indicates an entity byte of 0, which has no byte.
+	ErrEntity = errors.New("wire: entity byte 0")
 )

@@ -75,9 +75,30 @@ const (
 	MaxState3DSize = 40
 	MinState2DSize = 22
 	MaxState2DSize = 30
-	// MaxStateSize is the largest state of any kind.
-	MaxStateSize = MaxState3DSize
+	// MaxStateSize is the largest state of any kind: a 3D state with every
+	// field and an entity byte.
+	MaxStateSize = MaxState3DSize + 1
 )
+
+// Entity ids. A player's own entity (its body) is 0 and costs nothing on
+// the wire; any other id adds one byte at the end of the frame, announced
+// by the top bit of the slot byte (so slots are 0..MaxSlot).
+const (
+	// MaxSlot is the largest slot a state can carry.
+	MaxSlot = 127
+	// MaxPlayerEntity is the largest id of a player's own entities
+	// (1..MaxPlayerEntity: a trailer, a projectile, a pet).
+	MaxPlayerEntity = 127
+	// FirstShared is the first id of a shared object (a ball, a door),
+	// FirstShared..255: owned by one player at a time, granted by the
+	// server; receivers key it by id alone, whoever sends it.
+	FirstShared = 128
+	// hasEntity is the slot byte's flag for a trailing entity byte.
+	hasEntity = 0x80
+)
+
+// Shared reports whether entity id e is a shared object's.
+func Shared(e uint8) bool { return e >= FirstShared }
 
 // State is one entity's state as sent by its owner.
 //
@@ -87,7 +108,8 @@ type State struct {
 	Dim2D  bool   // a 2D entity
 	Fields Fields // optional parts present; absent ones decode as zero
 	Flags  Flags
-	Slot   uint8 // the sender's seat in the room
+	Slot   uint8 // the sender's seat in the room, 0..MaxSlot
+	Entity uint8 // 0: the player's own entity; see FirstShared
 	Seq    Seq
 	Stamp  Stamp // sender clock when the state was sampled
 	Pos    geom.Vec3
@@ -101,6 +123,15 @@ type State struct {
 
 // Size returns the encoded size of s in bytes.
 func (s *State) Size() int {
+	n := s.size()
+	if s.Entity != 0 {
+		n++
+	}
+	return n
+}
+
+// size is the size without the entity byte.
+func (s *State) size() int {
 	f := s.Fields
 	if s.Dim2D {
 		n := MinState2DSize
@@ -128,9 +159,26 @@ func (s *State) Size() int {
 	return n
 }
 
+// FrameSize returns the size of the state frame starting at b[0], read
+// from its first two bytes, or 0 when b does not start with a state. It
+// does not check that b is that long.
+func FrameSize(b []byte) int {
+	k := KindOf(b)
+	if k != KindState3D && k != KindState2D {
+		return 0
+	}
+	s := State{Dim2D: k == KindState2D, Fields: Fields(b[0]) & allFields}
+	n := s.size()
+	if len(b) > 1 && b[1]&hasEntity != 0 {
+		n++
+	}
+	return n
+}
+
 // AppendState appends the encoding of s to dst. It returns ErrNotFinite for
 // NaN or infinite values, ErrRange for a value a half float cannot hold and
-// ErrZeroRotation for a zero quaternion (3D); dst is returned unchanged then.
+// ErrZeroRotation for a zero quaternion (3D), ErrSlot for a slot above
+// MaxSlot; dst is returned unchanged then.
 // Non-unit quaternions are normalised. It does not allocate when dst has room.
 func AppendState(dst []byte, s *State) ([]byte, error) {
 	// One comparison per value catches NaN, ±Inf and out-of-range alike
@@ -143,6 +191,9 @@ func AppendState(dst []byte, s *State) ([]byte, error) {
 		}
 		return dst, ErrRange
 	}
+	if s.Slot > MaxSlot {
+		return dst, ErrSlot
+	}
 	f := s.Fields & allFields
 	kind := KindState3D
 	if s.Dim2D {
@@ -154,6 +205,10 @@ func AppendState(dst []byte, s *State) ([]byte, error) {
 	b := dst[n : n+size]
 	b[0] = byte(kind)<<6 | byte(f) | byte(s.Flags&allFlags)
 	b[1] = s.Slot
+	if s.Entity != 0 {
+		b[1] |= hasEntity
+		b[size-1] = s.Entity
+	}
 	binary.LittleEndian.PutUint16(b[2:], uint16(s.Seq))
 	binary.LittleEndian.PutUint32(b[4:], uint32(s.Stamp))
 	var i int
@@ -214,14 +269,22 @@ func DecodeState(b []byte, s *State) error {
 		Fields: Fields(b[0]) & allFields,
 		Flags:  Flags(b[0]) & allFlags,
 	}
-	size := s.Size()
+	size := s.size()
+	if len(b) > 1 && b[1]&hasEntity != 0 {
+		size++
+	}
 	if len(b) < size {
 		return ErrTruncated
 	}
 	if len(b) > size {
 		return ErrTrailing
 	}
-	s.Slot = b[1]
+	s.Slot = b[1] &^ hasEntity
+	if b[1]&hasEntity != 0 {
+		if s.Entity = b[size-1]; s.Entity == 0 {
+			return ErrEntity // 0 has no byte: one encoding per state
+		}
+	}
 	s.Seq = Seq(binary.LittleEndian.Uint16(b[2:]))
 	s.Stamp = Stamp(binary.LittleEndian.Uint32(b[4:]))
 	var i int
@@ -260,7 +323,7 @@ func DecodeState(b []byte, s *State) error {
 
 // PatchState rewrites the slot and stamp of an encoded state in place: the
 // server re-stamps relayed states onto its clock this way without a full
-// re-encode.
+// re-encode. The entity byte, if any, stays.
 func PatchState(b []byte, slot uint8, stamp Stamp) error {
 	if k := KindOf(b); k != KindState3D && k != KindState2D {
 		return ErrKind
@@ -268,8 +331,25 @@ func PatchState(b []byte, slot uint8, stamp Stamp) error {
 	if len(b) < 8 {
 		return ErrTruncated
 	}
-	b[1] = slot
+	if slot > MaxSlot {
+		return ErrSlot
+	}
+	b[1] = b[1]&hasEntity | slot
 	binary.LittleEndian.PutUint32(b[4:], uint32(stamp))
+	return nil
+}
+
+// PatchSeq rewrites the sequence number of an encoded state in place: the
+// server numbers a shared object's states itself, so receivers see one
+// sequence across owners.
+func PatchSeq(b []byte, seq Seq) error {
+	if k := KindOf(b); k != KindState3D && k != KindState2D {
+		return ErrKind
+	}
+	if len(b) < 8 {
+		return ErrTruncated
+	}
+	binary.LittleEndian.PutUint16(b[2:], uint16(seq))
 	return nil
 }
 

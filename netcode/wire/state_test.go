@@ -51,7 +51,7 @@ func TestStateSizes(t *testing.T) {
 			assert.Equal(t, tc.want, s.Size())
 		})
 	}
-	assert.LessOrEqual(t, MaxState3DSize, 40, "the budget is 40 bytes with every field")
+	assert.LessOrEqual(t, MaxState3DSize, 40, "the budget is 40 bytes with every field (a player's own entity)")
 	assert.LessOrEqual(t, MinState3DSize, 32, "the goal is 32 bytes")
 }
 
@@ -190,6 +190,36 @@ func TestPatchState(t *testing.T) {
 	assert.ErrorIs(t, PatchState([]byte{0xC0, 1, 0, 0, 0, 0, 0, 0}, 1, 1), ErrKind)
 }
 
+func TestEntityByte(t *testing.T) {
+	s := full3D()
+	s.Entity = 200
+	b, err := AppendState(nil, &s)
+	require.NoError(t, err)
+	require.Len(t, b, MaxStateSize, "an entity adds one byte at the end")
+	assert.Equal(t, len(b), FrameSize(b))
+	require.NoError(t, PatchState(b, 5, 99))
+	var out State
+	require.NoError(t, DecodeState(b, &out))
+	assert.Equal(t, uint8(200), out.Entity, "PatchState keeps the entity")
+	assert.Equal(t, uint8(5), out.Slot)
+	assert.Equal(t, s.Anim, out.Anim, "the extras still sit before the entity byte")
+	assert.Equal(t, s.Input, out.Input)
+	require.NoError(t, PatchSeq(b, 1234))
+	require.NoError(t, DecodeState(b, &out))
+	assert.Equal(t, Seq(1234), out.Seq)
+	assert.True(t, Shared(out.Entity))
+	assert.False(t, Shared(MaxPlayerEntity))
+
+	b[len(b)-1] = 0 // entity 0 has no byte
+	assert.ErrorIs(t, DecodeState(b, &out), ErrEntity)
+	assert.ErrorIs(t, DecodeState(b[:len(b)-1], &out), ErrTruncated, "the flag announces a byte")
+
+	s.Slot = MaxSlot + 1
+	_, err = AppendState(nil, &s)
+	assert.ErrorIs(t, err, ErrSlot)
+	assert.ErrorIs(t, PatchState(b, MaxSlot+1, 1), ErrSlot)
+}
+
 func TestRandomRoundTrips(t *testing.T) {
 	const seed = 20261130
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -198,7 +228,8 @@ func TestRandomRoundTrips(t *testing.T) {
 			Dim2D:  r.IntN(2) == 1,
 			Fields: Fields(r.IntN(8)) << 3,
 			Flags:  Flags(r.IntN(8)),
-			Slot:   uint8(r.Uint32()),
+			Slot:   uint8(r.IntN(MaxSlot + 1)),
+			Entity: uint8(r.Uint32()) * uint8(r.IntN(2)), // half of them 0
 			Seq:    Seq(r.Uint32()),
 			Stamp:  Stamp(r.Uint32()),
 			Pos:    geom.Vec3{X: r.NormFloat64() * 1e4, Y: r.NormFloat64() * 1e4, Z: r.NormFloat64() * 1e4},
@@ -216,7 +247,11 @@ func TestRandomRoundTrips(t *testing.T) {
 		require.NoError(t, err, "seed %d case %d", seed, i)
 		var out State
 		require.NoError(t, DecodeState(b, &out), "seed %d case %d", seed, i)
+		require.Len(t, b, in.Size())
+		require.Equal(t, len(b), FrameSize(b))
 		require.Equal(t, in.Seq, out.Seq)
+		require.Equal(t, in.Slot, out.Slot)
+		require.Equal(t, in.Entity, out.Entity)
 		require.Equal(t, in.Fields, out.Fields)
 		require.Equal(t, in.Flags, out.Flags)
 		require.InDelta(t, in.Pos.X, out.Pos.X, math.Abs(in.Pos.X)*1e-7+1e-9, "seed %d case %d", seed, i)

@@ -7,8 +7,9 @@ import (
 
 // ProtocolVersion is the version of the wire format and the room protocol.
 // Bump it on every change to either; peers of another version are refused
-// with an *UpdateRequiredError.
-const ProtocolVersion uint16 = 1
+// with an *UpdateRequiredError. Version 2 added entity ids to states and
+// the spawn and ownership messages.
+const ProtocolVersion uint16 = 2
 
 // RulesVersion is the version of the simulation rules (physics, prediction
 // and movement limits). Players of different rules versions are kept out of
