@@ -71,16 +71,18 @@ type Claim struct {
 // Owner says who owns shared object Entity: Slot (NoOwner for nobody),
 // from the handover Epoch on (it counts up per object, so late messages can
 // be told apart). The new owner starts sending at once; the server drops
-// the old owner's states from then on. Stamp, Pos and Vel are the last
-// state the server relayed for the object (its clock; Known false when
-// none), where the new owner's simulation should take over so that nobody
-// sees a jump.
+// the old owner's states from then on. Stamp, Seq, Pos and Vel are the
+// last state the server relayed for the object (its clock, the sequence
+// number it gave it; Known false when none): where the new owner's
+// simulation takes over, and what the old owner, which never received its
+// own states, seeds its drawing with so that nobody sees a jump.
 type Owner struct {
 	Entity int        `json:"entity"`
 	Slot   int        `json:"slot"`
 	Epoch  uint32     `json:"epoch"`
 	Known  bool       `json:"known,omitempty"`
 	Stamp  uint32     `json:"stamp,omitempty"`
+	Seq    uint16     `json:"seq,omitempty"`
 	Pos    [3]float64 `json:"pos"`
 	Vel    [3]float64 `json:"vel"`
 	Reason string     `json:"reason,omitempty"` // why a claim was refused
