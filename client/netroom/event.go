@@ -69,6 +69,15 @@ const (
 	// EventHit: the server decided a reported hit: Hit (every player gets
 	// the accepted ones, the shooter alone the refused) (hit_result(result)).
 	EventHit
+	// EventEntitySpawned: slot Slot spawned its entity Entity from scene
+	// Text with Spawn.Args (entity_spawned).
+	EventEntitySpawned
+	// EventEntityDespawned: slot Slot's entity Entity is gone
+	// (entity_despawned).
+	EventEntityDespawned
+	// EventOwner: shared object Entity is owned by Slot now (-1: nobody),
+	// or our claim was refused: Text is the reason (owner_changed).
+	EventOwner
 )
 
 var eventNames = map[EventKind]string{
@@ -78,6 +87,7 @@ var eventNames = map[EventKind]string{
 	EventPlayerUpdated: "player_updated", EventHostChanged: "host_changed", EventPhaseChanged: "phase_changed",
 	EventResults: "results", EventNotice: "notice", EventSpawn: "spawn", EventDespawn: "despawn",
 	EventGameEvent: "game_event", EventChat: "chat", EventProp: "prop", EventHit: "hit",
+	EventEntitySpawned: "entity_spawned", EventEntityDespawned: "entity_despawned", EventOwner: "owner",
 }
 
 // String returns the kind's name ("player_joined"), or "unknown".
@@ -108,6 +118,11 @@ type Event struct {
 	Args []any
 	// Hit is EventHit's decision.
 	Hit *protocol.HitResult
+	// Entity is the entity id (wire) of the entity events.
+	Entity int
+	// Spawn is EventEntitySpawned's announcement; Owner EventOwner's.
+	Spawn *protocol.Spawn
+	Owner *protocol.Owner
 	// Internal marks an EventError made from a recovered panic (a bug,
 	// client.ErrPanic or ErrPanic), worth a line in the console.
 	Internal bool

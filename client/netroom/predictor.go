@@ -26,9 +26,12 @@ const (
 	ModeRemote
 	// ModeFed: no room; states pushed by hand (push_state) feed it: draw it.
 	ModeFed
+	// ModeShared: a shared object (a ball): sample and send while this
+	// player owns it, draw it from received states while another does.
+	ModeShared
 )
 
-// String returns "unbound", "local", "remote" or "fed".
+// String returns "unbound", "local", "remote", "fed" or "shared".
 func (m Mode) String() string {
 	switch m {
 	case ModeUnbound:
@@ -39,6 +42,8 @@ func (m Mode) String() string {
 		return "remote"
 	case ModeFed:
 		return "fed"
+	case ModeShared:
+		return "shared"
 	}
 	return "invalid"
 }
@@ -85,12 +90,21 @@ type Predictor struct {
 	remote  *Remote
 	local   *Local
 	claimed bool // local holds the room's claim
-	dirty   bool // settings changed since remote/local were made or set
-	search  int  // physics frames until the next room search
-	pushSeq wire.Seq
-	states  uint64
-	errs    []error // configuration errors to report, drained by Errors
-	lastErr string
+	entity  int  // the node's entity_id: 0..wire.MaxPlayerEntity
+	shared  bool // a shared object: wire id FirstShared+entity
+	// Shared objects: who owns it as last seen, and our last sample (what
+	// our drawing starts from when we lose it).
+	owned     bool
+	ownerSlot int
+	claimAt   time.Duration
+	last      predict.Sample
+	hasLast   bool
+	dirty     bool // settings changed since remote/local were made or set
+	search    int  // physics frames until the next room search
+	pushSeq   wire.Seq
+	states    uint64
+	errs      []error // configuration errors to report, drained by Errors
+	lastErr   string
 }
 
 // NewPredictor returns an unbound Predictor with the defaults the
@@ -100,7 +114,7 @@ func NewPredictor() *Predictor {
 	cfg := DefaultProfile.Apply(predict.DefaultConfig(false))
 	cfg.TeleportDistance, cfg.Width = 0, 0 // per dimension, at build
 	return &Predictor{profile: DefaultProfile, pcfg: cfg, sendRate: sender.DefaultRate,
-		applyVis: true, ghostAlpha: 0.5, slot: -1}
+		applyVis: true, ghostAlpha: 0.5, slot: -1, ownerSlot: -1}
 }
 
 // Mode returns what the entity does now.
@@ -179,9 +193,113 @@ func (p *Predictor) Extras() (anim, input int64) {
 }
 
 // BindRemote makes the entity remote player slot's in room: called by the
-// NetRoom that spawned its scene, before the scene enters the tree.
+// NetRoom that spawned its scene, before the scene enters the tree. A
+// shared object in that scene stays shared (nobody's in particular).
 func (p *Predictor) BindRemote(room *Room, slot int) {
+	if p.shared {
+		p.mode, p.room = ModeShared, room
+		return
+	}
 	p.mode, p.room, p.slot = ModeRemote, room, slot
+}
+
+// SetEntity sets the node's entity id (0 is the player's own entity;
+// 1..wire.MaxPlayerEntity its others) and whether it is a shared object
+// (then id 0..127 names the object, the same on every machine). Set it
+// before the node is bound (in the scene, or before add_child).
+func (p *Predictor) SetEntity(id int, shared bool) error {
+	if id < 0 || id > wire.MaxPlayerEntity {
+		return fmt.Errorf("entity_id %d: %w (0..%d)", id, ErrEntity, wire.MaxPlayerEntity)
+	}
+	p.entity, p.shared = id, shared
+	return nil
+}
+
+// Entity returns the node's entity id and whether it is a shared object.
+func (p *Predictor) Entity() (id int, shared bool) { return p.entity, p.shared }
+
+// WireEntity returns the entity id its states carry.
+func (p *Predictor) WireEntity() int {
+	if p.shared {
+		return SharedID(p.entity)
+	}
+	return p.entity
+}
+
+// key is the Room's key of the entity when drawn.
+func (p *Predictor) key() Key { return KeyOf(p.slot, p.WireEntity()) }
+
+// Owned reports whether this player owns the shared object now.
+func (p *Predictor) Owned() bool { return p.mode == ModeShared && p.owned }
+
+// OwnerSlot returns the slot that owns the shared object (-1: nobody, or
+// not a shared object).
+func (p *Predictor) OwnerSlot() int {
+	if p.mode != ModeShared {
+		return -1
+	}
+	return p.ownerSlot
+}
+
+// Claim asks the server for the shared object (on contact, say). The
+// answer comes with a later SyncOwner.
+func (p *Predictor) Claim() error {
+	if p.mode != ModeShared || p.room == nil {
+		return fmt.Errorf("netroom: claim: %w (not a shared object in a room)", ErrEntity)
+	}
+	if p.owned {
+		return nil
+	}
+	return p.room.Claim(p.WireEntity())
+}
+
+// claimRetry is how long the host waits before claiming an unowned shared
+// object again.
+const claimRetry = time.Second
+
+// SyncOwner follows the shared object's owner as the Room heard it; call
+// it every frame. It reports whether the owner changed: the node then
+// tells the game (owner_changed), which hands its physics body over. The
+// host claims an object nobody owns, so every object moves under someone.
+// Gaining it starts a fresh sender from where the object is drawn; losing
+// it starts drawing from our last sample, stamped with the server's
+// sequence number of the handover, so the new owner's states join it
+// without a jump.
+func (p *Predictor) SyncOwner(now time.Duration) bool {
+	if p.mode != ModeShared || p.room == nil {
+		return false
+	}
+	id := p.WireEntity()
+	slot, _, ok := p.room.Owner(id)
+	in := p.room.InRoom() && p.room.Slot() >= 0
+	if !ok && in && p.room.Host() == p.room.Slot() && !p.room.Claiming(id) && now >= p.claimAt {
+		p.claimAt = now + claimRetry
+		_ = p.room.Claim(id) // refused or lost: tried again
+	}
+	mine := ok && in && slot == p.room.Slot()
+	if slot == p.ownerSlot && mine == p.owned {
+		return false
+	}
+	was := p.owned
+	p.ownerSlot, p.owned = slot, mine
+	if p.dirty || p.remote == nil || p.local == nil {
+		p.build()
+	}
+	switch {
+	case mine && !was:
+		p.local.Reset()
+		p.claimed = p.room.ClaimLocalEntity(id, p.local) == nil
+	case !mine && was:
+		p.room.ReleaseLocalEntity(id, p.local)
+		p.claimed = false
+		p.remote.Reset()
+		if h, ok := p.room.Handover(id); ok && p.hasLast {
+			seed := p.last
+			seed.Seq = wire.Seq(h.Seq)
+			p.remote.AddSample(predict.PathServer, seed, now)
+		}
+	}
+	return true
 }
 
 // SetDim sets the root's kind (at ready, and when the root changes); a new
@@ -199,7 +317,7 @@ func (p *Predictor) Dim() Dim { return p.dim }
 // entity (nil: none yet), ignored when a NetRoom bound it as remote.
 func (p *Predictor) Ready(room *Room) {
 	if p.mode == ModeUnbound && room != nil {
-		p.mode, p.room = ModeLocal, room
+		p.mode, p.room = p.boundMode(), room
 	}
 	p.build()
 }
@@ -223,8 +341,16 @@ func (p *Predictor) BindLocal(room *Room) {
 	if p.mode != ModeUnbound || room == nil {
 		return
 	}
-	p.mode, p.room = ModeLocal, room
+	p.mode, p.room = p.boundMode(), room
 	p.build()
+}
+
+// boundMode is the mode of an entity found by its room: local, or shared.
+func (p *Predictor) boundMode() Mode {
+	if p.shared {
+		return ModeShared
+	}
+	return ModeLocal
 }
 
 // ExitTree unbinds the entity from its room (a remote one stops
@@ -235,9 +361,13 @@ func (p *Predictor) ExitTree() {
 	}
 	switch p.mode {
 	case ModeRemote:
-		p.room.Unbind(p.slot, p.remote)
+		p.room.UnbindEntity(p.key(), p.remote)
 	case ModeLocal:
-		p.room.ReleaseLocal(p.local)
+		p.room.ReleaseLocalEntity(p.WireEntity(), p.local)
+		p.claimed = false
+	case ModeShared:
+		p.room.UnbindEntity(p.key(), p.remote)
+		p.room.ReleaseLocalEntity(p.WireEntity(), p.local)
 		p.claimed = false
 	}
 }
@@ -250,9 +380,14 @@ func (p *Predictor) EnterTree() {
 	}
 	switch {
 	case p.mode == ModeRemote && p.remote != nil:
-		_ = p.room.Bind(p.slot, p.remote)
+		_ = p.room.BindEntity(p.key(), p.remote)
 	case p.mode == ModeLocal && p.local != nil:
-		p.claimed = p.room.ClaimLocal(p.local) == nil
+		p.claimed = p.room.ClaimLocalEntity(p.WireEntity(), p.local) == nil
+	case p.mode == ModeShared && p.remote != nil:
+		_ = p.room.BindEntity(p.key(), p.remote)
+		if p.owned && p.local != nil {
+			p.claimed = p.room.ClaimLocalEntity(p.WireEntity(), p.local) == nil
+		}
 	}
 }
 
@@ -282,56 +417,74 @@ func (p *Predictor) predictConfig() predict.Config {
 func (p *Predictor) build() {
 	p.dirty = false
 	switch p.mode {
+	case ModeShared:
+		p.buildRemote()
+		p.buildLocal(p.owned)
 	case ModeRemote, ModeFed:
-		if p.remote != nil && p.remote.Config().Dim2D == (p.dim == Dim2D) {
-			// Keep the samples and the smoothing: only the settings change.
-			if err := p.remote.SetConfig(p.predictConfig()); err != nil {
-				p.report(fmt.Errorf("%w; keeping the previous settings", err))
-			}
-			return
-		}
-		rem, err := NewRemote(p.predictConfig())
-		if err != nil {
-			p.report(fmt.Errorf("%w; using the defaults", err))
-			rem, _ = NewRemote(predict.Config{Dim2D: p.dim == Dim2D})
-		}
-		if p.mode == ModeRemote && p.room != nil {
-			p.room.Unbind(p.slot, p.remote)
-			if err := p.room.Bind(p.slot, rem); err != nil {
-				p.report(err)
-			}
-		}
-		p.remote = rem
+		p.buildRemote()
 	case ModeLocal:
-		if p.local != nil && p.local.Config().Dim2D == (p.dim == Dim2D) && p.local.Config().Rate == p.sendRate {
-			return // the sender's settings are unchanged: keep its history
+		p.buildLocal(true)
+	}
+}
+
+// buildRemote makes (or updates) the drawing side.
+func (p *Predictor) buildRemote() {
+	if p.remote != nil && p.remote.Config().Dim2D == (p.dim == Dim2D) {
+		// Keep the samples and the smoothing: only the settings change.
+		if err := p.remote.SetConfig(p.predictConfig()); err != nil {
+			p.report(fmt.Errorf("%w; keeping the previous settings", err))
 		}
-		loc, err := NewLocal(sender.Config{Dim2D: p.dim == Dim2D, Rate: p.sendRate})
-		if err != nil {
-			p.report(fmt.Errorf("%w; using the defaults", err))
-			loc, _ = NewLocal(sender.Config{Dim2D: p.dim == Dim2D})
+		return
+	}
+	rem, err := NewRemote(p.predictConfig())
+	if err != nil {
+		p.report(fmt.Errorf("%w; using the defaults", err))
+		rem, _ = NewRemote(predict.Config{Dim2D: p.dim == Dim2D})
+	}
+	if (p.mode == ModeRemote || p.mode == ModeShared) && p.room != nil {
+		p.room.UnbindEntity(p.key(), p.remote)
+		if err := p.room.BindEntity(p.key(), rem); err != nil {
+			p.report(err)
 		}
-		if p.extrasSet {
-			loc.SetExtras(p.anim, p.input)
+	}
+	p.remote = rem
+}
+
+// buildLocal makes (or updates) the sending side; claim: hold the room's
+// claim of the entity id (a shared object only while owned).
+func (p *Predictor) buildLocal(claim bool) {
+	if p.local != nil && p.local.Config().Dim2D == (p.dim == Dim2D) && p.local.Config().Rate == p.sendRate {
+		return // the sender's settings are unchanged: keep its history
+	}
+	loc, err := NewLocal(sender.Config{Dim2D: p.dim == Dim2D, Rate: p.sendRate})
+	if err != nil {
+		p.report(fmt.Errorf("%w; using the defaults", err))
+		loc, _ = NewLocal(sender.Config{Dim2D: p.dim == Dim2D})
+	}
+	if p.extrasSet {
+		loc.SetExtras(p.anim, p.input)
+	}
+	if p.room != nil {
+		if p.local != nil {
+			p.room.ReleaseLocalEntity(p.WireEntity(), p.local)
 		}
-		if p.room != nil {
-			if p.local != nil {
-				p.room.ReleaseLocal(p.local)
-			}
-			p.claimed = false
-			if err := p.room.ClaimLocal(loc); err != nil {
+		p.claimed = false
+		if claim { // a shared object we do not own (yet) holds no claim
+			if err := p.room.ClaimLocalEntity(p.WireEntity(), loc); err != nil {
 				p.report(err)
 			} else {
 				p.claimed = true
 			}
 		}
-		p.local = loc
 	}
+	p.local = loc
 }
 
 // Draws reports whether the entity is drawn from received states (remote
 // or fed): the node's _process places the root.
-func (p *Predictor) Draws() bool { return p.mode == ModeRemote || p.mode == ModeFed }
+func (p *Predictor) Draws() bool {
+	return p.mode == ModeRemote || p.mode == ModeFed || (p.mode == ModeShared && !p.owned)
+}
 
 // Frame is a drawn entity's _process: it applies changed settings, routes
 // what arrived, and returns the pose at now and what changed.
@@ -391,7 +544,7 @@ func (p *Predictor) HideUntilData() bool { return p.Draws() && p.applyVis }
 // at frame time t and sends a state when one is due. It reports whether a
 // state went out.
 func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel geom.Vec3, hasVel bool) bool {
-	if p.mode != ModeLocal {
+	if !p.IsLocal() {
 		return false
 	}
 	if p.dirty || p.local == nil {
@@ -401,7 +554,13 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 		return false // a second entity for the local player: reported, not sent
 	}
 	p.local.Sample(t, pos, rot, vel, hasVel)
+	if p.mode == ModeShared {
+		p.last, p.hasLast = predict.Sample{Time: t, Pos: pos, Rot: rot, Vel: vel}, true
+	}
 	st, ok := p.local.Poll(max(p.room.Slot(), 0))
+	if ok {
+		st.Entity = uint8(p.WireEntity())
+	}
 	if !ok || !p.room.InRoom() || p.room.SendState(st) != nil {
 		return false
 	}
@@ -438,7 +597,8 @@ func (p *Predictor) Push(localTime time.Duration, pos geom.Vec3, rot geom.Quat, 
 }
 
 // IsLocal reports whether this is the local player's entity.
-func (p *Predictor) IsLocal() bool { return p.mode == ModeLocal }
+// A shared object is local while this player owns it.
+func (p *Predictor) IsLocal() bool { return p.mode == ModeLocal || (p.mode == ModeShared && p.owned) }
 
 // Slot returns the owning player's slot, or -1 when unknown.
 func (p *Predictor) Slot() int {
@@ -447,6 +607,8 @@ func (p *Predictor) Slot() int {
 		return p.slot
 	case ModeLocal:
 		return p.room.Slot()
+	case ModeShared:
+		return p.ownerSlot
 	}
 	return -1
 }
@@ -468,7 +630,7 @@ func (p *Predictor) Hidden() bool { return p.remote != nil && p.remote.Hidden() 
 // Collidable reports whether the entity may take part in collisions: the
 // local one always, a remote one per its pose's contact trust.
 func (p *Predictor) Collidable() bool {
-	return p.mode == ModeLocal || (p.remote != nil && p.remote.Pose().Collidable)
+	return p.IsLocal() || (p.remote != nil && p.remote.Pose().Collidable)
 }
 
 // States returns the states drawn from (remote) or sent (local).

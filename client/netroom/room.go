@@ -133,7 +133,8 @@ type Room struct {
 	players []protocol.PlayerState // room.Players, owned
 	spawned [MaxSlots]bool
 	remotes [MaxSlots]*Remote
-	local   *Local // the entity that sends, see ClaimLocal
+	local   *Local   // the entity that sends, see ClaimLocal
+	ents    entities // other entities (entities.go)
 	direct  directWatch
 	mesh    direct.Links // nil while no direct links (see syncDirect)
 	// Buffers of the direct links, reused.
@@ -472,7 +473,9 @@ func (r *Room) SendState(s *wire.State) error {
 	if !r.inRoom || r.link == nil {
 		return ErrNotInRoom
 	}
-	r.sendDirect(s) // before the server: the link skips its queue
+	if !wire.Shared(s.Entity) {
+		r.sendDirect(s) // before the server: the link skips its queue
+	} // a shared object goes by the server alone, which knows its owner
 	if err := r.link.SendState(s); err != nil {
 		return fmt.Errorf("netroom: send state: %w", err)
 	}
@@ -539,6 +542,12 @@ func (r *Room) Route() int {
 	n := 0
 	for i := range r.states {
 		rs := &r.states[i]
+		if rs.State.Entity != 0 {
+			if r.routeEntity(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
+				n++
+			}
+			continue
+		}
 		slot := int(rs.State.Slot)
 		rem := r.remotes[slot]
 		if rem == nil || slot == r.slot {
@@ -568,6 +577,9 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	}
 	if r.direct.arrived(slot, arrival) && r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
+	}
+	if s.Entity != 0 {
+		return !wire.Shared(s.Entity) && r.routeEntity(predict.PathDirect, s, local, arrival)
 	}
 	rem := r.remotes[slot]
 	if rem == nil {
@@ -750,7 +762,7 @@ func (r *Room) gone(reason string, leave bool) {
 }
 
 func (r *Room) applyMessage(m protocol.Message) {
-	if r.applyGameMessage(m) {
+	if r.applyGameMessage(m) || r.applyEntityMessage(m) {
 		return
 	}
 	switch m := m.(type) {
@@ -801,6 +813,7 @@ func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
 	for _, p := range old {
 		if _, ok := findPlayer(st.Players, p.Slot); !ok {
 			r.emit(Event{Kind: EventPlayerLeft, Slot: p.Slot})
+			r.despawnEntitiesOf(p.Slot)
 			r.despawn(p.Slot)
 		}
 	}
@@ -848,6 +861,7 @@ func (r *Room) leaveRoom() {
 	if !r.inRoom {
 		return
 	}
+	r.leaveEntities()
 	for slot := range r.spawned {
 		r.despawn(slot)
 	}

@@ -1,0 +1,305 @@
+package netroom
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Entities beyond a player's own: a player's extra entities (a trailer,
+// a projectile: wire ids 1..wire.MaxPlayerEntity), spawned on every
+// machine through the server, and shared objects (a ball: wire ids
+// wire.FirstShared..255) that one player at a time owns and sends.
+
+var (
+	// ErrEntity indicates an entity id outside its range.
+	ErrEntity = errors.New("netroom: entity id out of range")
+	// ErrNoFreeEntity indicates that every id of the player's own
+	// entities is taken.
+	ErrNoFreeEntity = errors.New("netroom: no free entity id (despawn some)")
+)
+
+// Key names a remote entity: a player's entity is (Slot, Entity); a shared
+// object is keyed by its id alone (Slot -1), whoever owns it.
+type Key struct {
+	Slot, Entity int
+}
+
+// KeyOf returns the key of entity sent by slot.
+func KeyOf(slot, entity int) Key {
+	if entity >= wire.FirstShared {
+		return Key{Slot: -1, Entity: entity}
+	}
+	return Key{Slot: slot, Entity: entity}
+}
+
+// SharedID returns the wire id of shared object n (0..127).
+func SharedID(n int) int { return wire.FirstShared + n }
+
+// owner is what the room last heard of a shared object's owner.
+type owner struct {
+	slot  int
+	epoch uint32
+	msg   protocol.Owner
+}
+
+// entities is the Room's part for entities other than the players' own.
+// Main thread only.
+type entities struct {
+	remotes map[Key]*Remote
+	locals  map[int]*Local         // our entities by wire id (not 0)
+	spawned map[int]bool           // our spawned ids, live
+	remote  map[Key]protocol.Spawn // spawns announced by others, live
+	owners  map[int]owner          // shared objects by wire id
+	claims  map[int]bool           // claims sent, not answered
+	scratch []Key
+}
+
+// BindEntity makes rem the Remote that receives entity k's states.
+// Another Remote bound there already is an error (ErrTaken).
+func (r *Room) BindEntity(k Key, rem *Remote) error {
+	if k.Entity == 0 {
+		return r.Bind(k.Slot, rem)
+	}
+	if k.Entity < 0 || k.Entity > 255 {
+		return fmt.Errorf("bind entity %d: %w", k.Entity, ErrEntity)
+	}
+	if cur := r.ents.remotes[k]; cur != nil && cur != rem {
+		return r.fail(fmt.Errorf("entity %v: %w", k, ErrTaken))
+	}
+	if r.ents.remotes == nil {
+		r.ents.remotes = map[Key]*Remote{}
+	}
+	r.ents.remotes[k] = rem
+	return nil
+}
+
+// UnbindEntity removes rem from k, if it is the one bound there.
+func (r *Room) UnbindEntity(k Key, rem *Remote) {
+	if k.Entity == 0 {
+		r.Unbind(k.Slot, rem)
+		return
+	}
+	if r.ents.remotes[k] == rem {
+		delete(r.ents.remotes, k)
+	}
+}
+
+// BoundEntity returns the Remote bound to k, or nil.
+func (r *Room) BoundEntity(k Key) *Remote {
+	if k.Entity == 0 {
+		return r.Bound(k.Slot)
+	}
+	return r.ents.remotes[k]
+}
+
+// ClaimLocalEntity makes l the sender of our entity id (0 is the player's
+// own: ClaimLocal). Another Local holding it is an error (ErrTaken).
+func (r *Room) ClaimLocalEntity(id int, l *Local) error {
+	if id == 0 {
+		return r.ClaimLocal(l)
+	}
+	if id < 0 || id > 255 {
+		return fmt.Errorf("entity %d: %w", id, ErrEntity)
+	}
+	if cur := r.ents.locals[id]; cur != nil && cur != l {
+		return r.fail(fmt.Errorf("local entity %d: %w", id, ErrTaken))
+	}
+	if r.ents.locals == nil {
+		r.ents.locals = map[int]*Local{}
+	}
+	r.ents.locals[id] = l
+	return nil
+}
+
+// ReleaseLocalEntity gives up l's claim of id, if it holds it.
+func (r *Room) ReleaseLocalEntity(id int, l *Local) {
+	if id == 0 {
+		r.ReleaseLocal(l)
+		return
+	}
+	if r.ents.locals[id] == l {
+		delete(r.ents.locals, id)
+	}
+}
+
+// FreeEntity returns an id for a new entity of ours (1..MaxPlayerEntity)
+// that no spawn and no local entity uses.
+func (r *Room) FreeEntity() (int, error) {
+	for id := 1; id <= wire.MaxPlayerEntity; id++ {
+		if !r.ents.spawned[id] && r.ents.locals[id] == nil {
+			return id, nil
+		}
+	}
+	return 0, ErrNoFreeEntity
+}
+
+// Spawn announces our entity id (1..wire.MaxPlayerEntity) to everyone:
+// their NetRooms instantiate scene with args (a JSON array, or nil). The
+// caller instantiates its own copy. Refusals by the server (too many, too
+// fast) come back as EventError.
+func (r *Room) Spawn(id int, scene string, args json.RawMessage) error {
+	m := &protocol.Spawn{Entity: id, Scene: scene, Args: args}
+	if id > wire.MaxPlayerEntity {
+		return fmt.Errorf("spawn %d: %w (a player's own entities are 1..%d)", id, ErrEntity, wire.MaxPlayerEntity)
+	}
+	if err := protocol.CheckSpawn(m); err != nil {
+		return fmt.Errorf("netroom: spawn: %w", err)
+	}
+	if err := r.sendInRoom(m); err != nil {
+		return err
+	}
+	if r.ents.spawned == nil {
+		r.ents.spawned = map[int]bool{}
+	}
+	r.ents.spawned[id] = true
+	return nil
+}
+
+// Despawn removes our spawned entity id on every machine.
+func (r *Room) Despawn(id int) error {
+	if !r.ents.spawned[id] {
+		return fmt.Errorf("despawn %d: %w (not spawned)", id, ErrEntity)
+	}
+	delete(r.ents.spawned, id)
+	return r.sendInRoom(&protocol.Despawn{Entity: id})
+}
+
+// Claim asks the server for shared object id (wire id, FirstShared..255).
+// The answer comes as EventOwner (to everyone when granted; to us alone
+// with a Reason when refused).
+func (r *Room) Claim(id int) error {
+	if err := protocol.CheckEntity(id, true); err != nil {
+		return fmt.Errorf("netroom: claim: %w", err)
+	}
+	if err := r.sendInRoom(&protocol.Claim{Entity: id}); err != nil {
+		return err
+	}
+	if r.ents.claims == nil {
+		r.ents.claims = map[int]bool{}
+	}
+	r.ents.claims[id] = true
+	return nil
+}
+
+// Claiming reports whether a claim of id was sent and not answered yet.
+func (r *Room) Claiming(id int) bool { return r.ents.claims[id] }
+
+// Owner returns the slot that owns shared object id and the handover's
+// epoch; ok is false when nobody does or nothing was heard.
+func (r *Room) Owner(id int) (slot int, epoch uint32, ok bool) {
+	o, ok := r.ents.owners[id]
+	if !ok || o.slot == protocol.NoOwner {
+		return protocol.NoOwner, o.epoch, false
+	}
+	return o.slot, o.epoch, true
+}
+
+// Handover returns the Owner message of the last handover of id, for the
+// old owner to seed its drawing with (see protocol.Owner).
+func (r *Room) Handover(id int) (protocol.Owner, bool) {
+	o, ok := r.ents.owners[id]
+	return o.msg, ok
+}
+
+// RemoteSpawns returns the live spawns announced by other players.
+func (r *Room) RemoteSpawns() []protocol.Spawn {
+	out := make([]protocol.Spawn, 0, len(r.ents.remote))
+	for _, s := range r.ents.remote {
+		out = append(out, s)
+	}
+	return out
+}
+
+// applyEntityMessage handles the entity messages; it reports whether m
+// was one.
+func (r *Room) applyEntityMessage(m protocol.Message) bool {
+	switch m := m.(type) {
+	case *protocol.Spawn:
+		if m.Slot == r.slot || protocol.CheckSpawn(m) != nil {
+			return true
+		}
+		k := KeyOf(m.Slot, m.Entity)
+		if r.ents.remote == nil {
+			r.ents.remote = map[Key]protocol.Spawn{}
+		}
+		if _, dup := r.ents.remote[k]; dup {
+			return true
+		}
+		r.ents.remote[k] = *m
+		r.emit(Event{Kind: EventEntitySpawned, Slot: m.Slot, Entity: m.Entity, Text: m.Scene, Spawn: m})
+	case *protocol.Despawn:
+		r.despawnEntity(KeyOf(m.Slot, m.Entity))
+	case *protocol.Owner:
+		if m.Entity < wire.FirstShared || m.Entity > 255 {
+			return true
+		}
+		delete(r.ents.claims, m.Entity)
+		cur, known := r.ents.owners[m.Entity]
+		if known && m.Epoch < cur.epoch {
+			return true // an old handover, overtaken
+		}
+		if r.ents.owners == nil {
+			r.ents.owners = map[int]owner{}
+		}
+		r.ents.owners[m.Entity] = owner{slot: m.Slot, epoch: m.Epoch, msg: *m}
+		if !known || cur.slot != m.Slot || m.Reason != "" {
+			r.emit(Event{Kind: EventOwner, Slot: m.Slot, Entity: m.Entity, Text: m.Reason, Owner: m})
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// despawnEntity forgets another player's spawn and tells the node.
+func (r *Room) despawnEntity(k Key) {
+	if _, ok := r.ents.remote[k]; !ok {
+		return
+	}
+	delete(r.ents.remote, k)
+	r.emit(Event{Kind: EventEntityDespawned, Slot: k.Slot, Entity: k.Entity})
+}
+
+// despawnEntitiesOf forgets every spawn of slot (-1: everyone's).
+func (r *Room) despawnEntitiesOf(slot int) {
+	r.ents.scratch = r.ents.scratch[:0]
+	for k, s := range r.ents.remote {
+		if slot < 0 || s.Slot == slot {
+			r.ents.scratch = append(r.ents.scratch, k)
+		}
+	}
+	for _, k := range r.ents.scratch {
+		r.despawnEntity(k)
+	}
+}
+
+// leaveEntities forgets every entity of the room we left.
+func (r *Room) leaveEntities() {
+	r.despawnEntitiesOf(-1)
+	r.ents.spawned, r.ents.owners, r.ents.claims = nil, nil, nil
+}
+
+// routeEntity hands a state of an entity other than a player's own to
+// its Remote.
+func (r *Room) routeEntity(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
+	if int(s.Slot) == r.slot {
+		return false // our own shared object, echoed: we are drawing it from our side
+	}
+	rem := r.ents.remotes[KeyOf(int(s.Slot), int(s.Entity))]
+	if rem == nil {
+		r.stats.Unrouted++
+		return false
+	}
+	if rem.Add(path, s, local, arrival) {
+		r.stats.Routed++
+		return true
+	}
+	r.stats.Refused++
+	return false
+}
