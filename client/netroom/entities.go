@@ -288,11 +288,8 @@ func (r *Room) leaveEntities() {
 // routeEntity hands a state of an entity other than a player's own to
 // its Remote.
 func (r *Room) routeEntity(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
-	if int(s.Slot) == r.slot {
-		return false // our own shared object, echoed: we are drawing it from our side
-	}
 	rem := r.ents.remotes[KeyOf(int(s.Slot), int(s.Entity))]
-	if rem == nil {
+	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side
 		r.stats.Unrouted++
 		return false
 	}
