@@ -244,6 +244,9 @@ func (p *NetPredictor) afterBind() {
 		if p.m.HideUntilData() {
 			p.setVisible(false)
 		}
+		if p.m.Mode() == netroom.ModeShared {
+			p.handOverBody() // frozen until ours
+		}
 	}
 	p.reportErrors()
 }
@@ -347,7 +350,7 @@ func (sceneTree) RoomOf(n godot.Node) (*NetRoom, bool)   { return godot.Instance
 // Process draws a remote entity: the model routes what arrived and says
 // where it is now; the root goes there, and the changes become signals.
 func (p *NetPredictor) Process(delta float64) {
-	if !p.m.Draws() || !onMainThread("NetPredictor._process") {
+	if !onMainThread("NetPredictor._process") || !p.syncOwner() || !p.m.Draws() {
 		return
 	}
 	start := procClock.Now()
@@ -431,7 +434,7 @@ func (p *NetPredictor) setVisible(on bool) {
 // and sends when a state is due; an unbound one looks for a NetRoom once a
 // second.
 func (p *NetPredictor) PhysicsProcess(delta float64) {
-	if p.m.Draws() || !onMainThread("NetPredictor._physics_process") {
+	if !onMainThread("NetPredictor._physics_process") || !p.syncOwner() || p.m.Draws() {
 		return
 	}
 	if p.m.SearchDue() {
@@ -527,5 +530,7 @@ func (p *NetPredictor) ConfigurationWarnings() []string {
 	} else {
 		_, s.RoomFound = godot.InstanceOf[NetRoom](p.GetNodeOrNull(p.roomPath))
 	}
-	return append(netroom.PredictorWarnings(s), netroom.SyncedWarnings(p.synced.paths)...) // synced.go
+	out := append(netroom.PredictorWarnings(s), netroom.SyncedWarnings(p.synced.paths)...) // synced.go
+	id, shared := p.m.Entity()
+	return append(out, netroom.EntityWarnings(id, shared, s.RootClass)...)
 }

@@ -34,6 +34,7 @@ type NetRoom struct {
 	applying    bool           // inside apply: a signal handler may free the node
 	self        godot.ObjectID // to notice a handler freeing the node
 	lan         lanHosting     // hosting.go: the embedded server and UDP relays
+	ents        roomEntities   // netroom_spawn.go: spawned entities
 }
 
 var (
@@ -288,6 +289,7 @@ func (n *NetRoom) Process(delta float64) {
 	if !n.apply(n.model.Update(procClock.Now())) {
 		return // freed by a signal handler
 	}
+	n.despawnFreed() // netroom_spawn.go
 	n.model.Route()
 }
 
@@ -348,8 +350,6 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 			err = sigClockSynced.Emit(n)
 		case netroom.EventJoined:
 			err = sigRoomJoined.Emit(n, e.Text, int64(e.Slot))
-		case netroom.EventLeft:
-			err = sigRoomLeft.Emit(n)
 		case netroom.EventError:
 			if e.Internal {
 				godot.PrintErrorf("NetRoom: %s", e.Text) // a bug: also in the console, for a report
@@ -377,6 +377,13 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 			err = n.despawn(e.Slot)
 		case netroom.EventGameEvent, netroom.EventChat, netroom.EventHit, netroom.EventProp:
 			err = n.emitGameEvent(e) // events.go
+		case netroom.EventEntitySpawned:
+			err = n.spawnRemoteEntity(e) // netroom_spawn.go
+		case netroom.EventEntityDespawned:
+			err = n.despawnRemoteEntity(e)
+		case netroom.EventLeft:
+			n.ents.local = nil // our spawns end with the room
+			err = sigRoomLeft.Emit(n)
 		}
 		if !n.alive() {
 			return false // n's engine object is freed: no more engine calls on it

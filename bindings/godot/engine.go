@@ -253,6 +253,27 @@ func (b RigidBody3D) LinearVelocity() Vector3 {
 	return fromBlob[Vector3](mbRigidBody3DGetLinearVelocity.words(b.ptr, 0, 0, 0))
 }
 
+// SetLinearVelocity sets the body's linear velocity.
+func (b RigidBody3D) SetLinearVelocity(v Vector3) {
+	mbRigidBody3DSetLinearVelocity.value(b.ptr, toBlob(v))
+}
+
+// SetLinearVelocity sets the body's linear velocity.
+func (b RigidBody2D) SetLinearVelocity(v Vector2) {
+	mbRigidBody2DSetLinearVelocity.value(b.ptr, toBlob(v))
+}
+
+// SetFreezeEnabled freezes the body (it stops simulating and follows
+// where it is placed, per its freeze_mode) or lets it simulate again.
+func (b RigidBody3D) SetFreezeEnabled(on bool) {
+	mbRigidBody3DSetFreezeEnabled.words(b.ptr, wordBool(on), 0, 0)
+}
+
+// SetFreezeEnabled freezes the body or lets it simulate again.
+func (b RigidBody2D) SetFreezeEnabled(on bool) {
+	mbRigidBody2DSetFreezeEnabled.words(b.ptr, wordBool(on), 0, 0)
+}
+
 // Instantiate builds a new node tree from the scene; the caller adds it to
 // the tree (or frees it).
 func (s PackedScene) Instantiate() Node {

@@ -73,6 +73,10 @@ var (
 	mbCharacterBody3DGetVelocity   = engineMethod("CharacterBody3D", "get_velocity", 3360562783)
 	mbRigidBody2DGetLinearVelocity = engineMethod("RigidBody2D", "get_linear_velocity", 3341600327)
 	mbRigidBody3DGetLinearVelocity = engineMethod("RigidBody3D", "get_linear_velocity", 3360562783)
+	mbRigidBody2DSetLinearVelocity = engineMethod("RigidBody2D", "set_linear_velocity", 743155724)
+	mbRigidBody3DSetLinearVelocity = engineMethod("RigidBody3D", "set_linear_velocity", 3460891852)
+	mbRigidBody2DSetFreezeEnabled  = engineMethod("RigidBody2D", "set_freeze_enabled", 2586408642)
+	mbRigidBody3DSetFreezeEnabled  = engineMethod("RigidBody3D", "set_freeze_enabled", 2586408642)
 
 	mbPackedSceneInstantiate = engineMethod("PackedScene", "instantiate", 2628778455)
 	mbResourceLoaderLoad     = engineMethod("ResourceLoader", "load", 3358495409)

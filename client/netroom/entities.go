@@ -216,6 +216,18 @@ func (r *Room) RemoteSpawns() []protocol.Spawn {
 	return out
 }
 
+// SceneAllowed reports whether scene is one of list (NetRoom's
+// spawnable_scenes): a NetRoom instantiates only those for other players,
+// so a peer cannot make it load any resource it names.
+func SceneAllowed(list []string, scene string) bool {
+	for _, s := range list {
+		if s == scene {
+			return true
+		}
+	}
+	return false
+}
+
 // applyEntityMessage handles the entity messages; it reports whether m
 // was one.
 func (r *Room) applyEntityMessage(m protocol.Message) bool {

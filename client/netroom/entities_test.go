@@ -253,3 +253,27 @@ func TestSetEntityRange(t *testing.T) {
 	assert.Equal(t, wire.FirstShared+5, p.WireEntity())
 	assert.Error(t, p.Claim(), "not bound")
 }
+
+func TestBindLocalEntity(t *testing.T) {
+	h := joined(t, 0, 0)
+	p := NewPredictor()
+	assert.ErrorIs(t, p.BindLocalEntity(h.room, 0), ErrEntity, "0 is the player's own")
+	require.NoError(t, p.BindLocalEntity(h.room, 4))
+	p.SetDim(Dim3D)
+	p.Ready(h.room)
+	require.Equal(t, ModeLocal, p.Mode())
+	require.True(t, p.Sample(0, geom.Vec3{X: 1}, geom.Identity, geom.Vec3{}, true))
+	h.link.mu.Lock()
+	st := h.link.sentSt[len(h.link.sentSt)-1]
+	h.link.mu.Unlock()
+	assert.Equal(t, uint8(4), st.Entity)
+	// The player's own entity sends beside it: separate claims.
+	own := NewPredictor()
+	own.SetDim(Dim3D)
+	own.Ready(h.room)
+	assert.True(t, own.Sample(0, geom.Vec3{}, geom.Identity, geom.Vec3{}, true))
+	next, _ := h.room.FreeEntity()
+	assert.NotEqual(t, 4, next, "a local entity's id is not free")
+	assert.True(t, SceneAllowed([]string{"res://a.tscn", "res://b.tscn"}, "res://b.tscn"))
+	assert.False(t, SceneAllowed([]string{"res://a.tscn"}, "res://secret.tres"))
+}

@@ -203,6 +203,17 @@ func (p *Predictor) BindRemote(room *Room, slot int) {
 	p.mode, p.room, p.slot = ModeRemote, room, slot
 }
 
+// BindLocalEntity makes the entity our extra entity id (1..MaxPlayerEntity)
+// sending through room: called by the NetRoom that spawned its scene for
+// us (spawn_entity), before the scene enters the tree.
+func (p *Predictor) BindLocalEntity(room *Room, id int) error {
+	if id < 1 || id > wire.MaxPlayerEntity {
+		return fmt.Errorf("entity %d: %w (1..%d)", id, ErrEntity, wire.MaxPlayerEntity)
+	}
+	p.entity, p.shared, p.mode, p.room = id, false, ModeLocal, room
+	return nil
+}
+
 // SetEntity sets the node's entity id (0 is the player's own entity;
 // 1..wire.MaxPlayerEntity its others) and whether it is a shared object
 // (then id 0..127 names the object, the same on every machine). Set it

@@ -90,3 +90,16 @@ func PredictorWarnings(s PredictorSetup) []string {
 	}
 	return w
 }
+
+// EntityWarnings are the configuration warnings of a NetPredictor's
+// entity settings: a shared object's root should be a rigid body, which
+// the node freezes while another player owns it and lets simulate while
+// this one does.
+func EntityWarnings(id int, shared bool, rootClass string) []string {
+	if !shared || rootClass == "" || rootClass == "RigidBody3D" || rootClass == "RigidBody2D" {
+		return nil
+	}
+	return []string{fmt.Sprintf("Shared object %d: its root is a %s. A RigidBody3D or RigidBody2D (freeze_mode "+
+		"KINEMATIC) is handed over by itself: frozen and placed while another player owns it, simulating from "+
+		"the drawn velocity once you do. Any other root must stop moving itself while is_owner() is false.", id, rootClass)}
+}
