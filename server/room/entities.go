@@ -219,7 +219,6 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
 	o := r.objs[e-wire.FirstShared]
 	if o == nil || o.owner != s.slot {
-		r.notOwner++
 		if r.em != nil {
 			r.em.StatesNotOwner(1)
 		}
@@ -293,7 +292,7 @@ func (r *Room) spawn(now time.Duration, s *seat, m *protocol.Spawn) *protocol.Er
 		sp.Args = append(json.RawMessage(nil), m.Args...)
 	}
 	if shared {
-		o := &object{id: e, owner: s.slot, epoch: 1, handover: now, by: s, spawn: sp, placed: true,
+		o := &object{id: e, owner: s.slot, epoch: r.epochs[e-wire.FirstShared] + 1, handover: now, by: s, spawn: sp, placed: true,
 			pos:    geom.Vec3{X: m.Pos[0], Y: m.Pos[1], Z: m.Pos[2]},
 			states: ratelimit.Full(now, r.cfg.RateBurst)}
 		r.objs[e-wire.FirstShared] = o
@@ -325,7 +324,7 @@ func (r *Room) despawn(s *seat, m *protocol.Despawn) *protocol.Error {
 		if s.slot != r.host {
 			return protocol.Errorf(protocol.CodeNotHost, "despawn refused: only the host despawns shared objects")
 		}
-		r.objs[e-wire.FirstShared] = nil
+		r.forget(e)
 	} else {
 		if s.ents.tracks[e] == nil {
 			return protocol.Errorf(protocol.CodeBadRequest, "despawn refused: you have no entity %d", e)
@@ -353,7 +352,7 @@ func (r *Room) claim(now time.Duration, s *seat, m *protocol.Claim) *protocol.Er
 	i := m.Entity - wire.FirstShared
 	o := r.objs[i]
 	if o == nil { // placed in the level: the first claim takes it
-		o = &object{id: uint8(m.Entity), owner: protocol.NoOwner, handover: now,
+		o = &object{id: uint8(m.Entity), owner: protocol.NoOwner, epoch: r.epochs[i], handover: now,
 			states: ratelimit.Full(now, r.cfg.RateBurst)}
 		r.objs[i] = o
 	}
@@ -403,6 +402,14 @@ func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 	return ""
 }
 
+// forget drops shared object e, keeping its epoch: one that takes its id
+// later counts on from there, so epochs of an id never repeat.
+func (r *Room) forget(e uint8) {
+	i := e - wire.FirstShared
+	r.epochs[i] = r.objs[i].epoch
+	r.objs[i] = nil
+}
+
 // handOver gives o to slot (protocol.NoOwner for nobody) and tells
 // everyone. The new owner's states are checked on the object's track,
 // but its seq and clock are its own.
@@ -431,7 +438,8 @@ func (r *Room) releaseObjects(now time.Duration, s *seat) {
 }
 
 // dropEntities announces a Despawn for every entity a freed seat spawned
-// (its shared objects stay: they belong to the room).
+// (the shared objects it spawned as the host stay: they belong to the
+// room, and pass to the next host with the others).
 func (r *Room) dropEntities(s *seat) {
 	for e, t := range s.ents.tracks {
 		if t != nil && t.spawn != nil {
@@ -439,6 +447,11 @@ func (r *Room) dropEntities(s *seat) {
 		}
 	}
 	s.ents = entSeat{}
+	for _, o := range r.objs {
+		if o != nil && o.by == s {
+			o.by = nil // its spawn now goes to everyone who joins
+		}
+	}
 }
 
 // resetEntities forgets what the relay knew of a seat's connection for its
@@ -458,8 +471,10 @@ func (r *Room) resetEntities(s *seat) {
 }
 
 // sendEntities sends a player who just joined (or came back) the others'
-// Spawns, the shared objects' Spawns and owners, then the last state of
-// every extra entity and shared object.
+// Spawns, the shared objects' Spawns and owners (one Owner per object the
+// room knows, NoOwner included, since a spawned one would otherwise read
+// as the host's), then the last state of every extra entity and shared
+// object.
 func (r *Room) sendEntities(s *seat) {
 	p := s.peer
 	if p == nil {
@@ -481,7 +496,7 @@ func (r *Room) sendEntities(s *seat) {
 		}
 	}
 	for _, o := range r.objs {
-		if o != nil && o.owner != protocol.NoOwner {
+		if o != nil {
 			r.send(p, o.ownerMsg(""))
 		}
 	}

@@ -456,6 +456,19 @@ func TestHostSpawnsSharedObject(t *testing.T) {
 	assert.Equal(t, []*protocol.Despawn{{Slot: slotA, Entity: 130}}, ofType[*protocol.Despawn](msgs(c)))
 	_, _, ok := h.r.Owner(130)
 	assert.False(t, ok, "forgotten")
+
+	// Spawned again, it counts its epochs on: an id's epochs never repeat.
+	h.send(a, ball)
+	got = ofType[*protocol.Owner](msgs(c))
+	require.Len(t, got, 1)
+	assert.Equal(t, uint32(3), got[0].Epoch)
+	// A late joiner hears of every object, owned or not.
+	h.r.Disconnect(h.now, a)
+	_, _ = h.join("d")
+	d2, _ := h.join("e")
+	got = ofType[*protocol.Owner](msgs(d2))
+	require.Len(t, got, 1)
+	assert.Equal(t, protocol.NoOwner, got[0].Slot)
 }
 
 // TestSharedStatesFromOwnerOnly checks that a non-owner's states of a
@@ -468,7 +481,7 @@ func TestSharedStatesFromOwnerOnly(t *testing.T) {
 	h.send(c.b, &protocol.DirectLink{Slot: 1, Up: true})
 	h.now += 10 * time.Millisecond
 	c.objState(c.b, geom.Vec3{X: 1})
-	assert.Equal(t, 1, h.r.notOwner)
+	assert.Equal(t, 1, h.metrics.notOwner, "counted in the metrics")
 	assert.Empty(t, nonZero(h.metrics.rejected), "no rejection, no abuse score")
 	for _, p := range []*MemPeer{c.host, c.a, c.b} {
 		assert.Empty(t, p.Take(), "nothing relayed, nothing answered")
@@ -507,7 +520,7 @@ func TestSharedSequenceAcrossHandover(t *testing.T) {
 	}
 	got = append(got, statesOf(c.b.Take(), c.obj)...)
 	require.Len(t, got, 11)
-	assert.Equal(t, 1, h.r.notOwner)
+	assert.Equal(t, 1, h.metrics.notOwner)
 	for i := 1; i < len(got); i++ {
 		assert.True(t, got[i].Seq.Newer(got[i-1].Seq), "seq %d then %d", got[i-1].Seq, got[i].Seq)
 		assert.Equal(t, got[i-1].Seq+1, got[i].Seq)

@@ -143,9 +143,9 @@ type Room struct {
 	scratch []*seat            // recipients of one event or chat line (events.go)
 	hitPred *predict.Predictor // rebuilds what a shooter drew (hits.go)
 
-	objs     [256 - wire.FirstShared]*object // shared objects by id - FirstShared (entities.go)
-	notOwner int                             // shared-object states dropped: sender not the owner
-	em       EntityMetrics                   // m's, when it counts those; else nil
+	objs   [256 - wire.FirstShared]*object // shared objects by id - FirstShared (entities.go)
+	epochs [256 - wire.FirstShared]uint32  // last epoch of each forgotten object
+	em     EntityMetrics                   // m's, when it counts those; else nil
 
 	dimSet  bool                     // the host has sent a state: dim2D is the room's
 	dim2D   bool                     // the room carries 2D states
