@@ -22,6 +22,9 @@ const (
 	DefaultClaimRadius   = 4.0   // m
 	DefaultClaimRadius2D = 128.0 // px
 	DefaultClaimHold     = 200 * time.Millisecond
+	// DefaultStateShare is how many entities' worth of states a player's
+	// extra entities and shared objects may send together.
+	DefaultStateShare = 8.0
 )
 
 // EntityLimits bound a player's extra entities (wire.State.Entity
@@ -52,6 +55,13 @@ type EntityLimits struct {
 	// the radius rule, so two players at the same distance do not trade it
 	// every frame. Default 200 ms.
 	ClaimHold time.Duration
+	// StateShare bounds the states of all of one player's extra entities
+	// and shared objects together, beside each one's own rate limit: at
+	// most StateShare x SendRate x RateFactor per second, burst StateShare
+	// x RateBurst. Default 8. Without it a player's MaxPerPlayer entities
+	// would each have a player's budget, and the relay would fan out 32
+	// times what one player may send today.
+	StateShare float64
 }
 
 func (l EntityLimits) withDefaults() EntityLimits {
@@ -63,6 +73,7 @@ func (l EntityLimits) withDefaults() EntityLimits {
 	setDefault(&l.ClaimRadius, DefaultClaimRadius)
 	setDefault(&l.ClaimRadius2D, DefaultClaimRadius2D)
 	setDefault(&l.ClaimHold, DefaultClaimHold)
+	setDefault(&l.StateShare, DefaultStateShare)
 	return l
 }
 
@@ -73,6 +84,8 @@ func (l EntityLimits) validate() error {
 	case l.SpawnRate <= 0 || l.SpawnBurst < 1 || l.ClaimRate <= 0 || l.ClaimBurst < 1:
 		return fmt.Errorf("SpawnRate %v, SpawnBurst %v, ClaimRate %v, ClaimBurst %v: need positive rates and bursts of at least 1",
 			l.SpawnRate, l.SpawnBurst, l.ClaimRate, l.ClaimBurst)
+	case l.StateShare < 1:
+		return fmt.Errorf("StateShare %v below 1 would refuse a single entity's rate", l.StateShare)
 	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0:
 		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v or ClaimHold %v", l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold)
 	}
@@ -95,13 +108,26 @@ type entSeat struct {
 	live   int                               // non-nil tracks
 	spawns bucket
 	claims bucket
-	set    bool // the buckets were filled
+	states bucket // every extra entity's and shared object's states (StateShare)
+	set    bool   // the buckets were filled
 }
 
-func (es *entSeat) fill(now time.Duration, l *EntityLimits) {
+func (es *entSeat) fill(now time.Duration, c *Config) {
 	if !es.set {
+		l := &c.Entities
 		es.spawns, es.claims, es.set = ratelimit.Full(now, l.SpawnBurst), ratelimit.Full(now, l.ClaimBurst), true
+		es.states = ratelimit.Full(now, l.StateShare*c.RateBurst)
 	}
+}
+
+// takeState takes one state from the budget of track b and from the
+// player's shared budget of extra states; false means over the rate.
+func (r *Room) takeState(now time.Duration, s *seat, b *bucket) bool {
+	c := &r.cfg
+	s.ents.fill(now, c)
+	share := c.Entities.StateShare
+	return b.Take(now, c.SendRate*c.RateFactor, c.RateBurst) &&
+		s.ents.states.Take(now, share*c.SendRate*c.RateFactor, share*c.RateBurst)
 }
 
 // entity is one extra entity of a player: the relay's view of it, like the
@@ -169,7 +195,7 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 		}
 		t = newEntity(now, &r.cfg) // kept only once a state is accepted
 	}
-	if !t.states.Take(now, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
+	if !r.takeState(now, s, &t.states) {
 		r.reject(now, s, RejectRate, nil)
 		return
 	}
@@ -224,7 +250,7 @@ func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
 		}
 		return
 	}
-	if !o.states.Take(now, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
+	if !r.takeState(now, s, &o.states) {
 		r.reject(now, s, RejectRate, nil)
 		return
 	}
@@ -280,7 +306,7 @@ func (r *Room) spawn(now time.Duration, s *seat, m *protocol.Spawn) *protocol.Er
 			return protocol.Errorf(protocol.CodeTooMany, "spawn refused: you have %d entities, at most %d", s.ents.live, l.MaxPerPlayer)
 		}
 	}
-	s.ents.fill(now, l)
+	s.ents.fill(now, &r.cfg)
 	if !s.ents.spawns.Take(now, l.SpawnRate, l.SpawnBurst) {
 		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
 			"spawn refused: more than %.0f spawns per second (burst %.0f)", l.SpawnRate, l.SpawnBurst))
@@ -343,7 +369,7 @@ func (r *Room) claim(now time.Duration, s *seat, m *protocol.Claim) *protocol.Er
 		return protocol.Errorf(protocol.CodeBadRequest, "claim refused: %v", err)
 	}
 	l := &r.cfg.Entities
-	s.ents.fill(now, l)
+	s.ents.fill(now, &r.cfg)
 	if !s.ents.claims.Take(now, l.ClaimRate, l.ClaimBurst) {
 		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
 			"claim refused: more than %.0f claims per second (burst %.0f)", l.ClaimRate, l.ClaimBurst))

@@ -630,3 +630,39 @@ func TestEntityLimitsValidate(t *testing.T) {
 	}
 	assert.NoError(t, (&Config{Entities: EntityLimits{MaxPerPlayer: wire.MaxPlayerEntity}}).Validate())
 }
+
+// TestExtraStatesShareABudget checks that a player's extra entities, each
+// within its own rate, share one budget of StateShare players' worth: 4
+// entities at 60 Hz pass; 20 are refused past the shared rate, and the
+// player, flooding, is closed like any state flooder.
+func TestExtraStatesShareABudget(t *testing.T) {
+	const tick = time.Second / 60
+	for _, n := range []int{4, 20} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			h := newHarness(t, testConfig())
+			a, _ := h.join("a")
+			b, _ := h.join("b")
+			relayed := 0
+			const frames = 3 * 60
+			for i := 0; i < frames && !a.Closed; i++ {
+				h.now += tick
+				for e := 1; e <= n; e++ {
+					h.r.HandleFrame(h.now, a, entFrame(t, uint8(e), i, h.now, geom.Vec3{X: float64(e)}))
+				}
+				relayed += len(States(b.Take()))
+			}
+			c := h.r.cfg
+			share := c.Entities.StateShare
+			if n == 4 {
+				assert.Empty(t, nonZero(h.metrics.rejected))
+				assert.Equal(t, n*frames, relayed)
+				return
+			}
+			assert.Positive(t, h.metrics.rejected[RejectRate])
+			assert.True(t, a.Closed)
+			assert.Equal(t, protocol.CodeRateLimited, a.CloseCode)
+			limit := share*c.SendRate*c.RateFactor*(h.now-time.Hour).Seconds() + share*c.RateBurst
+			assert.LessOrEqual(t, float64(relayed), limit, "at most the shared rate plus its burst")
+		})
+	}
+}
