@@ -41,6 +41,9 @@ type Metrics struct {
 	// SkippedDirectTotal counts states not relayed to a recipient that
 	// receives the sender over a direct link.
 	SkippedDirectTotal prometheus.Counter
+	// NotOwnerTotal counts shared-object states dropped because their
+	// sender does not own the object (normal around a handover).
+	NotOwnerTotal prometheus.Counter
 	// Panics counts panics recovered in server goroutines (a room closed,
 	// a connection closed or a background loop restarted): each is a bug.
 	Panics prometheus.Counter
@@ -88,6 +91,8 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "State frames relayed to other players (one per recipient)."}),
 		SkippedDirectTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_skipped_direct_total",
 			Help: "State frames not relayed because the recipient receives the sender over a direct link (one per recipient)."}),
+		NotOwnerTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_not_owner_total",
+			Help: "Shared-object states dropped because the sender does not own the object (in flight during a handover)."}),
 		DroppedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_dropped_total",
 			Help: "Relayed states dropped because the recipient read too slowly (oldest first)."}),
 		RoundsTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "rounds_started_total",
@@ -129,7 +134,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 		m.phases.WithLabelValues(string(p))
 	}
 	for _, c := range []prometheus.Collector{m.Rooms, m.Players, m.Connections, m.StatesInTotal, m.RelayedTotal,
-		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, m.SkippedDirectTotal, m.Panics, build} {
+		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, m.SkippedDirectTotal, m.NotOwnerTotal, m.Panics, build} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -149,6 +154,9 @@ func (m *Metrics) StatesRelayed(n int) {
 
 // StatesSkippedDirect implements room.DirectMetrics.
 func (m *Metrics) StatesSkippedDirect(n int) { m.SkippedDirectTotal.Add(float64(n)) }
+
+// StatesNotOwner implements room.EntityMetrics.
+func (m *Metrics) StatesNotOwner(n int) { m.NotOwnerTotal.Add(float64(n)) }
 
 // Rejected implements room.Metrics.
 func (m *Metrics) Rejected(r room.Reject) {

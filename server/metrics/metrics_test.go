@@ -35,6 +35,8 @@ func TestRoomMetrics(t *testing.T) {
 	m.PhaseChanged(protocol.PhaseHandshake, "")
 	m.Kicked(protocol.CodeRateLimited)
 	m.Closed(protocol.CodeGoingAway)
+	var em room.EntityMetrics = m
+	em.StatesNotOwner(2)
 
 	assert.InDelta(t, 3, testutil.ToFloat64(m.StatesInTotal), 0)
 	assert.InDelta(t, 6, testutil.ToFloat64(m.RelayedTotal), 0)
@@ -45,6 +47,8 @@ func TestRoomMetrics(t *testing.T) {
 	assert.InDelta(t, 1, testutil.ToFloat64(m.RoundsTotal), 0)
 	assert.InDelta(t, 1, testutil.ToFloat64(m.kicked.WithLabelValues("rate_limited")), 0)
 	assert.InDelta(t, 1, testutil.ToFloat64(m.closes.WithLabelValues("going_away")), 0)
+	assert.InDelta(t, 2, testutil.ToFloat64(m.NotOwnerTotal), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.rejected.WithLabelValues("entities")), 0)
 
 	n, err := testutil.GatherAndCount(reg, "nearzero_restamp_age_seconds")
 	require.NoError(t, err)

@@ -178,6 +178,9 @@ type Config struct {
 	Events EventLimits
 	// Hits turns on hits the server decides, and tunes them (hits.go).
 	Hits HitRules
+	// Entities bounds each player's extra entities and tunes the ownership
+	// of shared objects (entities.go).
+	Entities EntityLimits
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -220,6 +223,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.InviteBase, DefaultInviteBase)
 	d.Events = d.Events.withDefaults()
 	d.Hits = d.Hits.withDefaults()
+	d.Entities = d.Entities.withDefaults()
 	return d
 }
 
@@ -284,6 +288,9 @@ func (c *Config) Validate() error {
 	}
 	if err := d.Hits.validate(); err != nil {
 		return fmt.Errorf("%w: Hits: %w", ErrInvalidConfig, err)
+	}
+	if err := d.Entities.validate(); err != nil {
+		return fmt.Errorf("%w: Entities: %w", ErrInvalidConfig, err)
 	}
 	if err := d.Restamp.Validate(); err != nil {
 		return fmt.Errorf("%w: Restamp: %w", ErrInvalidConfig, err)

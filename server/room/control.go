@@ -145,6 +145,12 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		return r.setProp(now, s, m)
 	case *protocol.Hit:
 		return r.hit(now, s, m) // hits.go
+	case *protocol.Spawn:
+		return r.spawn(now, s, m) // entities.go
+	case *protocol.Despawn:
+		return r.despawn(s, m)
+	case *protocol.Claim:
+		return r.claim(now, s, m)
 	case *protocol.Invite:
 		r.emit(now, s, analytics.StepInviteShared, m.Channel)
 	case *protocol.Leave:

@@ -105,13 +105,14 @@ func (b *eventBudget) fill(now time.Duration, l *EventLimits) {
 }
 
 // ownBudget reports whether a control frame is of a type with its own
-// budget (events, chat), which the control budget leaves alone.
+// budget (events, chat, props, hits, spawns, claims), which the control
+// budget leaves alone.
 func ownBudget(frame []byte) bool {
 	if len(frame) < wire.ControlHeaderSize {
 		return false
 	}
 	switch wire.ControlType(frame[3]) {
-	case protocol.TypeEvent, protocol.TypeChat, protocol.TypeProp, protocol.TypeHit:
+	case protocol.TypeEvent, protocol.TypeChat, protocol.TypeProp, protocol.TypeHit, protocol.TypeSpawn, protocol.TypeClaim:
 		return true
 	}
 	return false

@@ -10,12 +10,19 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 func FuzzHandleFrame(f *testing.F) {
 	for _, m := range []protocol.Message{&protocol.Ready{Ready: true}, &protocol.Start{}, &protocol.Ping{TUS: 1},
-		&protocol.Signal{To: 1, Kind: protocol.SignalOffer}, &protocol.Settings{RoundUS: 1}, &protocol.Leave{}} {
+		&protocol.Signal{To: 1, Kind: protocol.SignalOffer}, &protocol.Settings{RoundUS: 1}, &protocol.Leave{},
+		&protocol.Spawn{Entity: 1, Scene: "s", Args: []byte("[1]")}, &protocol.Spawn{Entity: 200, Scene: "s"},
+		&protocol.Despawn{Entity: 1}, &protocol.Claim{Entity: 200}} {
 		f.Add(protocol.MustMarshal(m), uint16(10))
+	}
+	for _, e := range []uint8{0, 1, 127, 128, 255} {
+		b, _ := wire.AppendState(nil, &wire.State{Entity: e, Seq: 1, Rot: geom.Quat{W: 1}})
+		f.Add(b, uint16(16))
 	}
 	f.Add([]byte{0x40, 0, 0, 0}, uint16(0))
 	f.Fuzz(func(t *testing.T, frame []byte, dt uint16) {
@@ -106,6 +113,26 @@ func checkInvariants(t *testing.T, r *Room, now time.Duration, seed uint64, step
 		}
 	}
 	require.Equal(t, n, r.count, "seed %d step %d", seed, step)
+	for _, s := range r.seats {
+		if s == nil {
+			continue
+		}
+		live := 0
+		for _, e := range s.ents.tracks {
+			if e != nil {
+				live++
+			}
+		}
+		require.Equal(t, live, s.ents.live, "seed %d step %d: live entities of slot %d", seed, step, s.slot)
+		require.LessOrEqual(t, live, r.cfg.Entities.MaxPerPlayer, "seed %d step %d", seed, step)
+	}
+	for _, o := range r.objs {
+		if o == nil || o.owner == protocol.NoOwner {
+			continue
+		}
+		s := r.seatAt(o.owner)
+		require.True(t, s != nil && s.peer != nil, "seed %d step %d: object %d owned by slot %d, not connected", seed, step, o.id, o.owner)
+	}
 	require.Len(t, r.byUser, n, "seed %d step %d", seed, step)
 	require.Equal(t, host, r.host, "seed %d step %d: host is the longest present", seed, step)
 	if r.Busy() {

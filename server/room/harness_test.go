@@ -27,6 +27,7 @@ type harness struct {
 type countMetrics struct {
 	in, relayed int
 	skipped     int // StatesSkippedDirect (DirectMetrics)
+	notOwner    int // StatesNotOwner (EntityMetrics)
 	rejected    map[Reject]int
 	kicked      map[protocol.Code]int
 	offsets     int
@@ -40,6 +41,7 @@ func newCountMetrics() *countMetrics {
 func (m *countMetrics) StatesIn(n int)                    { m.in += n }
 func (m *countMetrics) StatesRelayed(n int)               { m.relayed += n }
 func (m *countMetrics) StatesSkippedDirect(n int)         { m.skipped += n }
+func (m *countMetrics) StatesNotOwner(n int)              { m.notOwner += n }
 func (m *countMetrics) Rejected(r Reject)                 { m.rejected[r]++ }
 func (m *countMetrics) RestampAge(time.Duration)          { m.offsets++ }
 func (m *countMetrics) PhaseChanged(_, to protocol.Phase) { m.phases[to]++ }

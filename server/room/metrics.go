@@ -22,11 +22,12 @@ const (
 	RejectVersion                   // control frame of another protocol version
 	RejectBounds                    // state outside Config.WorldBounds
 	RejectSignalRate                // Signal over its sender→recipient budget
+	RejectEntities                  // state of a new entity past EntityLimits.MaxPerPlayer
 	numRejects
 )
 
 var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
-	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate"}
+	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate", "entities"}
 
 // String returns the reason's snake_case name (a metrics label).
 func (r Reject) String() string {
@@ -63,6 +64,8 @@ func (r Reject) code() protocol.Code {
 		return protocol.CodeRateLimited
 	case RejectSpeed, RejectTeleport, RejectBounds:
 		return protocol.CodeImplausible
+	case RejectEntities:
+		return protocol.CodeTooMany
 	}
 	return protocol.CodeBadFrame
 }

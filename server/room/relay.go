@@ -53,9 +53,23 @@ func (r *Room) HandleFrame(now time.Duration, p Peer, msg []byte) {
 }
 
 // handleState is the relay path: check, re-stamp, keep a copy, fan out.
-// It does not allocate.
+// Entity 0 (the player's own) is handled here; extra entities and shared
+// objects in entities.go. It does not allocate, but for a player's first
+// state of an extra entity.
 func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 	r.m.StatesIn(1)
+	switch e := entityOf(frame); {
+	case e == 0:
+		r.playerState(now, s, frame)
+	case wire.Shared(e):
+		r.objectState(now, s, e, frame)
+	default:
+		r.entityState(now, s, e, frame)
+	}
+}
+
+// playerState is the relay path of a player's own entity (0).
+func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 	if !s.states.Take(now, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
 		r.reject(now, s, RejectRate, nil)
 		return
@@ -69,48 +83,13 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
-	// One game, one dimension: the host's first state sets it, so nobody
-	// can have a 3D world's moves judged in pixels (or the reverse).
-	if r.dimSet && st.Dim2D != r.dim2D {
-		err := errDim3D
-		if r.dim2D {
-			err = errDim2D
-		}
-		r.reject(now, s, RejectMalformed, err)
+	if !r.admit(now, s, &st, &s.mo) {
 		return
 	}
-	if r.outOfBounds(&st) {
-		r.reject(now, s, RejectBounds, nil)
-		return
-	}
-	checkedAt, jumped := now, false
-	if !r.cfg.NoMotionChecks {
-		var why Reject
-		if why, checkedAt, jumped = r.checkMotion(now, s, &st); why != numRejects {
-			r.reject(now, s, why, nil)
-			return
-		}
-	}
-
-	if !r.dimSet && s.slot == r.host {
-		r.dimSet, r.dim2D = true, st.Dim2D
-	}
-	mo := &s.mo
-	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
-	if jumped {
-		mo.teleportAt, mo.teleported = now, true
-	}
-	at := s.rs.Restamp(st.Stamp, now)
-	stamp := wire.StampOf(at)
 	s.n = copy(s.buf[:], frame)
 	out := s.buf[:s.n]
-	_ = wire.PatchState(out, uint8(s.slot), stamp) // cannot fail: out decoded above
-	st.Stamp, st.Slot = stamp, uint8(s.slot)
+	at := r.restamp(now, s, &st, out)
 	s.last, s.lastArrival, s.has = st, now, true
-	s.accepted++
-	if s.accepted%offsetSampleEvery == 1 {
-		r.m.RestampAge(now - at)
-	}
 
 	n, skipped := 0, 0
 	for _, o := range r.seats {
@@ -136,6 +115,58 @@ func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 	}
 }
 
+// admit runs the checks every entity's states pass after the rate limit,
+// decoding and the sequence: the room's dimension, world bounds, and the
+// motion checks against mo, which it then moves on to st. It reports
+// whether st passed; a refusal is already counted and answered.
+func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool {
+	// One game, one dimension: the host's first state sets it, so nobody
+	// can have a 3D world's moves judged in pixels (or the reverse).
+	if r.dimSet && st.Dim2D != r.dim2D {
+		err := errDim3D
+		if r.dim2D {
+			err = errDim2D
+		}
+		r.reject(now, s, RejectMalformed, err)
+		return false
+	}
+	if r.outOfBounds(st) {
+		r.reject(now, s, RejectBounds, nil)
+		return false
+	}
+	checkedAt, jumped := now, false
+	if !r.cfg.NoMotionChecks {
+		var why Reject
+		if why, checkedAt, jumped = r.checkMotion(now, mo, st); why != numRejects {
+			r.reject(now, s, why, nil)
+			return false
+		}
+	}
+	if !r.dimSet && s.slot == r.host {
+		r.dimSet, r.dim2D = true, st.Dim2D
+	}
+	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
+	if jumped {
+		mo.teleportAt, mo.teleported = now, true
+	}
+	return true
+}
+
+// restamp moves st, and out (its encoding), onto the server clock with
+// s's re-stamper (one sender clock for all its entities) and s's slot. It
+// returns the sample time on the server clock.
+func (r *Room) restamp(now time.Duration, s *seat, st *wire.State, out []byte) time.Duration {
+	at := s.rs.Restamp(st.Stamp, now)
+	stamp := wire.StampOf(at)
+	_ = wire.PatchState(out, uint8(s.slot), stamp) // cannot fail: out decoded by the caller
+	st.Stamp, st.Slot = stamp, uint8(s.slot)
+	s.accepted++
+	if s.accepted%offsetSampleEvery == 1 {
+		r.m.RestampAge(now - at)
+	}
+	return at
+}
+
 // outOfBounds reports whether st lies outside Config.WorldBounds (or
 // WorldBounds2D), when set.
 func (r *Room) outOfBounds(st *wire.State) bool {
@@ -146,7 +177,8 @@ func (r *Room) outOfBounds(st *wire.State) bool {
 	return b > 0 && (math.Abs(st.Pos.X) > b || math.Abs(st.Pos.Y) > b || math.Abs(st.Pos.Z) > b)
 }
 
-// checkMotion returns why st is implausible after s's last accepted state
+// checkMotion returns why st is implausible after the last state accepted
+// on track mo (a player's entity, or a shared object across owners)
 // (numRejects when it is fine), the time the checks count it at (track.at),
 // and whether it is an allowed FlagTeleport jump.
 //
@@ -162,7 +194,7 @@ func (r *Room) outOfBounds(st *wire.State) bool {
 // since the last accepted state plus the allowance. A state flagged
 // wire.FlagTeleport may move any distance, once per TeleportEvery; one that
 // moves no farther than allowed (a heartbeat of the respawn) does not count.
-func (r *Room) checkMotion(now time.Duration, s *seat, st *wire.State) (why Reject, at time.Duration, jumped bool) {
+func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Reject, at time.Duration, jumped bool) {
 	top, slack := r.cfg.TopSpeed, r.cfg.MoveSlack
 	if st.Dim2D {
 		top, slack = r.cfg.TopSpeed2D, r.cfg.MoveSlack2D
@@ -171,7 +203,6 @@ func (r *Room) checkMotion(now time.Duration, s *seat, st *wire.State) (why Reje
 	if v := st.Vel; v.Dot(v) > limit*limit {
 		return RejectSpeed, 0, false
 	}
-	mo := &s.mo
 	if !mo.ok {
 		return numRejects, now, false // the first state in this room: nothing to compare with
 	}
@@ -206,7 +237,7 @@ func (r *Room) reject(now time.Duration, s *seat, why Reject, err error) {
 		return
 	}
 	switch why {
-	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds:
+	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities:
 		if s.errAt != 0 && now-s.errAt < errorEvery {
 			return
 		}

@@ -63,6 +63,7 @@ type seat struct {
 	controls    bucket
 	signals     [MaxSlots]pairBudget // Signal budget toward each slot
 	ev          eventBudget          // event and chat budgets (events.go)
+	ents        entSeat              // extra entities and their budgets (entities.go)
 	sentRev     uint64               // the room state revision this player last got
 	abuse       float64
 	abuseAt     time.Duration
@@ -142,6 +143,10 @@ type Room struct {
 	scratch []*seat            // recipients of one event or chat line (events.go)
 	hitPred *predict.Predictor // rebuilds what a shooter drew (hits.go)
 
+	objs   [256 - wire.FirstShared]*object // shared objects by id - FirstShared (entities.go)
+	epochs [256 - wire.FirstShared]uint32  // last epoch of each forgotten object
+	em     EntityMetrics                   // m's, when it counts those; else nil
+
 	dimSet  bool                     // the host has sent a state: dim2D is the room's
 	dim2D   bool                     // the room carries 2D states
 	gone    map[string]track         // by user: players who gave up their seat
@@ -190,6 +195,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		r.m = nopMetrics{}
 	}
 	r.dm, _ = r.m.(DirectMetrics)
+	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
 }
@@ -335,7 +341,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 			p.Send(o.buf[:o.n], false)
 		}
 	}
-	r.sendProps(s) // events.go: synced properties for the late joiner
+	r.sendProps(s)    // events.go: synced properties for the late joiner
+	r.sendEntities(s) // entities.go: spawns, owners, their last states
 	r.flush(now)
 	return s.slot, nil
 }
@@ -367,6 +374,7 @@ func (r *Room) Disconnect(now time.Duration, p Peer) {
 	r.noteEmpty(now)
 	s.direct = [len(s.direct)]uint64{} // the others' reports stand: see clearLinks
 	r.dirty = true
+	r.releaseObjects(now, s)
 	r.hooks.Log.Debug("disconnected", "slot", s.slot, "user", s.user)
 	r.progress(now)
 	r.flush(now)
@@ -423,6 +431,8 @@ func (r *Room) free(now time.Duration, s *seat, reason string) {
 	r.dirty = true
 	r.hooks.Log.Debug("seat freed", "slot", s.slot, "user", s.user, "reason", reason)
 	r.electHost()
+	r.dropEntities(s)
+	r.releaseObjects(now, s)
 	r.progress(now) // even in an emptied room: a round it ran ends with its results
 	if r.count == 0 {
 		r.markClosed()
@@ -463,6 +473,7 @@ func (r *Room) resetRelay(s *seat) {
 	s.n = 0
 	s.mo.stamped = false
 	s.direct = [len(s.direct)]uint64{} // the others' reports stand: see clearLinks
+	r.resetEntities(s)
 }
 
 // maxGone bounds Room.gone: past it, the oldest entry is dropped (by then

@@ -66,6 +66,8 @@ type options struct {
 
 	hits room.HitRules // -hits, -hit-*: server-decided hits
 
+	entities room.EntityLimits // -max-entities, -claim-radius*
+
 	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
 	stun multi
 }
@@ -101,6 +103,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
 	fs.Float64Var(&o.worldBounds, "world-bounds", 0, "refuse 3D states with a coordinate beyond ± this, in units (0: no bounds)")
 	fs.Float64Var(&o.worldBounds2D, "world-bounds-2d", 0, "the same for 2D states, in pixels (0: no bounds)")
+	fs.IntVar(&o.entities.MaxPerPlayer, "max-entities", room.DefaultMaxEntities, fmt.Sprintf("extra entities (spawned, or sending states) one player may have at once, at most %d", wire.MaxPlayerEntity))
+	fs.Float64Var(&o.entities.ClaimRadius, "claim-radius", room.DefaultClaimRadius, "how near in metres a player must be to take a shared object from its owner (3D; the host takes any)")
+	fs.Float64Var(&o.entities.ClaimRadius2D, "claim-radius-2d", room.DefaultClaimRadius2D, "the same for 2D games, in pixels")
 	fs.BoolVar(&o.hits.On, "hits", false, "decide reported hits (protocol hit): keep what each player was sent and rebuild what they drew")
 	fs.IntVar(&o.hits.Damage, "hit-damage", room.DefaultDamage, "health one accepted hit takes (of -hit-health)")
 	fs.IntVar(&o.hits.Health, "hit-health", room.DefaultHealth, "a player's full health")
@@ -175,6 +180,7 @@ func (o *options) config() *server.Config {
 		NoMotionChecks: o.noMotionChecks}
 	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
 	rc.Hits = o.hits
+	rc.Entities = o.entities
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
 	}

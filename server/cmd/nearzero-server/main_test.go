@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -60,6 +62,8 @@ func TestBadFlags(t *testing.T) {
 		"stray argument":  {"serve"},
 		"bad log level":   {"-log-level", "loud"},
 		"drain vs spread": {"-drain-grace", "-1s", "-db", ":memory:"},
+		"entities":        {"-max-entities", "128", "-db", ":memory:"},
+		"claim radius":    {"-claim-radius", "-1", "-db", ":memory:"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,7 +74,7 @@ func TestBadFlags(t *testing.T) {
 	}
 	var out syncBuf
 	assert.Zero(t, run([]string{"-version"}, nil, &out, &out, nil))
-	assert.Contains(t, out.String(), "protocol 1")
+	assert.Contains(t, out.String(), fmt.Sprintf("protocol %d", wire.ProtocolVersion))
 }
 
 func TestServeAndDrainOnSignal(t *testing.T) {

@@ -1,0 +1,567 @@
+package room
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// Defaults of EntityLimits.
+const (
+	DefaultMaxEntities   = 32
+	DefaultSpawnRate     = 10.0
+	DefaultSpawnBurst    = 20.0
+	DefaultClaimRate     = 10.0
+	DefaultClaimBurst    = 20.0
+	DefaultClaimRadius   = 4.0   // m
+	DefaultClaimRadius2D = 128.0 // px
+	DefaultClaimHold     = 200 * time.Millisecond
+	// DefaultStateShare is how many entities' worth of states a player's
+	// extra entities and shared objects may send together.
+	DefaultStateShare = 8.0
+)
+
+// EntityLimits bound a player's extra entities (wire.State.Entity
+// 1..wire.MaxPlayerEntity, protocol.Spawn) and tune who may take over a
+// shared object (wire.FirstShared..255, protocol.Claim). The zero value
+// of every field means its default.
+type EntityLimits struct {
+	// MaxPerPlayer is how many extra entities one player may have live at
+	// once (spawned, or known from their states), at most
+	// wire.MaxPlayerEntity. Default 32. A Spawn past it is refused with
+	// CodeTooMany, and so is a state of a new entity (a rejected state).
+	MaxPerPlayer int
+	// SpawnRate is how many Spawn messages one player may send per second,
+	// and SpawnBurst how many at once. Defaults 10 and 20. One over it is
+	// refused with CodeRateLimited and counts toward AbuseLimit.
+	SpawnRate, SpawnBurst float64
+	// ClaimRate is how many Claim messages one player may send per second,
+	// and ClaimBurst how many at once. Defaults 10 and 20.
+	ClaimRate, ClaimBurst float64
+	// ClaimRadius is how near (in metres, 3D) a player's own entity must be
+	// to a shared object's last position to take it from another
+	// connected owner; the claimant must also be nearer than the owner.
+	// Default 4. The host takes any object at any distance.
+	ClaimRadius float64
+	// ClaimRadius2D is ClaimRadius for 2D rooms, in pixels. Default 128.
+	ClaimRadius2D float64
+	// ClaimHold is the least time between two handovers of one object by
+	// the radius rule, so two players at the same distance do not trade it
+	// every frame. Default 200 ms.
+	ClaimHold time.Duration
+	// StateShare bounds the states of all of one player's extra entities
+	// and shared objects together, beside each one's own rate limit: at
+	// most StateShare x SendRate x RateFactor per second, burst StateShare
+	// x RateBurst. Default 8. Without it a player's MaxPerPlayer entities
+	// would each have a player's budget, and the relay would fan out 32
+	// times what one player may send today.
+	StateShare float64
+}
+
+func (l EntityLimits) withDefaults() EntityLimits {
+	setDefault(&l.MaxPerPlayer, DefaultMaxEntities)
+	setDefault(&l.SpawnRate, DefaultSpawnRate)
+	setDefault(&l.SpawnBurst, DefaultSpawnBurst)
+	setDefault(&l.ClaimRate, DefaultClaimRate)
+	setDefault(&l.ClaimBurst, DefaultClaimBurst)
+	setDefault(&l.ClaimRadius, DefaultClaimRadius)
+	setDefault(&l.ClaimRadius2D, DefaultClaimRadius2D)
+	setDefault(&l.ClaimHold, DefaultClaimHold)
+	setDefault(&l.StateShare, DefaultStateShare)
+	return l
+}
+
+func (l EntityLimits) validate() error {
+	switch {
+	case l.MaxPerPlayer < 1 || l.MaxPerPlayer > wire.MaxPlayerEntity:
+		return fmt.Errorf("MaxPerPlayer %d outside 1..%d", l.MaxPerPlayer, wire.MaxPlayerEntity)
+	case l.SpawnRate <= 0 || l.SpawnBurst < 1 || l.ClaimRate <= 0 || l.ClaimBurst < 1:
+		return fmt.Errorf("SpawnRate %v, SpawnBurst %v, ClaimRate %v, ClaimBurst %v: need positive rates and bursts of at least 1",
+			l.SpawnRate, l.SpawnBurst, l.ClaimRate, l.ClaimBurst)
+	case l.StateShare < 1:
+		return fmt.Errorf("StateShare %v below 1 would refuse a single entity's rate", l.StateShare)
+	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0:
+		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v or ClaimHold %v", l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold)
+	}
+	return nil
+}
+
+// EntityMetrics is an optional part of Metrics: a Metrics that has it also
+// counts shared-object states dropped because their sender does not own the
+// object. Those are normal around a handover (states in flight), so they
+// are not rejections and weigh nothing in the abuse score.
+type EntityMetrics interface {
+	// StatesNotOwner counts shared-object states from a player that does
+	// not own the object.
+	StatesNotOwner(n int)
+}
+
+// entSeat is one player's extra entities and entity budgets.
+type entSeat struct {
+	tracks [wire.MaxPlayerEntity + 1]*entity // by id; 0 unused (the seat's own fields)
+	live   int                               // non-nil tracks
+	spawns bucket
+	claims bucket
+	states bucket // every extra entity's and shared object's states (StateShare)
+	set    bool   // the buckets were filled
+}
+
+func (es *entSeat) fill(now time.Duration, c *Config) {
+	if !es.set {
+		l := &c.Entities
+		es.spawns, es.claims, es.set = ratelimit.Full(now, l.SpawnBurst), ratelimit.Full(now, l.ClaimBurst), true
+		es.states = ratelimit.Full(now, l.StateShare*c.RateBurst)
+	}
+}
+
+// takeState takes one state from the budget of track b and from the
+// player's shared budget of extra states; false means over the rate.
+func (r *Room) takeState(now time.Duration, s *seat, b *bucket) bool {
+	c := &r.cfg
+	s.ents.fill(now, c)
+	share := c.Entities.StateShare
+	return b.Take(now, c.SendRate*c.RateFactor, c.RateBurst) &&
+		s.ents.states.Take(now, share*c.SendRate*c.RateFactor, share*c.RateBurst)
+}
+
+// entity is one extra entity of a player: the relay's view of it, like the
+// seat's for entity 0, but dropped with the seat.
+type entity struct {
+	states bucket
+	has    bool     // seq is set (on this connection)
+	seq    wire.Seq // of the last accepted state
+	mo     track
+	spawn  *protocol.Spawn // as relayed; nil when it never sent one
+	n      int
+	buf    [wire.MaxStateSize]byte // last accepted state as relayed
+}
+
+func newEntity(now time.Duration, c *Config) *entity {
+	return &entity{states: ratelimit.Full(now, c.RateBurst)}
+}
+
+// object is a shared object: owned by one player at a time, its states
+// checked on one track across owners and numbered by the room.
+type object struct {
+	id       uint8
+	owner    int // slot, or protocol.NoOwner
+	epoch    uint32
+	handover time.Duration // when owner last changed
+	by       *seat         // who spawned it (with spawn); nil for one placed in the level
+	spawn    *protocol.Spawn
+
+	placed bool      // pos is set: from the last state, else the spawn
+	pos    geom.Vec3 // where a claim is measured from
+	known  bool      // a state was relayed: stamp and vel are set too
+	stamp  wire.Stamp
+	vel    geom.Vec3
+
+	states   bucket
+	mo       track
+	has      bool     // seq is set: the current owner's last accepted state
+	seq      wire.Seq // as that owner numbered it
+	relaySeq wire.Seq // the room's numbering, one sequence across owners
+	n        int
+	buf      [wire.MaxStateSize]byte // last state as relayed
+}
+
+// entityOf returns the entity id of a whole state frame without decoding
+// it: the top bit of the slot byte announces a trailing entity byte
+// (wire.State.Entity). A frame whose byte reads 0 fails to decode later.
+func entityOf(frame []byte) uint8 {
+	if len(frame) > 1 && frame[1]&0x80 != 0 {
+		return frame[len(frame)-1]
+	}
+	return 0
+}
+
+// entityState is the relay path of a player's extra entity: entity 0's
+// checks on the entity's own track, budget and sequence, re-stamped on
+// the seat's one sender clock.
+func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
+	es := &s.ents
+	t := es.tracks[e]
+	fresh := t == nil
+	if fresh {
+		if es.live >= r.cfg.Entities.MaxPerPlayer {
+			r.reject(now, s, RejectEntities, errTooManyEntities)
+			return
+		}
+		t = newEntity(now, &r.cfg) // kept only once a state is accepted
+	}
+	if !r.takeState(now, s, &t.states) {
+		r.reject(now, s, RejectRate, nil)
+		return
+	}
+	var st wire.State
+	if err := wire.DecodeState(frame, &st); err != nil {
+		r.reject(now, s, RejectMalformed, err)
+		return
+	}
+	if t.has && !st.Seq.Newer(t.seq) {
+		r.reject(now, s, RejectStale, nil)
+		return
+	}
+	if !r.admit(now, s, &st, &t.mo) {
+		return
+	}
+	if fresh {
+		es.tracks[e] = t
+		es.live++
+	}
+	t.has, t.seq = true, st.Seq
+	t.n = copy(t.buf[:], frame)
+	out := t.buf[:t.n]
+	r.restamp(now, s, &st, out)
+	n, skipped := 0, 0
+	for _, o := range r.seats {
+		if o == nil || o == s || o.peer == nil {
+			continue
+		}
+		if direct(s, o) {
+			skipped++
+			continue
+		}
+		o.peer.Send(out, false)
+		n++
+	}
+	r.m.StatesRelayed(n)
+	if r.dm != nil && skipped > 0 {
+		r.dm.StatesSkippedDirect(skipped)
+	}
+}
+
+// objectState is the relay path of a shared object: only its owner's
+// states pass (others are dropped quietly: they were in flight during a
+// handover), checked on the object's track, renumbered by the room and
+// sent to every other player, direct links or not (clients send shared
+// states through the server only).
+func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
+	o := r.objs[e-wire.FirstShared]
+	if o == nil || o.owner != s.slot {
+		if r.em != nil {
+			r.em.StatesNotOwner(1)
+		}
+		return
+	}
+	if !r.takeState(now, s, &o.states) {
+		r.reject(now, s, RejectRate, nil)
+		return
+	}
+	var st wire.State
+	if err := wire.DecodeState(frame, &st); err != nil {
+		r.reject(now, s, RejectMalformed, err)
+		return
+	}
+	if o.has && !st.Seq.Newer(o.seq) {
+		r.reject(now, s, RejectStale, nil)
+		return
+	}
+	if !r.admit(now, s, &st, &o.mo) {
+		return
+	}
+	o.has, o.seq = true, st.Seq
+	o.n = copy(o.buf[:], frame)
+	out := o.buf[:o.n]
+	r.restamp(now, s, &st, out)
+	o.relaySeq++
+	_ = wire.PatchSeq(out, o.relaySeq) // cannot fail: out decoded above
+	o.placed, o.pos, o.known, o.stamp, o.vel = true, st.Pos, true, st.Stamp, st.Vel
+	n := 0
+	for _, p := range r.seats {
+		if p != nil && p != s && p.peer != nil {
+			p.peer.Send(out, false)
+			n++
+		}
+	}
+	r.m.StatesRelayed(n)
+}
+
+// spawn checks a player's Spawn, keeps it for late joiners and relays it
+// with the sender's slot.
+func (r *Room) spawn(now time.Duration, s *seat, m *protocol.Spawn) *protocol.Error {
+	if err := protocol.CheckSpawn(m); err != nil {
+		return protocol.Errorf(protocol.CodeBadRequest, "spawn refused: %v", err)
+	}
+	l := &r.cfg.Entities
+	e := uint8(m.Entity)
+	shared := wire.Shared(e)
+	var t *entity
+	switch {
+	case shared && s.slot != r.host:
+		return protocol.Errorf(protocol.CodeNotHost, "spawn refused: only the host spawns shared objects (%d..255)", wire.FirstShared)
+	case shared && r.objs[e-wire.FirstShared] != nil:
+		return protocol.Errorf(protocol.CodeBadRequest, "spawn refused: shared object %d exists; despawn it first", e)
+	case !shared:
+		if t = s.ents.tracks[e]; t != nil && t.spawn != nil {
+			return protocol.Errorf(protocol.CodeBadRequest, "spawn refused: entity %d is already spawned; despawn it first", e)
+		}
+		if t == nil && s.ents.live >= l.MaxPerPlayer {
+			return protocol.Errorf(protocol.CodeTooMany, "spawn refused: you have %d entities, at most %d", s.ents.live, l.MaxPerPlayer)
+		}
+	}
+	s.ents.fill(now, &r.cfg)
+	if !s.ents.spawns.Take(now, l.SpawnRate, l.SpawnBurst) {
+		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
+			"spawn refused: more than %.0f spawns per second (burst %.0f)", l.SpawnRate, l.SpawnBurst))
+		return nil
+	}
+	// A copy: the decoded message's bytes are the sender's to reuse.
+	sp := &protocol.Spawn{Slot: s.slot, Entity: m.Entity, Scene: m.Scene, Pos: m.Pos, Rot: m.Rot}
+	if len(m.Args) > 0 {
+		sp.Args = append(json.RawMessage(nil), m.Args...)
+	}
+	if shared {
+		o := &object{id: e, owner: s.slot, epoch: r.epochs[e-wire.FirstShared] + 1, handover: now, by: s, spawn: sp, placed: true,
+			pos:    geom.Vec3{X: m.Pos[0], Y: m.Pos[1], Z: m.Pos[2]},
+			states: ratelimit.Full(now, r.cfg.RateBurst)}
+		r.objs[e-wire.FirstShared] = o
+		r.broadcastExcept(s.peer, sp)
+		r.broadcast(o.ownerMsg("")) // everyone's view of owners comes from Owner messages alone
+		return nil
+	}
+	if t == nil {
+		t = newEntity(now, &r.cfg)
+		s.ents.tracks[e] = t
+		s.ents.live++
+	}
+	t.spawn = sp
+	r.broadcastExcept(s.peer, sp)
+	return nil
+}
+
+// despawn forgets one of the sender's entities, or (from the host) a
+// shared object, and relays the Despawn with the sender's slot.
+func (r *Room) despawn(s *seat, m *protocol.Despawn) *protocol.Error {
+	if err := protocol.CheckEntity(m.Entity, false); err != nil {
+		return protocol.Errorf(protocol.CodeBadRequest, "despawn refused: %v", err)
+	}
+	e := uint8(m.Entity)
+	if wire.Shared(e) {
+		if r.objs[e-wire.FirstShared] == nil {
+			return protocol.Errorf(protocol.CodeBadRequest, "despawn refused: no shared object %d", e)
+		}
+		if s.slot != r.host {
+			return protocol.Errorf(protocol.CodeNotHost, "despawn refused: only the host despawns shared objects")
+		}
+		r.forget(e)
+	} else {
+		if s.ents.tracks[e] == nil {
+			return protocol.Errorf(protocol.CodeBadRequest, "despawn refused: you have no entity %d", e)
+		}
+		s.ents.tracks[e] = nil
+		s.ents.live--
+	}
+	r.broadcastExcept(s.peer, &protocol.Despawn{Slot: s.slot, Entity: m.Entity})
+	return nil
+}
+
+// claim decides a Claim: granted (Owner to everyone) or refused (Owner
+// with Reason to the claimant alone).
+func (r *Room) claim(now time.Duration, s *seat, m *protocol.Claim) *protocol.Error {
+	if err := protocol.CheckEntity(m.Entity, true); err != nil {
+		return protocol.Errorf(protocol.CodeBadRequest, "claim refused: %v", err)
+	}
+	l := &r.cfg.Entities
+	s.ents.fill(now, &r.cfg)
+	if !s.ents.claims.Take(now, l.ClaimRate, l.ClaimBurst) {
+		r.rejectControl(now, s, RejectControlRate, protocol.Errorf(protocol.CodeRateLimited,
+			"claim refused: more than %.0f claims per second (burst %.0f)", l.ClaimRate, l.ClaimBurst))
+		return nil
+	}
+	i := m.Entity - wire.FirstShared
+	o := r.objs[i]
+	if o == nil { // placed in the level: the first claim takes it
+		o = &object{id: uint8(m.Entity), owner: protocol.NoOwner, epoch: r.epochs[i], handover: now,
+			states: ratelimit.Full(now, r.cfg.RateBurst)}
+		r.objs[i] = o
+	}
+	if o.owner == s.slot {
+		r.send(s.peer, o.ownerMsg("")) // no change: no new epoch
+		return nil
+	}
+	if why := r.claimRefused(now, s, o); why != "" {
+		r.send(s.peer, o.ownerMsg(why))
+		return nil
+	}
+	r.handOver(now, o, s.slot)
+	return nil
+}
+
+// claimRefused returns why s may not take o ("" when it may). Free
+// objects, those of a disconnected or departed owner, and any claim by
+// the host are granted; otherwise the claimant's own entity must be within
+// the claim radius of the object, nearer than the owner's, and the last
+// handover ClaimHold ago.
+func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
+	cur := r.seatAt(o.owner)
+	if cur == nil || cur.peer == nil || s.slot == r.host {
+		return ""
+	}
+	l := &r.cfg.Entities
+	radius := l.ClaimRadius
+	if r.dim2D {
+		radius = l.ClaimRadius2D
+	}
+	switch {
+	case !s.mo.ok:
+		return "the server has no position of yours yet"
+	case !o.placed:
+		return "the server has no position of the object yet"
+	}
+	d := s.mo.pos.Sub(o.pos).Len()
+	if d > radius {
+		return fmt.Sprintf("the object is %.1f away, beyond the claim radius %.1f", d, radius)
+	}
+	if cur.mo.ok && cur.mo.pos.Sub(o.pos).Len() <= d {
+		return fmt.Sprintf("its owner (slot %d) is at least as near", cur.slot)
+	}
+	if since := now - o.handover; since < l.ClaimHold {
+		return fmt.Sprintf("it changed hands %v ago; it stays %v", since, l.ClaimHold)
+	}
+	return ""
+}
+
+// forget drops shared object e, keeping its epoch: one that takes its id
+// later counts on from there, so epochs of an id never repeat.
+func (r *Room) forget(e uint8) {
+	i := e - wire.FirstShared
+	r.epochs[i] = r.objs[i].epoch
+	r.objs[i] = nil
+}
+
+// handOver gives o to slot (protocol.NoOwner for nobody) and tells
+// everyone. The new owner's states are checked on the object's track,
+// but its seq and clock are its own.
+func (r *Room) handOver(now time.Duration, o *object, slot int) {
+	o.owner = slot
+	o.epoch++
+	o.handover = now
+	o.has = false
+	o.mo.stamped = false // first state: gap = time since the last one plus the allowance
+	r.broadcast(o.ownerMsg(""))
+}
+
+// releaseObjects passes every shared object s owns to the host, if
+// connected and not s, else to nobody. Called when s disconnects or its
+// seat is freed (after the host election).
+func (r *Room) releaseObjects(now time.Duration, s *seat) {
+	to := protocol.NoOwner
+	if h := r.seatAt(r.host); h != nil && h != s && h.peer != nil {
+		to = h.slot
+	}
+	for _, o := range r.objs {
+		if o != nil && o.owner == s.slot {
+			r.handOver(now, o, to)
+		}
+	}
+}
+
+// dropEntities announces a Despawn for every entity a freed seat spawned
+// (the shared objects it spawned as the host stay: they belong to the
+// room, and pass to the next host with the others).
+func (r *Room) dropEntities(s *seat) {
+	for e, t := range s.ents.tracks {
+		if t != nil && t.spawn != nil {
+			r.broadcast(&protocol.Despawn{Slot: s.slot, Entity: e})
+		}
+	}
+	s.ents = entSeat{}
+	for _, o := range r.objs {
+		if o != nil && o.by == s {
+			o.by = nil // its spawn now goes to everyone who joins
+		}
+	}
+}
+
+// resetEntities forgets what the relay knew of a seat's connection for its
+// extra entities and the shared objects it owns: a new connection may
+// bring new sequence numbers and a new clock.
+func (r *Room) resetEntities(s *seat) {
+	for _, t := range s.ents.tracks {
+		if t != nil {
+			t.has, t.n, t.mo.stamped = false, 0, false
+		}
+	}
+	for _, o := range r.objs {
+		if o != nil && o.owner == s.slot {
+			o.has, o.mo.stamped = false, false
+		}
+	}
+}
+
+// sendEntities sends a player who just joined (or came back) the others'
+// Spawns, the shared objects' Spawns and owners (one Owner per object the
+// room knows, NoOwner included, since a spawned one would otherwise read
+// as the host's), then the last state of every extra entity and shared
+// object.
+func (r *Room) sendEntities(s *seat) {
+	p := s.peer
+	if p == nil {
+		return
+	}
+	for _, o := range r.seats {
+		if o == nil || o == s {
+			continue
+		}
+		for _, t := range o.ents.tracks {
+			if t != nil && t.spawn != nil {
+				r.send(p, t.spawn)
+			}
+		}
+	}
+	for _, o := range r.objs {
+		if o != nil && o.spawn != nil && o.by != s {
+			r.send(p, o.spawn)
+		}
+	}
+	for _, o := range r.objs {
+		if o != nil {
+			r.send(p, o.ownerMsg(""))
+		}
+	}
+	for _, o := range r.seats {
+		if o == nil || o == s {
+			continue
+		}
+		for _, t := range o.ents.tracks {
+			if t != nil && t.n > 0 {
+				p.Send(t.buf[:t.n], false)
+			}
+		}
+	}
+	for _, o := range r.objs {
+		if o != nil && o.n > 0 {
+			p.Send(o.buf[:o.n], false)
+		}
+	}
+}
+
+// ownerMsg is o's Owner message, with reason for a refused claim.
+func (o *object) ownerMsg(reason string) *protocol.Owner {
+	m := &protocol.Owner{Entity: int(o.id), Slot: o.owner, Epoch: o.epoch, Known: o.known, Reason: reason}
+	if o.known {
+		m.Stamp = uint32(o.stamp)
+		m.Pos = [3]float64{o.pos.X, o.pos.Y, o.pos.Z}
+		m.Vel = [3]float64{o.vel.X, o.vel.Y, o.vel.Z}
+	}
+	return m
+}
+
+// Owner returns the owner of shared object e (protocol.NoOwner for none)
+// and its epoch; ok is false for an object the room does not know.
+func (r *Room) Owner(e uint8) (slot int, epoch uint32, ok bool) {
+	if !wire.Shared(e) || r.objs[e-wire.FirstShared] == nil {
+		return protocol.NoOwner, 0, false
+	}
+	o := r.objs[e-wire.FirstShared]
+	return o.owner, o.epoch, true
+}
+
+var errTooManyEntities = errors.New("a state of a new entity past the room's entity limit")
