@@ -37,8 +37,8 @@ const (
 var ErrBadSpawn = errors.New("protocol: bad spawn")
 
 // Spawn announces an extra entity of a player: every client instantiates
-// Scene for it with Args (where it starts, its colour: what the game
-// needs before the first state). The owner sends it
+// Scene for it with Args, at Pos with Rot (a quaternion x, y, z, w; 2D
+// games use Rot[2] as the angle and leave the rest 0). The owner sends it
 // with Entity (1..wire.MaxPlayerEntity) before the entity's first state;
 // the server relays it with Slot set, keeps it for players who join later,
 // and announces a Despawn for each when its owner leaves. The host may
@@ -49,6 +49,8 @@ type Spawn struct {
 	Entity int             `json:"entity"`
 	Scene  string          `json:"scene"`
 	Args   json.RawMessage `json:"args,omitempty"`
+	Pos    [3]float64      `json:"pos"`
+	Rot    [4]float64      `json:"rot"`
 }
 
 // Despawn removes an entity announced by Spawn. The owner sends it with
@@ -108,7 +110,8 @@ func init() {
 // CheckSpawn checks a Spawn as its sender wrote it: an entity id of a
 // player's own (1..wire.MaxPlayerEntity) or of a shared object
 // (wire.FirstShared..255), a scene name of 1 to MaxSceneName printable
-// bytes, and Args empty or one JSON array of at most MaxSpawnArgs bytes.
+// bytes, Args empty or one JSON array of at most MaxSpawnArgs bytes, and
+// finite numbers.
 func CheckSpawn(m *Spawn) error {
 	if m.Entity < 1 || m.Entity > 255 {
 		return fmt.Errorf("%w: entity %d outside 1..255 (0 is the player's own)", ErrBadSpawn, m.Entity)
@@ -128,6 +131,11 @@ func CheckSpawn(m *Spawn) error {
 		var a []json.RawMessage
 		if err := json.Unmarshal(m.Args, &a); err != nil {
 			return fmt.Errorf("%w: args must be a JSON array: %v", ErrBadSpawn, err)
+		}
+	}
+	for _, v := range append(m.Pos[:], m.Rot[:]...) {
+		if v-v != 0 {
+			return fmt.Errorf("%w: position or rotation not finite", ErrBadSpawn)
 		}
 	}
 	return nil

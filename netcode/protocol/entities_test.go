@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -13,7 +14,8 @@ import (
 
 func TestEntityMessagesRoundTrip(t *testing.T) {
 	for _, m := range []Message{
-		&Spawn{Slot: 2, Entity: 3, Scene: "res://bullet.tscn", Args: json.RawMessage(`[1,"red"]`)},
+		&Spawn{Slot: 2, Entity: 3, Scene: "res://bullet.tscn", Args: json.RawMessage(`[1,"red"]`),
+			Pos: [3]float64{1, 2, 3}, Rot: [4]float64{0, 0, 0, 1}},
 		&Despawn{Slot: 2, Entity: 3},
 		&Claim{Entity: 130},
 		&Owner{Entity: 130, Slot: 1, Epoch: 7, Known: true, Stamp: 123456, Pos: [3]float64{4, 5, 6}, Vel: [3]float64{1, 0, 0}},
@@ -43,6 +45,7 @@ func TestCheckSpawn(t *testing.T) {
 		"control in name": {Entity: 1, Scene: "a\nb"},
 		"args not array":  {Entity: 1, Scene: "x", Args: json.RawMessage(`{"a":1}`)},
 		"args too big":    {Entity: 1, Scene: "x", Args: json.RawMessage(`["` + strings.Repeat("a", MaxSpawnArgs) + `"]`)},
+		"nan position":    {Entity: 1, Scene: "x", Pos: [3]float64{math.NaN()}},
 	} {
 		assert.ErrorIs(t, CheckSpawn(&m), ErrBadSpawn, name)
 	}

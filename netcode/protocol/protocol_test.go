@@ -47,7 +47,7 @@ func samples() []Message {
 		&Chat{Text: "gg", To: ToAll, From: 1},
 		&Prop{Slot: 1, Key: "health", Value: json.RawMessage(`75`)},
 		&Hit{Target: 2, FireUS: 123, Point: [3]float64{1, 2, 3}},
-		&Spawn{Slot: 1, Entity: 2, Scene: "bullet", Args: json.RawMessage(`[1]`)},
+		&Spawn{Slot: 1, Entity: 2, Scene: "bullet", Args: json.RawMessage(`[1]`), Rot: [4]float64{0, 0, 0, 1}},
 		&Despawn{Slot: 1, Entity: 2},
 		&Claim{Entity: 128},
 		&Owner{Entity: 128, Slot: 1, Epoch: 2, Known: true, Stamp: 9, Pos: [3]float64{1, 2, 3}},
