@@ -666,3 +666,33 @@ func TestExtraStatesShareABudget(t *testing.T) {
 		})
 	}
 }
+
+// TestEntityRelayDoesNotAllocate checks that states of a known extra
+// entity and of an owned shared object are relayed without allocating,
+// like entity 0's.
+func TestEntityRelayDoesNotAllocate(t *testing.T) {
+	const tick = time.Second / 60
+	h := newHarness(t, testConfig())
+	a, b := &CountPeer{}, &CountPeer{}
+	_, err := h.r.Join(h.now, a, Member{User: "a"})
+	require.NoError(t, err)
+	_, err = h.r.Join(h.now, b, Member{User: "b"})
+	require.NoError(t, err)
+	h.r.HandleFrame(h.now, a, protocol.MustMarshal(&protocol.Claim{Entity: 200}))
+	const runs = 100
+	var frames [][]byte
+	for i := range runs + 2 {
+		at := h.now + time.Duration(i)*tick
+		frames = append(frames, entFrame(t, 3, i, at, geom.Vec3{}), entFrame(t, 200, i, at, geom.Vec3{}))
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(runs, func() {
+		h.now += tick
+		h.r.HandleFrame(h.now, a, frames[i])
+		h.r.HandleFrame(h.now, a, frames[i+1])
+		i += 2
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, 2*(runs+1), b.States, "every state relayed")
+	assert.Empty(t, nonZero(h.metrics.rejected))
+}
