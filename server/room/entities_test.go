@@ -696,3 +696,37 @@ func TestEntityRelayDoesNotAllocate(t *testing.T) {
 	assert.Equal(t, 2*(runs+1), b.States, "every state relayed")
 	assert.Empty(t, nonZero(h.metrics.rejected))
 }
+
+// TestJoinReplayFits fills a room to the limits and counts what a late
+// joiner gets at once.
+func TestJoinReplayFits(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = MaxSlots
+	cfg.Entities.SpawnBurst = 200
+	h := newHarness(t, cfg)
+	for i := range MaxSlots - 1 {
+		p, _ := h.join(fmt.Sprint("p", i))
+		for k := range DefaultPropKeys {
+			h.send(p, &protocol.Prop{Key: fmt.Sprint("k", k), Value: json.RawMessage("1")})
+		}
+		for e := 1; e <= DefaultMaxEntities; e++ {
+			h.send(p, trailer(e))
+		}
+		if i == 0 {
+			for e := wire.FirstShared; e <= 255; e++ {
+				h.send(p, &protocol.Spawn{Entity: e, Scene: "ball", Rot: [4]float64{0, 0, 0, 1}})
+			}
+		}
+		require.Empty(t, codes(msgs(p)))
+	}
+	late := &MemPeer{}
+	_, err := h.r.Join(h.now, late, Member{User: "late"})
+	require.NoError(t, err)
+	n := 0
+	for _, f := range late.Take() {
+		if f.Reliable {
+			n++
+		}
+	}
+	assert.Equal(t, cfg.JoinBurst()-1, n, "everything but a room state, which waits for the window")
+}
