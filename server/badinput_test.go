@@ -14,6 +14,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server/room"
 )
 
 // raw is a bare WebSocket to the server, for sending what no client would.
@@ -224,6 +225,23 @@ func TestSendQueuesBackpressure(t *testing.T) {
 	}
 }
 
+// TestControlQueueBoundInBytes checks the reliable queue's byte bound:
+// many small messages (a join's replay) fit, a few large ones do not.
+func TestControlQueueBoundInBytes(t *testing.T) {
+	s := &Server{cfg: (&Config{ControlQueueBytes: 3 << 10}).withDefaults()}
+	c := &conn{s: s, wake: make(chan struct{}, 1), ring: make([]byte, 4*slotSize), log: discardLog()}
+	small := []byte{0xC0, 1, 0, 66}
+	for range 700 {
+		c.Send(small, true)
+	}
+	assert.False(t, c.closing, "700 small messages fit (2800 bytes)")
+	c.Send(make([]byte, 1<<10), true)
+	assert.True(t, c.closing, "past 3 KiB the connection closes")
+	assert.Equal(t, protocol.CodeTooSlow, c.code)
+	assert.Zero(t, c.ctlSize)
+	assert.Error(t, (&Config{ControlQueueBytes: 100}).Validate(), "below one control frame")
+}
+
 // wsPair returns both ends of a real WebSocket on loopback.
 func wsPair(t *testing.T) (server, client *websocket.Conn) {
 	t.Helper()
@@ -271,4 +289,18 @@ func TestJanitorCutsStalledWrites(t *testing.T) {
 	assert.Equal(t, helloLate, late.helloState.Load())
 	assert.True(t, late.closing)
 	assert.Equal(t, protocol.CodeTimeout, late.code)
+}
+
+// TestControlQueueHoldsAJoin checks that the reliable queue's default
+// holds what a join sends at once, even under raised room limits, and
+// that a queue set too small for it is refused.
+func TestControlQueueHoldsAJoin(t *testing.T) {
+	d := (&Config{}).withDefaults()
+	assert.Equal(t, DefaultControlQueue, d.ControlQueue)
+	assert.GreaterOrEqual(t, d.ControlQueue, (&room.Config{MaxPlayers: room.MaxSlots}).JoinBurst())
+	big := room.Config{MaxPlayers: room.MaxSlots, Entities: room.EntityLimits{MaxPerPlayer: 127}}
+	d = (&Config{Room: big}).withDefaults()
+	assert.Equal(t, big.JoinBurst(), d.ControlQueue)
+	assert.NoError(t, (&Config{Room: big}).Validate())
+	assert.ErrorIs(t, (&Config{Room: big, ControlQueue: 1000}).Validate(), ErrInvalidConfig)
 }

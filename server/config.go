@@ -18,7 +18,13 @@ const (
 	DefaultHelloTimeout = 5 * time.Second
 	DefaultWriteTimeout = 10 * time.Second
 	DefaultStateQueue   = 256
-	DefaultControlQueue = 256
+	// DefaultControlQueue is large enough for what a join sends at once: a
+	// full room replays up to room.MaxSlots x (PropKeys + MaxPerPlayer)
+	// synced properties and spawns, and two messages per shared object.
+	DefaultControlQueue = 4096
+	// DefaultControlQueueBytes is what 256 of the largest control frames
+	// take: the memory a slow reader may hold.
+	DefaultControlQueueBytes = 256 * (wire.ControlHeaderSize + wire.MaxControlBody)
 	// Per-address limits (see Config). An address is the client's IP
 	// (its /64 for IPv6).
 	DefaultMaxConnsPerAddr  = 32
@@ -65,8 +71,14 @@ type Config struct {
 	// past it the oldest are dropped (states are droppable). Default 256.
 	StateQueue int
 	// ControlQueue is how many reliable messages may wait for a slow
-	// reader; past it the connection is closed with CodeTooSlow. Default 256.
+	// reader; past it the connection is closed with CodeTooSlow. Default
+	// 4096 (DefaultControlQueue), or more when Room's limits let a join
+	// send more at once (room.Config.JoinBurst); a smaller value is refused.
 	ControlQueue int
+	// ControlQueueBytes bounds the same queue in bytes; past it the
+	// connection is closed with CodeTooSlow. Default 4 MiB + 1 KiB
+	// (DefaultControlQueueBytes).
+	ControlQueueBytes int
 	// MaxMessage is the largest message accepted in bytes; a larger one
 	// closes the connection with 1009 (message too big). Default
 	// DefaultMaxMessage (16 KiB + 4).
@@ -138,7 +150,10 @@ func (c *Config) withDefaults() Config {
 		d.StateQueue = DefaultStateQueue
 	}
 	if d.ControlQueue == 0 {
-		d.ControlQueue = DefaultControlQueue
+		d.ControlQueue = max(DefaultControlQueue, d.Room.JoinBurst())
+	}
+	if d.ControlQueueBytes == 0 {
+		d.ControlQueueBytes = DefaultControlQueueBytes
 	}
 	if d.MaxMessage == 0 {
 		d.MaxMessage = DefaultMaxMessage
@@ -185,6 +200,10 @@ func (c *Config) Validate() error {
 		return bad("HelloTimeout %v and WriteTimeout %v must be positive", d.HelloTimeout, d.WriteTimeout)
 	case d.StateQueue < 1 || d.ControlQueue < 1:
 		return bad("StateQueue %d and ControlQueue %d must be at least 1", d.StateQueue, d.ControlQueue)
+	case d.ControlQueue < d.Room.JoinBurst():
+		return bad("ControlQueue %d below what a join sends at once under the room limits (%d)", d.ControlQueue, d.Room.JoinBurst())
+	case d.ControlQueueBytes < wire.ControlHeaderSize+wire.MaxControlBody:
+		return bad("ControlQueueBytes %d below one control frame (%d)", d.ControlQueueBytes, wire.ControlHeaderSize+wire.MaxControlBody)
 	case d.NewIdentityBurst < 1 || d.JoinFailBurst < 1:
 		return bad("NewIdentityBurst %d and JoinFailBurst %d must be at least 1", d.NewIdentityBurst, d.JoinFailBurst)
 	case d.IdleTimeout <= 0:

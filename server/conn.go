@@ -57,6 +57,7 @@ type conn struct {
 
 	qmu     sync.Mutex
 	ctl     [][]byte // reliable frames waiting
+	ctlSize int      // their bytes
 	ring    []byte   // state slots: StateQueue x (1 length byte + MaxStateSize)
 	head, n int      // ring start and count
 	dropped int      // states dropped since last flushed to metrics
@@ -644,15 +645,16 @@ func (c *conn) Send(frame []byte, reliable bool) {
 		return
 	}
 	if reliable {
-		if len(c.ctl) >= c.s.cfg.ControlQueue {
+		if len(c.ctl) >= c.s.cfg.ControlQueue || c.ctlSize+len(frame) > c.s.cfg.ControlQueueBytes {
 			c.closing, c.code, c.reason = true, protocol.CodeTooSlow, "reading too slowly"
-			c.ctl = nil
+			c.ctl, c.ctlSize = nil, 0
 			c.qmu.Unlock()
 			c.log.Info("reliable queue overflow: closing", "queue", c.s.cfg.ControlQueue)
 			c.signal()
 			return
 		}
 		c.ctl = append(c.ctl, append([]byte(nil), frame...))
+		c.ctlSize += len(frame)
 	} else if len(frame) <= wire.MaxStateSize {
 		slots := len(c.ring) / slotSize
 		if c.n == slots { // full: drop the oldest
@@ -724,6 +726,7 @@ func (c *conn) writeLoop() {
 		for {
 			c.qmu.Lock()
 			ctl, c.ctl = c.ctl, ctl[:0]
+			c.ctlSize = 0
 			batch = batch[:0]
 			slots := len(c.ring) / slotSize
 			for c.n > 0 {
@@ -796,7 +799,7 @@ func (c *conn) finish(code protocol.Code, reason string) {
 func (c *conn) drainQueues() {
 	c.qmu.Lock()
 	c.closing = true
-	c.ctl, c.n = nil, 0
+	c.ctl, c.ctlSize, c.n = nil, 0, 0
 	c.qmu.Unlock()
 	_ = c.ws.CloseNow()
 }

@@ -20,8 +20,9 @@
 // A room never blocks on a connection. Relayed states go to a ring of
 // Config.StateQueue slots per connection; when it is full the oldest state
 // is dropped and counted (states are droppable). Reliable messages go to a
-// queue of Config.ControlQueue; when it overflows, the connection is closed
-// with CodeTooSlow. The writer sends reliable messages first, then every
+// queue of Config.ControlQueue messages and Config.ControlQueueBytes bytes
+// (what a join replays at once fits); when it overflows, the connection is
+// closed with CodeTooSlow. The writer sends reliable messages first, then every
 // queued state in one message (a batch), and a janitor closes a connection
 // whose write has blocked longer than Config.WriteTimeout.
 //

@@ -52,6 +52,26 @@
 // 250 ms, and adds to an abuse score that disconnects the player past
 // AbuseLimit (close code by reason: RateLimited, Implausible, BadFrame).
 //
+// # Entities
+//
+// A state names its entity (wire.State.Entity; entities.go). Entity 0 is
+// the player's own and takes the path above. A player's extra entities
+// (1..127: a trailer, a projectile) each get a track of their own (rate,
+// sequence, motion checks), re-stamped with the player's one clock and
+// relayed like entity 0 (hits stay on entity 0); at most
+// EntityLimits.MaxPerPlayer live per player, created by protocol.Spawn or
+// by a first state, dropped by protocol.Despawn or with the seat. Spawns
+// are relayed, kept and replayed to late joiners, and a freed seat's are
+// despawned for everyone. Shared objects (128..255: a ball) have one owner
+// at a time, decided by the room on protocol.Claim (first claim, free or
+// abandoned object, the host, or nearer within ClaimRadius after
+// ClaimHold) and announced with protocol.Owner; only the owner's states
+// pass, checked on the object's own track across owners, renumbered so
+// receivers see one sequence, and sent to everyone but the sender. An
+// owner that disconnects or leaves hands its objects to the connected host
+// (else nobody). Extra entities and shared objects share one state budget
+// per player (EntityLimits.StateShare).
+//
 // # Round flow
 //
 //	lobby      players report Loading (1 = loaded) and Ready; the host may

@@ -102,6 +102,15 @@ type EntityMetrics interface {
 	StatesNotOwner(n int)
 }
 
+// JoinBurst returns the most reliable messages Join sends a player at
+// once under c: Joined, every other player's synced properties and
+// spawns, a Spawn and an Owner per shared object, and a room state. A
+// connection's reliable queue must hold that many.
+func (c *Config) JoinBurst() int {
+	d := c.withDefaults()
+	return 2 + (d.MaxPlayers-1)*(d.Events.PropKeys+d.Entities.MaxPerPlayer) + 2*(256-wire.FirstShared)
+}
+
 // entSeat is one player's extra entities and entity budgets.
 type entSeat struct {
 	tracks [wire.MaxPlayerEntity + 1]*entity // by id; 0 unused (the seat's own fields)

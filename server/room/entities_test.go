@@ -532,30 +532,37 @@ func TestSharedSequenceAcrossHandover(t *testing.T) {
 // TestOwnersRandomized applies a seeded random mix of claims, spawns,
 // despawns, states, joins, leaves and disconnects, and checks after every
 // step that each object has one connected owner or none, and that every
-// connected player's view of the owners, built from the Owner and Despawn
-// messages it got, is the room's.
+// connected player's view of the owners and of the others' spawned
+// entities, built from the Owner, Spawn and Despawn messages it got, is
+// the room's.
 func TestOwnersRandomized(t *testing.T) {
 	users := []string{"a", "b", "c", "d", "e"}
 	objs := []uint8{128, 129, 200, 255}
-	handovers, relayed := 0, 0 // the mix must exercise what it checks
+	ids := append([]uint8{1, 2, 127}, objs...)
+	handovers, relayed, spawns := 0, 0, 0 // the mix must exercise what it checks
 	for seed := uint64(1); seed <= 30; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		h := newHarness(t, testConfig())
 		peers := map[string]*MemPeer{}
-		views := map[*MemPeer]map[int]int{}
+		views := map[*MemPeer]map[int]int{}       // object -> owner
+		spawned := map[*MemPeer]map[[2]int]bool{} // (slot, entity) of the others' entities
 		seq := map[string]int{}
 		pos := map[string]geom.Vec3{}
 		for step := 0; step < 300 && !h.r.Closed(); step++ {
 			u := users[rng.IntN(len(users))]
 			p := peers[u]
 			e := objs[rng.IntN(len(objs))]
-			op := rng.IntN(12)
+			op := rng.IntN(14)
+			if op >= 7 && op <= 9 {
+				e = ids[rng.IntN(len(ids))]
+			}
 			switch {
 			case p == nil || op == 0:
 				np := &MemPeer{}
 				if _, err := h.r.Join(h.now, np, Member{User: u}); err == nil {
 					peers[u] = np
 					views[np] = map[int]int{}
+					spawned[np] = map[[2]int]bool{}
 				}
 			case op == 1:
 				h.r.Leave(h.now, p)
@@ -572,7 +579,7 @@ func TestOwnersRandomized(t *testing.T) {
 				if _, _, ok := h.r.Owner(e); !ok {
 					delete(views[p], int(e)) // the sender knows what it despawned
 				}
-			case op == 9:
+			case op <= 10:
 				seq[u]++
 				h.r.HandleFrame(h.now, p, entFrame(t, e, seq[u], h.now, geom.Vec3{X: rng.Float64()}))
 			default:
@@ -600,12 +607,32 @@ func TestOwnersRandomized(t *testing.T) {
 							handovers++
 						}
 						v[m.Entity] = m.Slot
+					case *protocol.Spawn:
+						if !wire.Shared(uint8(m.Entity)) {
+							require.False(t, spawned[p][[2]int{m.Slot, m.Entity}], "seed %d step %d: spawned twice", seed, step)
+							spawned[p][[2]int{m.Slot, m.Entity}] = true
+							spawns++
+						}
 					case *protocol.Despawn:
 						if wire.Shared(uint8(m.Entity)) {
 							delete(v, m.Entity)
+						} else {
+							delete(spawned[p], [2]int{m.Slot, m.Entity})
 						}
 					}
 				}
+				want := map[[2]int]bool{}
+				for _, o := range h.r.seats {
+					if o == nil || o.peer == p {
+						continue
+					}
+					for e, t := range o.ents.tracks {
+						if t != nil && t.spawn != nil {
+							want[[2]int{o.slot, e}] = true
+						}
+					}
+				}
+				require.Equal(t, want, spawned[p], "seed %d step %d: %s's view of the others' entities", seed, step, u)
 				for _, e := range objs {
 					want, _, _ := h.r.Owner(e)
 					got, ok := v[int(e)]
@@ -617,9 +644,10 @@ func TestOwnersRandomized(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d handovers seen, %d shared states relayed", handovers, relayed)
+	t.Logf("%d handovers seen, %d shared states relayed, %d spawns seen", handovers, relayed, spawns)
 	assert.Greater(t, handovers, 300)
 	assert.Greater(t, relayed, 100)
+	assert.Greater(t, spawns, 100)
 }
 
 // TestEntityLimitsValidate checks the config's entity limits.
@@ -665,4 +693,68 @@ func TestExtraStatesShareABudget(t *testing.T) {
 			assert.LessOrEqual(t, float64(relayed), limit, "at most the shared rate plus its burst")
 		})
 	}
+}
+
+// TestEntityRelayDoesNotAllocate checks that states of a known extra
+// entity and of an owned shared object are relayed without allocating,
+// like entity 0's.
+func TestEntityRelayDoesNotAllocate(t *testing.T) {
+	const tick = time.Second / 60
+	h := newHarness(t, testConfig())
+	a, b := &CountPeer{}, &CountPeer{}
+	_, err := h.r.Join(h.now, a, Member{User: "a"})
+	require.NoError(t, err)
+	_, err = h.r.Join(h.now, b, Member{User: "b"})
+	require.NoError(t, err)
+	h.r.HandleFrame(h.now, a, protocol.MustMarshal(&protocol.Claim{Entity: 200}))
+	const runs = 100
+	var frames [][]byte
+	for i := range runs + 2 {
+		at := h.now + time.Duration(i)*tick
+		frames = append(frames, entFrame(t, 3, i, at, geom.Vec3{}), entFrame(t, 200, i, at, geom.Vec3{}))
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(runs, func() {
+		h.now += tick
+		h.r.HandleFrame(h.now, a, frames[i])
+		h.r.HandleFrame(h.now, a, frames[i+1])
+		i += 2
+	})
+	assert.Zero(t, allocs)
+	assert.Equal(t, 2*(runs+1), b.States, "every state relayed")
+	assert.Empty(t, nonZero(h.metrics.rejected))
+}
+
+// TestJoinReplayFits fills a room to the limits and counts what a late
+// joiner gets at once.
+func TestJoinReplayFits(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = MaxSlots
+	cfg.Entities.SpawnBurst = 200
+	h := newHarness(t, cfg)
+	for i := range MaxSlots - 1 {
+		p, _ := h.join(fmt.Sprint("p", i))
+		for k := range DefaultPropKeys {
+			h.send(p, &protocol.Prop{Key: fmt.Sprint("k", k), Value: json.RawMessage("1")})
+		}
+		for e := 1; e <= DefaultMaxEntities; e++ {
+			h.send(p, trailer(e))
+		}
+		if i == 0 {
+			for e := wire.FirstShared; e <= 255; e++ {
+				h.send(p, &protocol.Spawn{Entity: e, Scene: "ball", Rot: [4]float64{0, 0, 0, 1}})
+			}
+		}
+		require.Empty(t, codes(msgs(p)))
+	}
+	late := &MemPeer{}
+	_, err := h.r.Join(h.now, late, Member{User: "late"})
+	require.NoError(t, err)
+	n := 0
+	for _, f := range late.Take() {
+		if f.Reliable {
+			n++
+		}
+	}
+	assert.Equal(t, cfg.JoinBurst()-1, n, "everything but a room state, which waits for the window")
 }

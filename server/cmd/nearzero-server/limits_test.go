@@ -34,3 +34,12 @@ func TestLimitFlags(t *testing.T) {
 	assert.Equal(t, []string{"10.0.0.0/8", "192.168.1.1"}, c.TrustedProxies)
 	require.NoError(t, c.Validate())
 }
+
+func TestEntityFlags(t *testing.T) {
+	o, err := parse([]string{"-max-entities", "8", "-claim-radius", "2.5", "-claim-radius-2d", "64"}, io.Discard)
+	require.NoError(t, err)
+	c := o.config()
+	e := c.Room.Entities
+	assert.Equal(t, []any{8, 2.5, 64.0}, []any{e.MaxPerPlayer, e.ClaimRadius, e.ClaimRadius2D})
+	require.NoError(t, c.Validate())
+}

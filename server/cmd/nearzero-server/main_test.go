@@ -48,7 +48,8 @@ func TestHelpListsEveryFlagWithDefault(t *testing.T) {
 	help := out.String()
 	for _, want := range []string{"-addr", `(default "127.0.0.1:8787")`, "-db", `(default "./nearzero.db")`,
 		"-room-size", "(default 16)", "-max-rooms", "(default 1000)", "-drain-grace", "(default 4m0s)",
-		"-log-format", `(default "text")`, "-secret", "-analytics", "-seat-hold", "(default 20s)", "/healthz"} {
+		"-log-format", `(default "text")`, "-secret", "-analytics", "-seat-hold", "(default 20s)", "/healthz",
+		"-max-entities", "(default 32)", "-claim-radius", "(default 4)", "-claim-radius-2d", "(default 128)"} {
 		assert.Contains(t, help, want)
 	}
 }
