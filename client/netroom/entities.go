@@ -57,6 +57,7 @@ type entities struct {
 	remote  map[Key]protocol.Spawn // spawns announced by others, live
 	owners  map[int]owner          // shared objects by wire id
 	claims  map[int]bool           // claims sent, not answered
+	lastID  int                    // the id FreeEntity gave last
 	scratch []Key
 }
 
@@ -129,10 +130,16 @@ func (r *Room) ReleaseLocalEntity(id int, l *Local) {
 }
 
 // FreeEntity returns an id for a new entity of ours (1..MaxPlayerEntity)
-// that no spawn and no local entity uses.
+// that no spawn and no local entity uses. It takes them round, the least
+// recently given first: a despawned entity's id is not reused at once,
+// because the new entity's first states (the unreliable queue) could
+// reach the server before the old one's Despawn (the reliable queue) and
+// be refused as stale.
 func (r *Room) FreeEntity() (int, error) {
-	for id := 1; id <= wire.MaxPlayerEntity; id++ {
+	for i := 1; i <= wire.MaxPlayerEntity; i++ {
+		id := (r.ents.lastID+i-1)%wire.MaxPlayerEntity + 1
 		if !r.ents.spawned[id] && r.ents.locals[id] == nil {
+			r.ents.lastID = id
 			return id, nil
 		}
 	}

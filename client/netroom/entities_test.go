@@ -76,6 +76,16 @@ func TestSpawnAndDespawn(t *testing.T) {
 	require.NoError(t, h.room.Spawn(id, "res://bullet.tscn", json.RawMessage(`[1,2]`)))
 	next, _ := h.room.FreeEntity()
 	assert.Equal(t, 2, next, "a spawned id is taken until despawned")
+	// Ids go round: one despawned is given again only after all others.
+	seen := map[int]bool{}
+	for range wire.MaxPlayerEntity - 2 {
+		id, err := h.room.FreeEntity()
+		require.NoError(t, err)
+		assert.False(t, seen[id])
+		seen[id] = true
+	}
+	again, _ := h.room.FreeEntity()
+	assert.Equal(t, 2, again, "after 127 the round starts over, skipping the spawned 1")
 	assert.ErrorIs(t, h.room.Spawn(SharedID(0), "ball", nil), ErrEntity)
 	assert.ErrorIs(t, h.room.Spawn(3, "", nil), protocol.ErrBadSpawn)
 	assert.Error(t, h.room.Despawn(9), "never spawned")

@@ -6,7 +6,12 @@
 #   godot --headless --path godot_project res://examples/arena/main.tscn -- --nz-server=127.0.0.1:8787 --nz-create --nz-bot
 #   godot --headless --path godot_project res://examples/arena/main.tscn -- --nz-server=127.0.0.1:8787 --nz-join=ABCDEF
 # Add --nz-quit-after=SECONDS to stop by itself; --nz-still keeps a bot in place
-# (it still fires).
+# (it still fires). The ball is a shared object: touch it to take it over.
+# R launches a rocket, an entity spawned on every machine (spawn_entity).
+# --nz-ball makes a bot play the ball instead of firing (the left half for
+# the room's creator, the right half for the joiner); --nz-ball-log prints
+# the ball's owner and drawn position every physics frame; --nz-rockets
+# makes a bot launch a rocket every 3 s.
 extends Node2D
 
 const Projectile := preload("res://examples/arena/projectile.gd")
@@ -16,6 +21,7 @@ const Projectile := preload("res://examples/arena/projectile.gd")
 @onready var log_label: Label = $UI/Log
 @onready var chat: LineEdit = $UI/Chat
 var lines: PackedStringArray = []
+var rockets := false
 
 
 func _ready() -> void:
@@ -24,6 +30,8 @@ func _ready() -> void:
 	room.event_received.connect(_on_event)
 	room.chat_received.connect(func(slot, text): _say("%s: %s" % [_name(slot), text]))
 	room.hit_result.connect(_on_hit)
+	room.entity_spawned.connect(_on_entity_spawned)
+	room.entity_despawned.connect(func(_node, slot): _say("%s's rocket is gone" % _name(slot)))
 	chat.text_submitted.connect(func(text): room.send_chat(text); _say("me: " + text); chat.clear())
 	var args := {}
 	for a in OS.get_cmdline_user_args():
@@ -33,7 +41,15 @@ func _ready() -> void:
 	room.server_address = args.get("server", room.server_address)
 	me.bot = args.has("bot")
 	me.still = args.has("still")
-	if me.bot:
+	rockets = args.has("rockets")
+	if args.has("ball"):
+		me.ball_side = 1 if args.has("join") else -1
+		me.bot = true
+	if args.has("ball-log"):
+		$World/Ball.log_every = 1
+	if me.ball_side != 0:
+		me.position = Vector2(500 + 250 * me.ball_side, 300)
+	elif me.bot:
 		me.position = Vector2(randf_range(200, 800), randf_range(150, 450))
 	if args.has("quit-after"):
 		get_tree().create_timer(float(args["quit-after"])).timeout.connect(get_tree().quit)
@@ -46,11 +62,38 @@ func _ready() -> void:
 func _unhandled_input(event: InputEvent) -> void:
 	if event.is_action_pressed("ui_accept") and not chat.has_focus():
 		_fire()
+	var key := event as InputEventKey
+	if key != null and key.pressed and not key.echo and key.keycode == KEY_R and not chat.has_focus():
+		_launch_rocket()
 
 
 func _process(_delta: float) -> void:
-	if me.bot and Engine.get_process_frames() % 30 == 0 and room.is_synced():
+	if not room.is_synced():
+		return
+	if me.bot and me.ball_side == 0 and Engine.get_process_frames() % 30 == 0:
 		_fire()
+	if rockets and Engine.get_process_frames() % 180 == 0:
+		_launch_rocket()
+
+
+## Launches a rocket: spawned on every machine, flown and sent by ours.
+func _launch_rocket() -> void:
+	var dir := Vector2.from_angle(me.rotation)
+	var tint := Color.from_hsv(randf(), 0.8, 1.0)
+	var rocket := room.spawn_entity("res://examples/arena/rocket.tscn", [tint])
+	if rocket == null:
+		return  # refused: the reason is in the console
+	rocket.dir = dir
+	rocket.tint = tint
+	rocket.global_position = me.global_position + dir * 30.0
+	_say("rocket launched")
+
+
+func _on_entity_spawned(node: Node, slot: int, args: Array) -> void:
+	if node.has_method("queue_redraw") and args.size() == 1:
+		node.tint = Color(args[0][0], args[0][1], args[0][2], args[0][3])
+		node.queue_redraw()
+	_say("%s launched a rocket" % _name(slot))
 
 
 func _fire() -> void:
