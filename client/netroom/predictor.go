@@ -401,7 +401,7 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 		return false // a second entity for the local player: reported, not sent
 	}
 	p.local.Sample(t, pos, rot, vel, hasVel)
-	st, ok := p.local.Poll(max(p.room.Slot(), 0))
+	st, ok := p.local.PollAt(p.room.Now(), max(p.room.Slot(), 0)) // stamped as it leaves
 	if !ok || !p.room.InRoom() || p.room.SendState(st) != nil {
 		return false
 	}
