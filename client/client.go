@@ -15,6 +15,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -79,7 +80,7 @@ type Client struct {
 	events   ring[Event]
 	states   ring[RemoteState]
 	outCtl   [][]byte
-	outState ring[[]byte]
+	outState ring[queuedState]
 	stats    Stats
 	rng      *rand.Rand
 	notify   chan struct{}
@@ -127,7 +128,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	c := &Client{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
 		token: o.Token, name: o.Name, slot: -1,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
-		outState: newRing[[]byte](o.SendQueue), rng: rand.New(rand.NewPCG(o.Seed, 1)),
+		outState: newRing[queuedState](o.SendQueue), rng: rand.New(rand.NewPCG(o.Seed, 1)),
 		notify: make(chan struct{}, 1)}
 	if c.clock == nil {
 		c.clock = monotonic{start: time.Now()}
@@ -670,7 +671,8 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	ctx := context.Background()
 	ping := time.NewTimer(0)
 	defer ping.Stop()
-	var ctl, states [][]byte
+	var ctl [][]byte
+	var states []queuedState
 	var batch []byte
 	for {
 		now := c.clock.Now() // outside mu: a panic here must not leave it locked
@@ -696,13 +698,10 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 				return
 			}
 			ctl, c.outCtl = c.outCtl, ctl[:0]
-			batch = batch[:0]
 			states = c.outState.drain(states[:0])
-			for _, st := range states {
-				batch = append(batch, st...)
-			}
-			clear(states)
 			c.mu.Unlock()
+			batch = appendStates(batch[:0], states, c.clock.Now(), c.opts.SendLead)
+			clear(states)
 			if len(ctl) == 0 && len(batch) == 0 {
 				break
 			}
@@ -750,6 +749,10 @@ func (c *Client) enqueueDelayed(b []byte, reliable bool) { _ = c.enqueue(b, reli
 
 // enqueue hands a frame to the current connection's writer.
 func (c *Client) enqueue(b []byte, reliable bool) error {
+	var at time.Duration
+	if !reliable {
+		at = c.clock.Now() // outside mu: a panic here must not leave it locked
+	}
 	c.mu.Lock()
 	s := c.sess
 	if s == nil {
@@ -759,7 +762,7 @@ func (c *Client) enqueue(b []byte, reliable bool) error {
 	if reliable {
 		c.outCtl = append(c.outCtl, b)
 	} else {
-		if c.outState.push(b) {
+		if c.outState.push(queuedState{b, at}) {
 			c.stats.StatesDropped++
 		}
 		c.stats.StatesSent++
@@ -770,6 +773,35 @@ func (c *Client) enqueue(b []byte, reliable bool) error {
 	default:
 	}
 	return nil
+}
+
+// queuedState is an encoded state waiting for the writer, with the time
+// (Options.Clock) it was queued.
+type queuedState struct {
+	b  []byte
+	at time.Duration
+}
+
+// appendStates appends the queued states to batch as written at now: each
+// that waited at most lead (and at least a stamp unit) is carried forward
+// by its wait and stamped now (sender.Carry), since the wait is the
+// sender's, not the network's. One that cannot be decoded goes as it is.
+func appendStates(batch []byte, states []queuedState, now, lead time.Duration) []byte {
+	var st wire.State
+	for _, q := range states {
+		h := now - q.at
+		if lead <= 0 || h < wire.StampUnit || h > lead || wire.DecodeState(q.b, &st) != nil || !sender.Carry(&st, h) {
+			batch = append(batch, q.b...)
+			continue
+		}
+		out, err := wire.AppendState(batch, &st)
+		if err != nil {
+			batch = append(batch, q.b...)
+			continue
+		}
+		batch = out
+	}
+	return batch
 }
 
 // request sends m and waits for its answer: Joined or Left, or an Error

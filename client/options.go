@@ -9,6 +9,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/lagsim"
+	"github.com/nearzero/nearzero/netcode/sender"
 )
 
 // Defaults of Options.
@@ -22,6 +23,9 @@ const (
 	DefaultStateQueue     = 1024
 	DefaultSendQueue      = 64
 	DefaultCloseTimeout   = 3 * time.Second
+	// DefaultSendLead is Options.SendLead's default: the sender's
+	// RecommendedSendLead.
+	DefaultSendLead = sender.RecommendedSendLead
 )
 
 // Clock is the local clock: time since an arbitrary origin, never going
@@ -77,6 +81,14 @@ type Options struct {
 	// SendQueue is how many outgoing states wait for the network before
 	// the oldest is dropped. Default 64.
 	SendQueue int
+	// SendLead is the longest wait in the send queue (from SendState, or
+	// the lag simulator's exit, to the socket write, on Clock) over which
+	// a state is carried forward to its write and stamped then
+	// (sender.Carry): the writer goroutine's wake-up and a write that
+	// blocks are the sender's own delay, not the network's, and receivers
+	// cannot tell them apart. Longer waits leave the state as queued.
+	// Default DefaultSendLead (50 ms); negative turns it off.
+	SendLead time.Duration
 
 	// Sync tunes the clock synchronisation to the server; zero fields are
 	// netcode/clock's defaults.
@@ -122,6 +134,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if d.SendQueue == 0 {
 		d.SendQueue = DefaultSendQueue
+	}
+	if d.SendLead == 0 {
+		d.SendLead = DefaultSendLead
 	}
 	if d.HTTPClient == nil {
 		d.HTTPClient = http.DefaultClient

@@ -220,7 +220,11 @@ func (c *client) newBot() *bot {
 		pos, psi = spawnPoint(c.idx)
 	}
 	if c.w.opt.Inputs != nil {
-		drv = &replayDriver{events: c.w.opt.Inputs.forClient(c.name)}
+		// A client the recording has no events for keeps its scripted
+		// driver (a recording of one vehicle drives player A only).
+		if ev := c.w.opt.Inputs.forClient(c.name); len(ev) > 0 {
+			drv = &replayDriver{events: ev}
+		}
 	}
 	b := newBot(c.spec.Bot, drv, pos, psi)
 	// Inputs are read at the owner's frames, except when the known-input

@@ -98,7 +98,9 @@ type Options struct {
 	Variant Variant
 	// Tuning overrides netcode settings.
 	Tuning Tuning
-	// Inputs replays recorded inputs instead of the scripted drivers.
+	// Inputs replays recorded inputs instead of the scripted drivers, for
+	// each client ("a", "b") that has events in it; the other keeps its
+	// scripted driver.
 	Inputs *Recording
 	// Record, when not nil, receives the bots' input changes; one run at a
 	// time (RunTable refuses it for more than one job).

@@ -48,7 +48,7 @@ func TestRouteByEntity(t *testing.T) {
 	h.link.states = append(h.link.states,
 		entityState(1, 0, 1, 1), entityState(1, 1, 1, 10), // Bob's body and trailer, same seq: their own streams
 		entityState(1, uint8(SharedID(3)), 5, 100), entityState(2, uint8(SharedID(3)), 6, 101), // the ball, whoever sends it
-		entityState(2, 1, 1, 20), // Cy's trailer: nobody bound
+		entityState(2, 1, 1, 20),                   // Cy's trailer: nobody bound
 		entityState(0, uint8(SharedID(3)), 7, 102)) // our own: never drawn from the echo
 	h.link.mu.Unlock()
 	assert.Equal(t, 4, h.room.Route())

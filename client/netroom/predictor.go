@@ -568,7 +568,7 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 	if p.mode == ModeShared {
 		p.last, p.hasLast = predict.Sample{Time: t, Pos: pos, Rot: rot, Vel: vel}, true
 	}
-	st, ok := p.local.Poll(max(p.room.Slot(), 0))
+	st, ok := p.local.PollAt(p.room.Now(), max(p.room.Slot(), 0)) // stamped as it leaves
 	if ok {
 		st.Entity = uint8(p.WireEntity())
 	}

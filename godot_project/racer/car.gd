@@ -62,6 +62,13 @@ var _clear_for := 0.0
 var _bot_stuck := 0.0
 
 var net: NetPredictor
+## Set by main.gd for --nz-record-inputs=PATH: every physics frame with the
+## controls on, the inputs go there in the bench's CSV (bench/netbench
+## inputs.go: t_s,client,throttle,brake,steer,heading_rad,jump), as client
+## "a" (the bench's vehicle), time 0 at the first frame, a line per change.
+var input_log: FileAccess
+var _input_frames := 0
+var _input_last := ""
 var _mats: Array[StandardMaterial3D] = []
 var _alpha := 1.0
 var _label: Label3D
@@ -207,6 +214,8 @@ func _inputs() -> Vector4:
 
 func _drive(delta: float) -> void:
 	var inp := _inputs()
+	if input_log and controls_enabled:
+		_log_input(inp)
 	var fwd := -global_basis.z
 	fwd.y = 0
 	fwd = fwd.normalized()
@@ -252,6 +261,20 @@ func _drive(delta: float) -> void:
 				velocity *= 0.8
 	if global_position.y < -20:
 		reset_to_checkpoint("fell")
+
+
+func _log_input(inp: Vector4) -> void:
+	# The bench steers left for positive steer, this car right; the
+	# handbrake has no bench input (the bot never pulls it).
+	var t := float(_input_frames) / Engine.physics_ticks_per_second
+	_input_frames += 1
+	var vals := "%.4f,%.4f,%.4f" % [inp.x, inp.y, -inp.z + 0.0]
+	if vals == _input_last:
+		return
+	_input_last = vals
+	input_log.store_line("%.6f,a,%s,0,0" % [t, vals])
+	if _input_frames % 60 == 0:
+		input_log.flush()
 
 
 func on_road() -> bool:

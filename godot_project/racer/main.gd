@@ -25,6 +25,8 @@
 #   --nz-switch-mode=S       (host) flip the netcode S s after joining, as the lobby switch does
 #   --nz-vote                vote for a restart on the results;  --nz-reset-at=S  press reset S s after GO
 #   --nz-shots=DIR           save screenshots (needs a renderer, see docs)
+#   --nz-record-inputs=PATH  write your car's inputs per physics frame from GO, in the
+#                            bench's CSV (go run ./bench -inputs PATH; see bench/README.md)
 extends Node
 
 const TRACK_PATH := "res://racer/track.tscn"
@@ -231,6 +233,12 @@ func _apply_args() -> void:
 		car.bot_speed = float(args.get("bot-speed", "1"))
 	if args.has("nocollide"):
 		car.collide_cars = false
+	if args.has("record-inputs"):
+		car.input_log = FileAccess.open(args["record-inputs"], FileAccess.WRITE)
+		if car.input_log:
+			car.input_log.store_line("t_s,client,throttle,brake,steer,heading_rad,jump")
+		else:
+			push_error("--nz-record-inputs: cannot write %s" % args["record-inputs"])
 	if args.has("poslog") and args.has("out"):
 		poslog = FileAccess.open(args.out.path_join("pos-%s.txt" % args.get("name", "player")), FileAccess.WRITE)
 	_menu_settings_changed()

@@ -318,28 +318,63 @@ func (s *Sender) state() wire.State {
 
 // lead carries st, the newest sample's state, forward to now when the
 // sample is at most SendLead older, and stamps it now (see
-// Config.SendLead): p + v h + a h²/2, v + a h, the orientation turned by
-// turn·h about the up axis. Over one network poll (a few ms) the terms
-// this leaves out are micrometres.
+// Config.SendLead and Carry).
 func (s *Sender) lead(st *wire.State, now time.Duration) {
 	h := now - s.cur.t
 	if s.cur.sent || h <= 0 || h > s.cfg.SendLead || wire.StampOf(now) == st.Stamp {
 		return
 	}
-	hs := h.Seconds()
-	pos := s.cur.pos.Add(s.cur.vel.Scale(hs)).Add(s.cur.acc.Scale(hs * hs / 2))
-	if !inF32(pos) {
-		return
+	// st holds the sample unquantised, so the carry starts from it
+	// exactly, with the derived motion whether or not it is sent.
+	c := *st
+	c.Acc, c.Turn = s.cur.acc, s.cur.turn
+	if carry(&c, h) {
+		st.Stamp, st.Pos, st.Vel, st.Rot = wire.StampOf(now), c.Pos, c.Vel, c.Rot
 	}
-	st.Stamp = wire.StampOf(now)
+}
+
+// Carry carries st forward by h along its own motion and moves its stamp
+// by h: p + v h + a h²/2, v + a h, the orientation turned by turn·h about
+// the up axis (+Y, or +Z in 2D). Over a send queue's wait (a few ms) the
+// terms this leaves out are micrometres. It is what Config.SendLead does
+// inside Poll, for a state that waits after Poll (a connection's writer
+// queue). h is rounded down to whole stamp units (wire.StampUnit). It
+// reports false, and leaves st alone, when that is not positive or the
+// carried position would leave float32 range.
+func Carry(st *wire.State, h time.Duration) bool {
+	units := h / wire.StampUnit // the stamp moves in whole units: so does the motion
+	if units <= 0 {
+		return false
+	}
+	c := *st
+	if !carry(&c, units*wire.StampUnit) {
+		return false
+	}
+	c.Stamp = st.Stamp + wire.Stamp(units)
+	*st = c
+	return true
+}
+
+// carry moves st's motion (not its stamp) forward by h > 0.
+func carry(st *wire.State, h time.Duration) bool {
+	hs := h.Seconds()
+	pos := st.Pos.Add(st.Vel.Scale(hs)).Add(st.Acc.Scale(hs * hs / 2))
+	if !inF32(pos) {
+		return false
+	}
 	st.Pos = pos
-	vel := s.cur.vel.Add(s.cur.acc.Scale(hs))
+	vel := st.Vel.Add(st.Acc.Scale(hs))
 	if v, _ := clampVec(vel, false); v.Finite() {
 		st.Vel = v
 	}
-	if s.cur.turn != 0 {
-		st.Rot = geom.AxisAngle(s.d.up, s.cur.turn*hs).Mul(s.cur.rot).Normalized()
+	if st.Turn != 0 {
+		up := geom.Up3D
+		if st.Dim2D {
+			up = geom.Up2D
+		}
+		st.Rot = geom.AxisAngle(up, st.Turn*hs).Mul(st.Rot).Normalized()
 	}
+	return true
 }
 
 // inF32 reports whether every component of v is finite and fits a float32.

@@ -433,3 +433,26 @@ func TestSendLead(t *testing.T) {
 		assert.Equal(t, wire.StampOf(origin), again.st.Stamp, "a heartbeat is the sample as taken")
 	})
 }
+
+func TestCarry(t *testing.T) {
+	st := wire.State{Fields: wire.HasAcc | wire.HasTurn, Stamp: wire.StampOf(time.Second),
+		Pos: geom.Vec3{X: 1}, Vel: geom.Vec3{X: 10, Z: -2}, Acc: geom.Vec3{Z: 4},
+		Rot: geom.Identity, Turn: 2}
+	c := st
+	require.True(t, Carry(&c, ms(5)+3*time.Microsecond), "rounded down to whole stamp units")
+	assert.Equal(t, wire.StampOf(time.Second+ms(5)), c.Stamp)
+	h := 0.005
+	assertVecNear(t, geom.Vec3{X: 1 + 10*h, Z: -2*h + 4*h*h/2}, c.Pos, 1e-9, "p + v h + a h²/2")
+	assertVecNear(t, geom.Vec3{X: 10, Z: -2 + 4*h}, c.Vel, 1e-9, "v + a h")
+	want := geom.AxisAngle(geom.Up3D, 2*h)
+	assert.InDelta(t, 1, math.Abs(want.Dot(c.Rot)), 1e-12, "turned by turn h about +Y")
+
+	same := st
+	assert.False(t, Carry(&same, 9*time.Microsecond), "under a stamp unit: nothing to carry")
+	assert.False(t, Carry(&same, -ms(1)))
+	assert.Equal(t, st, same)
+	far := st
+	far.Pos.X, far.Vel.X = math.MaxFloat32, 1e36
+	assert.False(t, Carry(&far, ms(5)), "out of float32 range")
+	assert.Equal(t, math.MaxFloat32, far.Pos.X)
+}
