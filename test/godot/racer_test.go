@@ -79,19 +79,7 @@ func (g *godot) startRacer(t *testing.T, ctx context.Context, name string, args 
 	r := &racer{name: name, out: &lockedBuffer{}, done: make(chan struct{})}
 	all := append([]string{"--headless", "--path", g.project, "--max-fps", "60", "res://racer/main.tscn", "--",
 		"--nz-name=" + name, "--nz-bot"}, args...)
-	r.cmd = exec.CommandContext(ctx, g.bin, all...)
-	r.cmd.Env = g.env
-	r.cmd.WaitDelay = 10 * time.Second
-	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
-	require.NoError(t, r.cmd.Start())
-	go func() { r.err = r.cmd.Wait(); close(r.done) }()
-	t.Cleanup(func() {
-		if r.cmd.Process != nil {
-			_ = r.cmd.Process.Kill()
-		}
-		<-r.done
-	})
-	return r
+	return g.start(t, ctx, r, all) // ball_test.go
 }
 
 // event is one NZ_EVENT line: NZ_EVENT <name> <event> <json>.

@@ -11,7 +11,8 @@
 # --nz-ball makes a bot play the ball instead of firing (the left half for
 # the room's creator, the right half for the joiner); --nz-ball-log prints
 # the ball's owner and drawn position every physics frame; --nz-rockets
-# makes a bot launch a rocket every 3 s.
+# makes a bot launch a rocket every 3 s; --nz-lag=MS adds that much one-way
+# latency each way (NetRoom's lag simulator).
 extends Node2D
 
 const Projectile := preload("res://examples/arena/projectile.gd")
@@ -39,6 +40,9 @@ func _ready() -> void:
 			var kv := a.substr(5).split("=", true, 1)
 			args[kv[0]] = kv[1] if kv.size() > 1 else ""
 	room.server_address = args.get("server", room.server_address)
+	if args.has("lag"):  # one-way milliseconds, both ways (NetRoom's lag simulator)
+		room.lag_latency_ms = float(args["lag"])
+		room.lag_enabled = true
 	me.bot = args.has("bot")
 	me.still = args.has("still")
 	rockets = args.has("rockets")
@@ -47,6 +51,10 @@ func _ready() -> void:
 		me.bot = true
 	if args.has("ball-log"):
 		$World/Ball.log_every = 1
+	# Taking the ball is announced with an event (what @rpc would carry).
+	$World/Ball.net.owner_changed.connect(func(_slot, mine):
+		if mine:
+			room.send_event("took_ball", [room.local_slot]))
 	if me.ball_side != 0:
 		me.position = Vector2(500 + 250 * me.ball_side, 300)
 	elif me.bot:
@@ -111,6 +119,8 @@ func _fire() -> void:
 
 
 func _on_event(from_slot: int, name: String, args: Array) -> void:
+	if name == "took_ball":
+		print("NZ_EVENT_RX took_ball from=%d" % from_slot)
 	if name == "fire" and args.size() == 3:
 		var from := Vector2(args[0][0], args[0][1])
 		var dir := Vector2(args[1][0], args[1][1]).normalized()
