@@ -532,5 +532,5 @@ func (p *NetPredictor) ConfigurationWarnings() []string {
 	}
 	out := append(netroom.PredictorWarnings(s), netroom.SyncedWarnings(p.synced.paths)...) // synced.go
 	id, shared := p.m.Entity()
-	return append(out, netroom.EntityWarnings(id, shared, s.RootClass)...)
+	return append(out, netroom.EntityWarnings(id, shared, s.RootClass, len(p.synced.paths) > 0)...)
 }

@@ -434,6 +434,12 @@ func (n *NetRoom) spawn(slot int) error {
 	if !n.alive() {
 		return nil
 	}
+	n.applyKeptProps(slot, 0) // synced.go: values that came before the scene
+	for _, p := range predictorsIn(inst, nil) {
+		if id, shared := p.m.Entity(); id != 0 && !shared {
+			n.applyKeptProps(slot, id) // a second entity in the player's scene
+		}
+	}
 	return sigPlayerSpawned.Emit(n, int64(slot), inst)
 }
 

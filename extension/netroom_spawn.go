@@ -184,6 +184,7 @@ func (n *NetRoom) spawnRemoteEntity(e *netroom.Event) error {
 	if !n.alive() {
 		return nil
 	}
+	n.applyKeptProps(e.Slot, e.Entity) // synced.go
 	var vals []any
 	if e.Spawn != nil {
 		vals, _ = netroom.DecodeArgs(e.Spawn.Args) // checked by the model

@@ -66,6 +66,9 @@ func (p *NetPredictor) syncProps() {
 	if len(s.paths) == 0 || !p.m.IsLocal() || p.m.Room() == nil {
 		return
 	}
+	if _, shared := p.m.Entity(); shared {
+		return // a shared object's values would not follow it to a new owner (warned)
+	}
 	root := p.root()
 	if root.IsNull() {
 		return
@@ -92,26 +95,68 @@ func (p *NetPredictor) syncProps() {
 			godot.PrintErrorf("NetPredictor: synced property %q not sent: %v", path, err)
 		}
 	}
+	s.props.Entity = p.m.WireEntity()
 	s.props.Flush(procClock.Now(), p.m.Room())
 }
 
-// applyProp sets a received synced property on slot's spawned scene root,
-// converting arrays to the property's current type (Vector2, Vector3,
-// Color) and numbers to int or float as the property is.
+// applyProp sets a received synced property on the entity's node: the
+// spawned player scene's root for a player's own entity, the spawned
+// scene for one made with spawn_entity, else the root of the NetPredictor
+// with that entity_id in the player's scene (a trailer). Arrays become the
+// property's current type (Vector2, Vector3, Color), numbers int or float
+// as the property is.
 func (n *NetRoom) applyProp(e *netroom.Event) {
 	if e.Slot < 0 || e.Slot >= netroom.MaxSlots || len(e.Args) != 1 {
 		return
 	}
-	root, ok := godot.Cast[godot.Node](n.spawned[e.Slot].Object())
-	if !ok || root.IsNull() {
+	if root, ok := n.propRoot(e.Slot, e.Entity); ok {
+		setProp(root, e.Text, e.Args[0])
+	}
+}
+
+// propRoot returns the node synced properties of entity (slot, id) go to.
+func (n *NetRoom) propRoot(slot, id int) (godot.Node, bool) {
+	if id != 0 {
+		if oid, ok := n.ents.remote[netroom.KeyOf(slot, id)]; ok {
+			return godot.Cast[godot.Node](oid.Object())
+		}
+	}
+	root, ok := godot.Cast[godot.Node](n.spawned[slot].Object())
+	if !ok || root.IsNull() || id == 0 {
+		return root, ok && !root.IsNull()
+	}
+	for _, p := range predictorsIn(root, nil) {
+		if pid, shared := p.m.Entity(); pid == id && !shared && p.rootAlive() {
+			return p.root(), true
+		}
+	}
+	return godot.Node{}, false
+}
+
+// applyKeptProps sets every synced property already received for entity
+// (slot, id) on a node just spawned for it: they may have come first.
+func (n *NetRoom) applyKeptProps(slot, id int) {
+	kept := n.model.PropsOf(netroom.Key{Slot: slot, Entity: id})
+	if len(kept) == 0 {
 		return
 	}
-	path := godot.NewNodePath(e.Text)
+	root, ok := n.propRoot(slot, id)
+	if !ok {
+		return
+	}
+	for key, v := range kept {
+		setProp(root, key, v)
+	}
+}
+
+// setProp sets property path key of root to x, converted as propVariant.
+func setProp(root godot.Node, key string, x any) {
+	path := godot.NewNodePath(key)
 	defer path.Destroy()
 	cur := root.GetIndexed(path)
 	like := cur.Type()
 	cur.Destroy()
-	v := propVariant(e.Args[0], like)
+	v := propVariant(x, like)
 	root.SetIndexed(path, v)
 	v.Destroy()
 }

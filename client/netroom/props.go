@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // DefaultPropRate is how many times a second a local entity sends its
@@ -98,11 +99,11 @@ func (p *Props) Resend() {
 	clear(p.sent)
 }
 
-// PropsOf returns the synced properties last received for slot's entity
-// (values as DecodeArgs gives them): what a NetPredictor bound after they
+// PropsOf returns the synced properties last received for entity k
+// (values as DecodeArgs gives them): what a node spawned after they
 // arrived applies first. Nil when none.
-func (r *Room) PropsOf(slot int) map[string]any {
-	return r.props[slot]
+func (r *Room) PropsOf(k Key) map[string]any {
+	return r.props[k]
 }
 
 // applyProp keeps a received property and emits EventProp.
@@ -112,25 +113,29 @@ func (r *Room) applyProp(m *protocol.Prop) {
 		r.emit(errorEvent(fmt.Errorf("synced property %q from slot %d: %w", m.Key, m.Slot, err)))
 		return
 	}
+	if m.Entity < 0 || m.Entity > wire.MaxPlayerEntity {
+		return // shared objects have no synced properties (yet)
+	}
+	k := Key{Slot: m.Slot, Entity: m.Entity}
 	if r.props == nil {
-		r.props = map[int]map[string]any{}
+		r.props = map[Key]map[string]any{}
 	}
-	if r.props[m.Slot] == nil {
-		r.props[m.Slot] = map[string]any{}
+	if r.props[k] == nil {
+		r.props[k] = map[string]any{}
 	}
-	r.props[m.Slot][m.Key] = vals[0]
-	r.emit(Event{Kind: EventProp, Slot: m.Slot, Text: m.Key, Args: vals})
+	r.props[k][m.Key] = vals[0]
+	r.emit(Event{Kind: EventProp, Slot: m.Slot, Entity: m.Entity, Text: m.Key, Args: vals})
 }
 
 // pruneProps forgets the properties of slots no longer in the room.
 func (r *Room) pruneProps(st *protocol.RoomState) {
-	for slot := range r.props {
+	for k := range r.props {
 		found := false
 		for _, p := range st.Players {
-			found = found || p.Slot == slot
+			found = found || p.Slot == k.Slot
 		}
 		if !found {
-			delete(r.props, slot)
+			delete(r.props, k)
 		}
 	}
 }

@@ -63,8 +63,8 @@ func TestPropsOnLoopback(t *testing.T) {
 	assert.InDelta(t, 11, sent, 1, "health 10 times in 1 s, the colour once")
 	now += time.Second
 	sent += p.Flush(now, ann.room)
-	frames(func() bool { return bob.room.PropsOf(0)["health"] == int64(41) })
-	assert.Equal(t, []any{1.0, 0.5, 0.5, 1.0}, bob.room.PropsOf(0)["modulate"])
+	frames(func() bool { return bob.room.PropsOf(Key{})["health"] == int64(41) })
+	assert.Equal(t, []any{1.0, 0.5, 0.5, 1.0}, bob.room.PropsOf(Key{})["modulate"])
 	assert.Len(t, props(bob), sent)
 	last := props(bob)[len(props(bob))-1]
 	assert.Equal(t, Event{Kind: EventProp, Slot: 0, Text: "health", Args: []any{int64(41)}}, last)
@@ -73,13 +73,23 @@ func TestPropsOnLoopback(t *testing.T) {
 	require.NoError(t, carl.room.Join(ann.room.Code()))
 	frames(func() bool {
 		carl.frame()
-		return carl.room.PropsOf(0)["health"] == int64(41)
+		return carl.room.PropsOf(Key{})["health"] == int64(41)
 	})
 	assert.Len(t, props(carl), 2, "the late joiner gets the last value of each key")
 
+	// A second entity of Ann's (a trailer, id 3) has its own values under
+	// the same key; the spawned copy's node applies them.
+	trailer := Props{Rate: 10, Entity: 3}
+	require.NoError(t, trailer.Set("health", 7))
+	require.Equal(t, 1, trailer.Flush(now, ann.room))
+	frames(func() bool { return bob.room.PropsOf(Key{Slot: 0, Entity: 3})["health"] == int64(7) })
+	assert.Equal(t, int64(41), bob.room.PropsOf(Key{})["health"], "the player's own keeps its value")
+	last = props(bob)[len(props(bob))-1]
+	assert.Equal(t, Event{Kind: EventProp, Slot: 0, Entity: 3, Text: "health", Args: []any{int64(7)}}, last)
+
 	// Ann leaves: her properties are forgotten.
 	require.NoError(t, ann.room.Leave())
-	frames(func() bool { bob.frame(); return bob.room.PropsOf(0) == nil })
+	frames(func() bool { bob.frame(); return bob.room.PropsOf(Key{}) == nil })
 }
 
 func TestSyncedWarnings(t *testing.T) {

@@ -118,7 +118,7 @@ type Room struct {
 	clock Clock
 
 	// Main thread only.
-	props   map[int]map[string]any // synced properties by slot (props.go)
+	props   map[Key]map[string]any // synced properties by entity (props.go)
 	status  Status
 	link    Link
 	gen     uint64 // connection attempt; results of older ones are stale

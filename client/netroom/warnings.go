@@ -94,12 +94,21 @@ func PredictorWarnings(s PredictorSetup) []string {
 // EntityWarnings are the configuration warnings of a NetPredictor's
 // entity settings: a shared object's root should be a rigid body, which
 // the node freezes while another player owns it and lets simulate while
-// this one does.
-func EntityWarnings(id int, shared bool, rootClass string) []string {
-	if !shared || rootClass == "" || rootClass == "RigidBody3D" || rootClass == "RigidBody2D" {
+// this one does; and a shared object has no synced properties (their
+// values would stay with the owner that set them).
+func EntityWarnings(id int, shared bool, rootClass string, synced bool) []string {
+	if !shared {
 		return nil
 	}
-	return []string{fmt.Sprintf("Shared object %d: its root is a %s. A RigidBody3D or RigidBody2D (freeze_mode "+
-		"KINEMATIC) is handed over by itself: frozen and placed while another player owns it, simulating from "+
-		"the drawn velocity once you do. Any other root must stop moving itself while is_owner() is false.", id, rootClass)}
+	var out []string
+	if rootClass != "" && rootClass != "RigidBody3D" && rootClass != "RigidBody2D" {
+		out = append(out, fmt.Sprintf("Shared object %d: its root is a %s. A RigidBody3D or RigidBody2D (freeze_mode "+
+			"KINEMATIC) is handed over by itself: frozen and placed while another player owns it, simulating from "+
+			"the drawn velocity once you do. Any other root must stop moving itself while is_owner() is false.", id, rootClass))
+	}
+	if synced {
+		out = append(out, fmt.Sprintf("Shared object %d: synced_properties are not sent for shared objects "+
+			"(send an event when a value changes instead).", id))
+	}
+	return out
 }

@@ -65,3 +65,10 @@ func TestPredictorWarnings(t *testing.T) {
 		})
 	}
 }
+
+func TestEntityWarnings(t *testing.T) {
+	assert.Empty(t, EntityWarnings(3, false, "Node3D", true), "a player's entity: nothing to say")
+	assert.Empty(t, EntityWarnings(0, true, "RigidBody2D", false))
+	assert.Len(t, EntityWarnings(0, true, "CharacterBody3D", false), 1, "a shared root that is not a rigid body")
+	assert.Len(t, EntityWarnings(0, true, "RigidBody3D", true), 1, "synced properties on a shared object")
+}
