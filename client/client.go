@@ -782,15 +782,19 @@ type queuedState struct {
 	at time.Duration
 }
 
-// appendStates appends the queued states to batch as written at now: each
-// that waited at most lead (and at least a stamp unit) is carried forward
-// by its wait and stamped now (sender.Carry), since the wait is the
-// sender's, not the network's. One that cannot be decoded goes as it is.
+// appendStates appends the queued states to batch as written at now: the
+// newest state of each entity that waited at most lead (and at least a
+// stamp unit) is carried forward by its wait (sender.Carry), since the
+// wait is the sender's, not the network's. Older states of the same entity
+// in the batch go as queued: carried too, they would all land on the
+// write time, and states with one stamp but different positions read as
+// teleports. One that cannot be decoded goes as it is.
 func appendStates(batch []byte, states []queuedState, now, lead time.Duration) []byte {
 	var st wire.State
-	for _, q := range states {
+	for i, q := range states {
 		h := now - q.at
-		if lead <= 0 || h < wire.StampUnit || h > lead || wire.DecodeState(q.b, &st) != nil || !sender.Carry(&st, h) {
+		if lead <= 0 || h < wire.StampUnit || h > lead || newerQueued(states[i+1:], q.b) ||
+			wire.DecodeState(q.b, &st) != nil || !sender.Carry(&st, h) {
 			batch = append(batch, q.b...)
 			continue
 		}
@@ -802,6 +806,26 @@ func appendStates(batch []byte, states []queuedState, now, lead time.Duration) [
 		batch = out
 	}
 	return batch
+}
+
+// newerQueued reports whether later holds a state of the same entity as
+// frame b (the same entity byte: a client sends for one slot).
+func newerQueued(later []queuedState, b []byte) bool {
+	for _, q := range later {
+		if entityByte(q.b) == entityByte(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// entityByte returns the entity id of an encoded state (0 without the
+// trailing byte the slot byte's top bit announces).
+func entityByte(b []byte) int {
+	if len(b) > 1 && b[1]&0x80 != 0 {
+		return int(b[len(b)-1])
+	}
+	return 0
 }
 
 // request sends m and waits for its answer: Joined or Left, or an Error
