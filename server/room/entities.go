@@ -21,6 +21,8 @@ const (
 	DefaultClaimBurst    = 20.0
 	DefaultClaimRadius   = 4.0   // m
 	DefaultClaimRadius2D = 128.0 // px
+	DefaultSpawnRadius   = 20.0  // m
+	DefaultSpawnRadius2D = 640.0 // px
 	DefaultClaimHold     = 200 * time.Millisecond
 	// DefaultStateShare is how many entities' worth of states a player's
 	// extra entities and shared objects may send together.
@@ -62,6 +64,13 @@ type EntityLimits struct {
 	// would each have a player's budget, and the relay would fan out 32
 	// times what one player may send today.
 	StateShare float64
+	// SpawnRadius is how far (metres, 3D) from its player's own entity an
+	// entity's first state may lie: a new extra entity, or a shared object
+	// whose first state the server relays (one placed in the level, just
+	// claimed). Later states are checked against the entity's own track.
+	// Default 20; SpawnRadius2D, in pixels, 640. Without it a player could
+	// place a new entity anywhere in the world bounds.
+	SpawnRadius, SpawnRadius2D float64
 }
 
 func (l EntityLimits) withDefaults() EntityLimits {
@@ -72,6 +81,8 @@ func (l EntityLimits) withDefaults() EntityLimits {
 	setDefault(&l.ClaimBurst, DefaultClaimBurst)
 	setDefault(&l.ClaimRadius, DefaultClaimRadius)
 	setDefault(&l.ClaimRadius2D, DefaultClaimRadius2D)
+	setDefault(&l.SpawnRadius, DefaultSpawnRadius)
+	setDefault(&l.SpawnRadius2D, DefaultSpawnRadius2D)
 	setDefault(&l.ClaimHold, DefaultClaimHold)
 	setDefault(&l.StateShare, DefaultStateShare)
 	return l
@@ -180,6 +191,25 @@ type object struct {
 	buf      [wire.MaxStateSize]byte // last state as relayed
 }
 
+// nearBody reports whether an entity's first state st lies within
+// SpawnRadius of its player's own entity, or that entity has no position
+// yet (nothing to measure from).
+func (r *Room) nearBody(s *seat, st *wire.State) bool {
+	if r.cfg.NoMotionChecks || !s.mo.ok {
+		return true
+	}
+	radius := r.cfg.Entities.SpawnRadius
+	if st.Dim2D {
+		radius = r.cfg.Entities.SpawnRadius2D
+	}
+	d := st.Pos.Sub(s.mo.pos)
+	return d.Dot(d) <= radius*radius
+}
+
+// errFarFromBody is the reason a first state too far from its player is
+// refused.
+var errFarFromBody = errors.New("an entity's first state must lie near its player's own entity")
+
 // entityOf returns the entity id of a whole state frame without decoding
 // it: the top bit of the slot byte announces a trailing entity byte
 // (wire.State.Entity). A frame whose byte reads 0 fails to decode later.
@@ -215,6 +245,10 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 	}
 	if t.has && !st.Seq.Newer(t.seq) {
 		r.reject(now, s, RejectStale, nil)
+		return
+	}
+	if !t.mo.ok && !r.nearBody(s, &st) {
+		r.reject(now, s, RejectTeleport, errFarFromBody)
 		return
 	}
 	if !r.admit(now, s, &st, &t.mo) {
@@ -270,6 +304,10 @@ func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
 	}
 	if o.has && !st.Seq.Newer(o.seq) {
 		r.reject(now, s, RejectStale, nil)
+		return
+	}
+	if !o.mo.ok && !r.nearBody(s, &st) {
+		r.reject(now, s, RejectTeleport, errFarFromBody)
 		return
 	}
 	if !r.admit(now, s, &st, &o.mo) {

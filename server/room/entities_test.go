@@ -758,3 +758,35 @@ func TestJoinReplayFits(t *testing.T) {
 	}
 	assert.Equal(t, cfg.JoinBurst()-1, n, "everything but a room state, which waits for the window")
 }
+
+// TestFirstStateNearBody checks that an entity's first state must lie
+// within SpawnRadius of its player's own entity: a new extra entity, and a
+// level object's first state after its first claim. Before, either could
+// appear anywhere inside the world bounds.
+func TestFirstStateNearBody(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.now += 10 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 0, 1, h.now, geom.Vec3{X: 100}))
+	a.Take()
+	b.Take()
+
+	h.now += 10 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 5, 1, h.now, geom.Vec3{X: 100 + DefaultSpawnRadius + 1}))
+	assert.Empty(t, statesOf(b.Take(), 5), "a new entity far from its player is refused")
+	assert.NotEmpty(t, errorsIn(msgs(a)), "and the sender told")
+	h.now += 10 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 6, 1, h.now, geom.Vec3{X: 100 + DefaultSpawnRadius - 1}))
+	assert.Len(t, statesOf(b.Take(), 6), 1, "one near it passes")
+
+	h.send(a, &protocol.Claim{Entity: 140})
+	a.Take()
+	b.Take()
+	h.now += 10 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 140, 1, h.now, geom.Vec3{X: -5000}))
+	assert.Empty(t, statesOf(b.Take(), 140), "a level object's first state far from its claimant is refused")
+	h.now += 10 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 140, 2, h.now, geom.Vec3{X: 103}))
+	assert.Len(t, statesOf(b.Take(), 140), 1)
+}

@@ -106,6 +106,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.entities.MaxPerPlayer, "max-entities", room.DefaultMaxEntities, fmt.Sprintf("extra entities (spawned, or sending states) one player may have at once, at most %d", wire.MaxPlayerEntity))
 	fs.Float64Var(&o.entities.ClaimRadius, "claim-radius", room.DefaultClaimRadius, "how near in metres a player must be to take a shared object from its owner (3D; the host takes any)")
 	fs.Float64Var(&o.entities.ClaimRadius2D, "claim-radius-2d", room.DefaultClaimRadius2D, "the same for 2D games, in pixels")
+	fs.Float64Var(&o.entities.SpawnRadius, "spawn-radius", room.DefaultSpawnRadius, "how far in metres from its player an entity's first state may lie (3D)")
+	fs.Float64Var(&o.entities.SpawnRadius2D, "spawn-radius-2d", room.DefaultSpawnRadius2D, "the same for 2D games, in pixels")
 	fs.BoolVar(&o.hits.On, "hits", false, "decide reported hits (protocol hit): keep what each player was sent and rebuild what they drew")
 	fs.IntVar(&o.hits.Damage, "hit-damage", room.DefaultDamage, "health one accepted hit takes (of -hit-health)")
 	fs.IntVar(&o.hits.Health, "hit-health", room.DefaultHealth, "a player's full health")
