@@ -148,7 +148,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 	case *protocol.Spawn:
 		return r.spawn(now, s, m) // entities.go
 	case *protocol.Despawn:
-		return r.despawn(s, m)
+		return r.despawn(now, s, m)
 	case *protocol.Claim:
 		return r.claim(now, s, m)
 	case *protocol.Invite:

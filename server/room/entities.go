@@ -109,7 +109,8 @@ func (l EntityLimits) validate() error {
 // are not rejections and weigh nothing in the abuse score.
 type EntityMetrics interface {
 	// StatesNotOwner counts shared-object states from a player that does
-	// not own the object.
+	// not own the object, and states of an entity its player despawned
+	// less than a second ago (in flight when the Despawn overtook them).
 	StatesNotOwner(n int)
 }
 
@@ -130,7 +131,16 @@ type entSeat struct {
 	claims bucket
 	states bucket // every extra entity's and shared object's states (StateShare)
 	set    bool   // the buckets were filled
+	// gone is when each id was last despawned (0: never): a state of it
+	// arriving within despawnQuiet is one that was in flight (states and
+	// control messages travel in separate queues), dropped without a word
+	// rather than taken for a new entity.
+	gone [wire.MaxPlayerEntity + 1]time.Duration
 }
+
+// despawnQuiet is how long after a Despawn the entity's late states are
+// dropped quietly.
+const despawnQuiet = time.Second
 
 func (es *entSeat) fill(now time.Duration, c *Config) {
 	if !es.set {
@@ -227,6 +237,12 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 	es := &s.ents
 	t := es.tracks[e]
 	fresh := t == nil
+	if fresh && es.gone[e] != 0 && now-es.gone[e] < despawnQuiet {
+		if r.em != nil {
+			r.em.StatesNotOwner(1) // not this sender's (any more): counted with the others
+		}
+		return
+	}
 	if fresh {
 		if es.live >= r.cfg.Entities.MaxPerPlayer {
 			r.reject(now, s, RejectEntities, errTooManyEntities)
@@ -385,7 +401,7 @@ func (r *Room) spawn(now time.Duration, s *seat, m *protocol.Spawn) *protocol.Er
 
 // despawn forgets one of the sender's entities, or (from the host) a
 // shared object, and relays the Despawn with the sender's slot.
-func (r *Room) despawn(s *seat, m *protocol.Despawn) *protocol.Error {
+func (r *Room) despawn(now time.Duration, s *seat, m *protocol.Despawn) *protocol.Error {
 	if err := protocol.CheckEntity(m.Entity, false); err != nil {
 		return protocol.Errorf(protocol.CodeBadRequest, "despawn refused: %v", err)
 	}
@@ -404,6 +420,7 @@ func (r *Room) despawn(s *seat, m *protocol.Despawn) *protocol.Error {
 		}
 		s.ents.tracks[e] = nil
 		s.ents.live--
+		s.ents.gone[e] = max(now, 1)
 	}
 	r.broadcastExcept(s.peer, &protocol.Despawn{Slot: s.slot, Entity: m.Entity})
 	return nil

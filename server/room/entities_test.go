@@ -790,3 +790,33 @@ func TestFirstStateNearBody(t *testing.T) {
 	h.r.HandleFrame(h.now, a, entFrame(t, 140, 2, h.now, geom.Vec3{X: 103}))
 	assert.Len(t, statesOf(b.Take(), 140), 1)
 }
+
+// TestLateStateAfterDespawn checks that a state of an entity sent before
+// its Despawn but arriving after it (states and control messages travel in
+// separate queues) is dropped quietly: before, it made a new track the
+// player never despawned, and far from its player it now reads as a
+// teleport and counts against the abuse score.
+func TestLateStateAfterDespawn(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.now += 10 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 0, 1, h.now, geom.Vec3{}))
+	h.send(a, trailer(9))
+	for i := 1; i <= 5; i++ {
+		h.now += 16 * time.Millisecond
+		h.r.HandleFrame(h.now, a, entFrame(t, 9, i, h.now, geom.Vec3{X: float64(i)}))
+	}
+	h.send(a, &protocol.Despawn{Entity: 9})
+	a.Take()
+	b.Take()
+	h.now += 5 * time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 9, 6, h.now, geom.Vec3{X: DefaultSpawnRadius + 50}))
+	assert.Empty(t, statesOf(b.Take(), 9), "the late state is not relayed")
+	assert.Empty(t, msgs(a), "nor answered")
+	assert.Equal(t, 0, h.r.byPeer[a].ents.live, "and makes no track")
+
+	h.now += 2 * time.Second // long after: a state of id 9 is a new entity again
+	h.r.HandleFrame(h.now, a, entFrame(t, 9, 1, h.now, geom.Vec3{X: 1}))
+	assert.Len(t, statesOf(b.Take(), 9), 1)
+}

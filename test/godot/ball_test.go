@@ -17,13 +17,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The ball test's bounds. A handover may not move the drawn ball more than
-// the ball's radius (16 px; the arena's scale is 32 px a metre, so 0.5 m)
-// off its own motion in one frame; while a handover message is on its way
-// (50 ms one way here) both machines may believe they own the ball, but
+// The ball test's bounds. The jump of a handover is the largest departure
+// of the drawn ball from its own motion in one frame within 0.3 s after
+// it (the arena's scale is 32 px a metre; the ball is 32 px across). No
+// handover may jump more than the ball's diameter, and the median handover
+// no more than a quarter of it: most of what remains is the new owner's
+// push reversing the ball, which the old owner sees a round trip late
+// (here 2 x 50 ms), as it would without a handover. While a handover
+// message is on its way both machines may believe they own the ball, but
 // the server takes the states of one only, so that overlap stays short.
 const (
-	ballJumpBound  = 16.0 // px, a frame's departure from the drawn motion
+	ballJumpMax    = 32.0 // px, the largest jump of any handover
+	ballJumpMedian = 8.0  // px, the median handover's jump
 	ballLag        = 50   // ms one way, each way (NetRoom's lag simulator)
 	ballOverlapMax = 0.15 // s, the longest both machines think they own it
 )
@@ -91,27 +96,45 @@ func departures(fs []ballFrame) (ts, ds []float64) {
 	return ts, ds
 }
 
-// jumpAtHandover returns the largest departure within 0.3 s after a
-// handover, and the largest elsewhere (0.6 s or more from any).
-func jumpAtHandover(fs []ballFrame) (atHandover, elsewhere float64) {
+// handoverJumps returns each handover's jump (the largest departure
+// within 0.3 s after it), sorted, the time of the largest, and the largest
+// departure elsewhere (0.6 s or more from any handover).
+func handoverJumps(fs []ballFrame) (jumps []float64, worstAt, elsewhere float64) {
 	var hs []float64
 	for _, i := range handovers(fs) {
 		hs = append(hs, fs[i].t)
 	}
+	jumps = make([]float64, len(hs))
+	worst := -1.0
 	ts, ds := departures(fs)
 	for k, t := range ts {
-		near, far := false, true
-		for _, h := range hs {
-			near = near || (t >= h && t-h < 0.3)
+		far := true
+		for j, h := range hs {
+			if t >= h && t-h < 0.3 {
+				jumps[j] = max(jumps[j], ds[k])
+				if ds[k] > worst {
+					worst, worstAt = ds[k], t
+				}
+			}
 			far = far && math.Abs(t-h) >= 0.6
 		}
-		if near {
-			atHandover = max(atHandover, ds[k])
-		} else if far {
+		if far {
 			elsewhere = max(elsewhere, ds[k])
 		}
 	}
-	return atHandover, elsewhere
+	sort.Float64s(jumps)
+	return jumps, worstAt, elsewhere
+}
+
+// around returns the frames within 0.2 s of t, one line each.
+func around(fs []ballFrame, t float64) string {
+	var b strings.Builder
+	for _, f := range fs {
+		if math.Abs(f.t-t) <= 0.2 {
+			fmt.Fprintf(&b, "  t=%.4f owner=%d mine=%v x=%.2f y=%.2f\n", f.t, f.owner, f.mine, f.x, f.y)
+		}
+	}
+	return b.String()
 }
 
 // overlaps returns the durations of the spells in which both machines
@@ -144,8 +167,8 @@ func overlaps(a, b []ballFrame) []float64 {
 // with an event. It checks that ownership changes hands many times, that
 // both machines were told the same owners in the same order, that both
 // believe they own the ball only while a handover message is on its way,
-// that no handover moves the drawn ball more than ballJumpBound off its
-// motion in a frame, and that the events and spawns arrived.
+// that handovers do not make the drawn ball jump (ballJumpMedian,
+// ballJumpMax), and that the events and spawns arrived.
 func TestGodotBallHandover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -202,10 +225,16 @@ func TestGodotBallHandover(t *testing.T) {
 		name string
 		fs   []ballFrame
 	}{{"a", fa}, {"b", fb}} {
-		at, elsewhere := jumpAtHandover(m.fs)
-		t.Logf("%s: largest drawn departure within 0.3 s after a handover %.1f px, elsewhere %.1f px (bound %.0f px)",
-			m.name, at, elsewhere, ballJumpBound)
-		assert.LessOrEqual(t, at, ballJumpBound, "%s: no jump at handover", m.name)
+		jumps, when, elsewhere := handoverJumps(m.fs)
+		if !assert.NotEmpty(t, jumps) {
+			continue
+		}
+		median, largest := jumps[len(jumps)/2], jumps[len(jumps)-1]
+		t.Logf("%s: handover jump median %.1f px, largest %.1f px (bounds %.0f, %.0f); largest departure elsewhere %.1f px",
+			m.name, median, largest, ballJumpMedian, ballJumpMax, elsewhere)
+		assert.LessOrEqual(t, median, ballJumpMedian, "%s: the median handover does not jump", m.name)
+		assert.LessOrEqual(t, largest, ballJumpMax, "%s: no handover jumps more than the ball; around it:\n%s",
+			m.name, around(m.fs, when))
 	}
 
 	t.Logf("took_ball events received: a %d, b %d", eventsA, eventsB)
