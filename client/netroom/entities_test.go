@@ -191,9 +191,10 @@ func TestHostClaimsUnownedSharedObject(t *testing.T) {
 	}
 	require.Positive(t, sent)
 	h.link.mu.Lock()
-	last := h.link.sentSt[len(h.link.sentSt)-1]
+	first, last := h.link.sentSt[0], h.link.sentSt[len(h.link.sentSt)-1]
 	h.link.mu.Unlock()
 	assert.Equal(t, uint8(id), last.Entity)
+	assert.Zero(t, first.Flags&wire.FlagTeleport, "a new owner's first state joins the old owner's: no snap")
 }
 
 func TestHandoverSeedsTheOldOwner(t *testing.T) {

@@ -100,5 +100,12 @@ func (l *Local) Reset() {
 	l.has = false
 }
 
+// Restart is Reset without the teleport flag (sender.Sender.Restart): a
+// shared object's new owner continues what receivers already draw.
+func (l *Local) Restart() {
+	l.snd.Restart()
+	l.has = false
+}
+
 // Stats returns the sender's counters.
 func (l *Local) Stats() sender.Stats { return l.snd.Stats() }

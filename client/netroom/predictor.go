@@ -298,7 +298,7 @@ func (p *Predictor) SyncOwner(now time.Duration) bool {
 	}
 	switch {
 	case mine && !was:
-		p.local.Reset()
+		p.local.Restart() // no teleport flag: receivers join the two owners' states
 		p.claimed = p.room.ClaimLocalEntity(id, p.local) == nil
 	case !mine && was:
 		p.room.ReleaseLocalEntity(id, p.local)

@@ -288,6 +288,15 @@ func (s *Sender) Reset() {
 	s.d.reset()
 }
 
+// Restart is Reset without the teleport flag: for a sender that takes
+// over an entity its receivers already draw from another sender's states
+// (a shared object's new owner starts where the old one left it), so they
+// smooth the join instead of snapping to it.
+func (s *Sender) Restart() {
+	s.Reset()
+	s.teleport = false
+}
+
 // state returns the newest sample's state as Poll would encode it.
 func (s *Sender) state() wire.State {
 	st := wire.State{

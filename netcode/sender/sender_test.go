@@ -456,3 +456,32 @@ func TestCarry(t *testing.T) {
 	assert.False(t, Carry(&far, ms(5)), "out of float32 range")
 	assert.Equal(t, math.MaxFloat32, far.Pos.X)
 }
+
+func TestRestartDoesNotTeleport(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		reset    func(*Sender)
+		teleport bool
+	}{
+		{"Reset", (*Sender).Reset, true},
+		{"Restart", (*Sender).Restart, false},
+	} {
+		s, err := New(Config{})
+		require.NoError(t, err)
+		s.Sample(0, geom.Vec3{}, geom.Identity)
+		b0, ok, err := s.Poll(0, 1, nil)
+		require.True(t, ok)
+		require.NoError(t, err)
+		var st0 wire.State
+		require.NoError(t, wire.DecodeState(b0, &st0))
+		tc.reset(s)
+		s.Sample(time.Second, geom.Vec3{X: 1}, geom.Identity)
+		b, ok, err := s.Poll(time.Second, 1, nil)
+		require.True(t, ok, tc.name)
+		require.NoError(t, err)
+		var st wire.State
+		require.NoError(t, wire.DecodeState(b, &st))
+		assert.Equal(t, tc.teleport, st.Flags&wire.FlagTeleport != 0, tc.name)
+		assert.True(t, st.Seq.Newer(st0.Seq), "%s: the sequence carries on", tc.name)
+	}
+}

@@ -17,6 +17,7 @@ var log_every := 0  # physics frames between NZ_BALL lines; 0: none
 func _ready() -> void:
 	net.owner_changed.connect(func(slot: int, mine: bool):
 		print("NZ_BALL_OWNER slot=%d mine=%s" % [slot, mine]))
+	net.snapped.connect(func(): print("NZ_BALL_SNAPPED"))
 
 
 func _draw() -> void:
@@ -37,8 +38,8 @@ func _physics_process(_delta: float) -> void:
 	if log_every > 0 and Engine.get_physics_frames() % log_every == 0:
 		var room: NetRoom = net.get_room()
 		if room != null and room.is_synced():
-			print("NZ_BALL t=%.4f owner=%d mine=%s x=%.2f y=%.2f" % [room.server_time(), net.owner_slot,
-				net.is_owner(), global_position.x, global_position.y])
+			print("NZ_BALL t=%.4f owner=%d mine=%s x=%.2f y=%.2f corr=%.1f" % [room.server_time(), net.owner_slot,
+				net.is_owner(), global_position.x, global_position.y, net.debug_correction])
 
 
 ## Pushes the ball away from a player at from (the owner's machine).
