@@ -20,14 +20,16 @@ import (
 // The ball test's bounds. The jump of a handover is the largest departure
 // of the drawn ball from its own motion in one frame within 0.3 s after
 // it (the arena's scale is 32 px a metre; the ball is 32 px across). No
-// handover may jump more than the ball's diameter, and the median handover
-// no more than a quarter of it: most of what remains is the new owner's
+// handover may jump more than three quarters of the ball's diameter, the
+// median handover no more than a quarter of it, and the drawn ball may
+// never snap (before the fix, every handover snapped receivers to the new
+// owner's first state, up to 28 px): most of what remains is the new owner's
 // push reversing the ball, which the old owner sees a round trip late
 // (here 2 x 50 ms), as it would without a handover. While a handover
 // message is on its way both machines may believe they own the ball, but
 // the server takes the states of one only, so that overlap stays short.
 const (
-	ballJumpMax    = 32.0 // px, the largest jump of any handover
+	ballJumpMax    = 24.0 // px, the largest jump of any handover
 	ballJumpMedian = 8.0  // px, the median handover's jump
 	ballLag        = 50   // ms one way, each way (NetRoom's lag simulator)
 	ballOverlapMax = 0.15 // s, the longest both machines think they own it
