@@ -140,6 +140,15 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	h.t = now
 	real := p.velOnly
 	defer func() { p.velOnly = real }()
+	// The fade of each time constant this frame: one exp per constant, not
+	// per shadow (the exp was a tenth of an Auto frame).
+	var fade [len(autoTaus)]float64
+	if dt > 0 {
+		for t, tau := range autoTaus {
+			fade[t] = math.Exp(-float64(dt) / float64(tau))
+		}
+	}
+	td2 := p.cfg.TeleportDistance * p.cfg.TeleportDistance
 	for mi, velOnly := range autoVelOnly {
 		p.velOnly = velOnly
 		for l, lag := range autoLags {
@@ -158,7 +167,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			if changed {
 				own = old.pos.Sub(a.prevRaw[mi][l])
 			}
-			for t, tau := range autoTaus {
+			for t := range autoTaus {
 				for c, capped := range autoCapped {
 					i := mi*numPerModel + (l*len(autoTaus)+t)*len(autoCapped) + c
 					off := a.off[i]
@@ -167,15 +176,17 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 						off = geom.Vec3{}
 					case changed:
 						off = off.Add(old.pos.Sub(est.pos))
-						if snap || off.Len() > p.cfg.TeleportDistance {
+						if snap || off.Dot(off) > td2 {
 							off = geom.Vec3{}
 							a.pops[i]++
 						}
 					}
 					if dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
-						k := math.Exp(-float64(dt) / float64(tau))
-						if ln := off.Len(); capped && v > 0 && ln*(1-k) > v {
-							k = 1 - v/ln
+						k := fade[t]
+						if capped && v > 0 {
+							if ln := off.Len(); ln*(1-k) > v {
+								k = 1 - v/ln
+							}
 						}
 						off = off.Scale(k)
 					}
@@ -198,7 +209,8 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 // correction that moves it otherwise is.
 func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool {
 	step := p.autoPopStep()
-	if move.Sub(raw).Len() <= step {
+	step2 := step * step // squared lengths: no square root per shadow and frame
+	if d := move.Sub(raw); d.Dot(d) <= step2 {
 		return false
 	}
 	a := p.auto
@@ -206,7 +218,7 @@ func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool 
 		if now-a.seenT[j] > autoSeenFor {
 			continue
 		}
-		if move.Sub(a.seen[j].Scale(dt.Seconds())).Len() <= step {
+		if d := move.Sub(a.seen[j].Scale(dt.Seconds())); d.Dot(d) <= step2 {
 			return false
 		}
 	}
