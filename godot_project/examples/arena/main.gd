@@ -12,7 +12,9 @@
 # the room's creator, the right half for the joiner); --nz-ball-log prints
 # the ball's owner and drawn position every physics frame; --nz-rockets
 # makes a bot launch a rocket every 3 s; --nz-lag=MS adds that much one-way
-# latency each way (NetRoom's lag simulator).
+# latency each way (NetRoom's lag simulator); --nz-screenshot=PNG saves a frame
+# after --nz-screenshot-at seconds (8 by default; needs a renderer, e.g.
+# xvfb-run -a godot --rendering-driver opengl3 ...).
 extends Node2D
 
 const Projectile := preload("res://examples/arena/projectile.gd")
@@ -59,6 +61,10 @@ func _ready() -> void:
 		me.position = Vector2(500 + 250 * me.ball_side, 300)
 	elif me.bot:
 		me.position = Vector2(randf_range(200, 800), randf_range(150, 450))
+	if args.has("screenshot"):  # needs a renderer (not --headless): see the README
+		get_tree().create_timer(float(args.get("screenshot-at", "8"))).timeout.connect(func():
+			get_viewport().get_texture().get_image().save_png(args["screenshot"])
+			print("NZ_ARENA: screenshot " + args["screenshot"]))
 	if args.has("quit-after"):
 		get_tree().create_timer(float(args["quit-after"])).timeout.connect(get_tree().quit)
 	if args.has("join"):
