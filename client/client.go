@@ -812,20 +812,11 @@ func appendStates(batch []byte, states []queuedState, now, lead time.Duration) [
 // frame b (the same entity byte: a client sends for one slot).
 func newerQueued(later []queuedState, b []byte) bool {
 	for _, q := range later {
-		if entityByte(q.b) == entityByte(b) {
+		if wire.FrameEntity(q.b) == wire.FrameEntity(b) {
 			return true
 		}
 	}
 	return false
-}
-
-// entityByte returns the entity id of an encoded state (0 without the
-// trailing byte the slot byte's top bit announces).
-func entityByte(b []byte) int {
-	if len(b) > 1 && b[1]&0x80 != 0 {
-		return int(b[len(b)-1])
-	}
-	return 0
 }
 
 // request sends m and waits for its answer: Joined or Left, or an Error

@@ -175,6 +175,16 @@ func FrameSize(b []byte) int {
 	return n
 }
 
+// FrameEntity returns the entity id of a whole encoded state without
+// decoding it: the byte at its end when the slot byte announces one, else
+// 0. A frame whose byte reads 0 fails DecodeState.
+func FrameEntity(b []byte) uint8 {
+	if len(b) > 1 && b[1]&hasEntity != 0 {
+		return b[len(b)-1]
+	}
+	return 0
+}
+
 // AppendState appends the encoding of s to dst. It returns ErrNotFinite for
 // NaN or infinite values, ErrRange for a value a half float cannot hold and
 // ErrZeroRotation for a zero quaternion (3D), ErrSlot for a slot above

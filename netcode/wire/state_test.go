@@ -249,6 +249,7 @@ func TestRandomRoundTrips(t *testing.T) {
 		require.NoError(t, DecodeState(b, &out), "seed %d case %d", seed, i)
 		require.Len(t, b, in.Size())
 		require.Equal(t, len(b), FrameSize(b))
+		require.Equal(t, in.Entity, FrameEntity(b))
 		require.Equal(t, in.Seq, out.Seq)
 		require.Equal(t, in.Slot, out.Slot)
 		require.Equal(t, in.Entity, out.Entity)

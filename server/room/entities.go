@@ -201,6 +201,32 @@ type object struct {
 	buf      [wire.MaxStateSize]byte // last state as relayed
 }
 
+// checkExtra runs a state of an extra entity or a shared object through
+// the checks entity 0's states get, on the entity's own rate bucket,
+// sequence (has, last) and track: it decodes frame into st and reports
+// whether the state passes. A first state must also lie near its
+// player's own entity (nearBody).
+func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *bucket, has bool, last wire.Seq,
+	mo *track, st *wire.State) bool {
+	if !r.takeState(now, s, states) {
+		r.reject(now, s, RejectRate, nil)
+		return false
+	}
+	if err := wire.DecodeState(frame, st); err != nil {
+		r.reject(now, s, RejectMalformed, err)
+		return false
+	}
+	if has && !st.Seq.Newer(last) {
+		r.reject(now, s, RejectStale, nil)
+		return false
+	}
+	if !mo.ok && !r.nearBody(s, st) {
+		r.reject(now, s, RejectTeleport, errFarFromBody)
+		return false
+	}
+	return r.admit(now, s, st, mo)
+}
+
 // nearBody reports whether an entity's first state st lies within
 // SpawnRadius of its player's own entity, or that entity has no position
 // yet (nothing to measure from).
@@ -219,16 +245,6 @@ func (r *Room) nearBody(s *seat, st *wire.State) bool {
 // errFarFromBody is the reason a first state too far from its player is
 // refused.
 var errFarFromBody = errors.New("an entity's first state must lie near its player's own entity")
-
-// entityOf returns the entity id of a whole state frame without decoding
-// it: the top bit of the slot byte announces a trailing entity byte
-// (wire.State.Entity). A frame whose byte reads 0 fails to decode later.
-func entityOf(frame []byte) uint8 {
-	if len(frame) > 1 && frame[1]&0x80 != 0 {
-		return frame[len(frame)-1]
-	}
-	return 0
-}
 
 // entityState is the relay path of a player's extra entity: entity 0's
 // checks on the entity's own track, budget and sequence, re-stamped on
@@ -250,24 +266,8 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 		}
 		t = newEntity(now, &r.cfg) // kept only once a state is accepted
 	}
-	if !r.takeState(now, s, &t.states) {
-		r.reject(now, s, RejectRate, nil)
-		return
-	}
 	var st wire.State
-	if err := wire.DecodeState(frame, &st); err != nil {
-		r.reject(now, s, RejectMalformed, err)
-		return
-	}
-	if t.has && !st.Seq.Newer(t.seq) {
-		r.reject(now, s, RejectStale, nil)
-		return
-	}
-	if !t.mo.ok && !r.nearBody(s, &st) {
-		r.reject(now, s, RejectTeleport, errFarFromBody)
-		return
-	}
-	if !r.admit(now, s, &st, &t.mo) {
+	if !r.checkExtra(now, s, frame, &t.states, t.has, t.seq, &t.mo, &st) {
 		return
 	}
 	if fresh {
@@ -309,24 +309,8 @@ func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
 		}
 		return
 	}
-	if !r.takeState(now, s, &o.states) {
-		r.reject(now, s, RejectRate, nil)
-		return
-	}
 	var st wire.State
-	if err := wire.DecodeState(frame, &st); err != nil {
-		r.reject(now, s, RejectMalformed, err)
-		return
-	}
-	if o.has && !st.Seq.Newer(o.seq) {
-		r.reject(now, s, RejectStale, nil)
-		return
-	}
-	if !o.mo.ok && !r.nearBody(s, &st) {
-		r.reject(now, s, RejectTeleport, errFarFromBody)
-		return
-	}
-	if !r.admit(now, s, &st, &o.mo) {
+	if !r.checkExtra(now, s, frame, &o.states, o.has, o.seq, &o.mo, &st) {
 		return
 	}
 	o.has, o.seq = true, st.Seq

@@ -58,7 +58,7 @@ func (r *Room) HandleFrame(now time.Duration, p Peer, msg []byte) {
 // state of an extra entity.
 func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 	r.m.StatesIn(1)
-	switch e := entityOf(frame); {
+	switch e := wire.FrameEntity(frame); {
 	case e == 0:
 		r.playerState(now, s, frame)
 	case wire.Shared(e):
