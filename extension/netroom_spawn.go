@@ -5,6 +5,7 @@ import (
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // NetRoom as MultiplayerSpawner: spawn_entity instantiates a scene for
@@ -172,7 +173,11 @@ func (n *NetRoom) spawnRemoteEntity(e *netroom.Event) error {
 		return nil
 	}
 	for _, p := range predictorsIn(inst, nil) {
-		_ = p.m.SetEntity(e.Entity, false)
+		if e.Entity >= wire.FirstShared { // a shared object the host spawned
+			_ = p.m.SetEntity(e.Entity-wire.FirstShared, true)
+		} else {
+			_ = p.m.SetEntity(e.Entity, false)
+		}
 		p.bindRemote(n.model, e.Slot)
 	}
 	if n.ents.remote == nil {
