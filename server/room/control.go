@@ -113,8 +113,13 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		return r.vote(now, s, m.Restart)
 	case *protocol.DirectLink:
 		o := r.seatAt(m.Slot)
-		if o == nil || o == s {
-			return protocol.Errorf(protocol.CodeBadRequest, "no other player in slot %d", m.Slot)
+		if o == nil {
+			// The player left while the report was on its way (a link
+			// reported down after the peer went silent): nothing to do.
+			return nil
+		}
+		if o == s {
+			return protocol.Errorf(protocol.CodeBadRequest, "a direct link to yourself (slot %d)", m.Slot)
 		}
 		bit := uint64(1) << (m.Slot % 64)
 		if m.Up {

@@ -342,3 +342,20 @@ func TestAbuseDecays(t *testing.T) {
 	assert.False(t, a.Closed, "occasional bad frames are forgiven")
 	assert.Equal(t, 300, h.metrics.rejected[RejectMalformed])
 }
+
+// TestDirectLinkReportAboutAPlayerWhoLeft checks that a direct-link
+// report about a slot whose player just left is ignored: the client's
+// watchdog reports a link down after its peer went silent, which is
+// often because the peer left. Before, it got a bad_request error that
+// games showed as room_error.
+func TestDirectLinkReportAboutAPlayerWhoLeft(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, slotA := h.join("a")
+	b, slotB := h.join("b")
+	require.True(t, h.r.Leave(h.now, b))
+	a.Take()
+	h.send(a, &protocol.DirectLink{Slot: slotB, Up: false})
+	assert.Empty(t, errorsIn(msgs(a)), "nothing to answer")
+	h.send(a, &protocol.DirectLink{Slot: slotA, Up: true})
+	assert.Len(t, errorsIn(msgs(a)), 1, "a link to yourself is still a bad request")
+}
