@@ -71,6 +71,7 @@ func (n *NetRoom) instantiate(path string) (godot.Node, error) {
 	if err != nil {
 		return godot.Node{}, err
 	}
+	defer res.Release() // Load's reference; the instance needs none
 	scene, ok := godot.Cast[godot.PackedScene](res)
 	if !ok {
 		return godot.Node{}, fmt.Errorf("%q is not a PackedScene", path)
