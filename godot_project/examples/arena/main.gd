@@ -25,6 +25,7 @@ const Projectile := preload("res://examples/arena/projectile.gd")
 @onready var chat: LineEdit = $UI/Chat
 var lines: PackedStringArray = []
 var rockets := false
+var rocket_wait := 3.0
 
 
 func _ready() -> void:
@@ -81,13 +82,16 @@ func _unhandled_input(event: InputEvent) -> void:
 		_launch_rocket()
 
 
-func _process(_delta: float) -> void:
+func _process(delta: float) -> void:
 	if not room.is_synced():
 		return
 	if me.bot and me.ball_side == 0 and Engine.get_process_frames() % 30 == 0:
 		_fire()
-	if rockets and Engine.get_process_frames() % 180 == 0:
-		_launch_rocket()
+	if rockets:
+		rocket_wait -= delta
+		if rocket_wait <= 0.0:
+			rocket_wait = 3.0  # seconds, whatever the frame rate
+			_launch_rocket()
 
 
 ## Launches a rocket: spawned on every machine, flown and sent by ours.
