@@ -8,12 +8,15 @@ import (
 )
 
 // registerDirect declares NetRoom's direct-link properties: direct_links
-// (on by default; the model does the rest) and the lag simulator under the
-// direct links, with its own settings (applied live).
+// (on by default; the model does the rest) and the direct links' own lag
+// simulator settings, used only with direct_lag_apart (by default the
+// lag_* settings cover every link).
 func registerDirect(c *godot.Class[NetRoom]) {
 	c.Group("Direct Links", "direct_")
 	godot.Property(c, "direct_links", func(n *NetRoom) bool { return n.model.DirectLinks() },
 		func(n *NetRoom, v bool) { n.model.SetDirectLinks(v) })
+	godot.Property(c, "direct_lag_apart", func(n *NetRoom) bool { return n.model.DirectLagApart() },
+		func(n *NetRoom, v bool) { _ = n.model.SetDirectLagApart(v) }) // an error reaches room_error
 	godot.Property(c, "direct_lag_latency_ms", func(n *NetRoom) float64 { return ms(n.model.DirectLag().Latency) },
 		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Latency = msDur(v); n.setDirectLag(l) }).
 		Range(0, 1000, 1, "or_greater", "suffix:ms")

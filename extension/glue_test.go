@@ -297,6 +297,51 @@ func TestGlueChild(t *testing.T) {
 		assert.False(t, contains(got, "emit notice"), "no emission from a freed node: %v", got)
 	}
 
+	{ // leaving the tree (a scene change, the game quitting) emits nothing
+		main := node(t, "Node", "Main2")
+		room := fakeengine.Construct("NetRoom")
+		fakeengine.SetName(room, "Room2")
+		fakeengine.AddChild(main, room)
+		fakeengine.SetInTree(main, true)
+		virtual(t, room, "_enter_tree")
+		fakeengine.Call("NetRoom", "set_server_address", room, "127.0.0.1:1")
+		fakeengine.Call("NetRoom", "create_room", room)
+		from := len(fakeengine.Records())
+		deadline := time.Now().Add(5 * time.Second)
+		for !contains(since(from), "emit connected") && time.Now().Before(deadline) {
+			virtual(t, room, "_process")
+			time.Sleep(time.Millisecond)
+		}
+		link.push(&protocol.Joined{Code: "ABCDEF", Slot: 0, Room: protocol.RoomState{Code: "ABCDEF", Rev: 1,
+			Phase: protocol.PhaseLobby, Host: 0, Players: []protocol.PlayerState{{Slot: 0, Name: "Ann"}}}})
+		virtual(t, room, "_process")
+		require.True(t, contains(since(from), "emit room_joined"), "%v", since(from))
+
+		from = len(fakeengine.Records())
+		virtual(t, room, "_exit_tree")
+		got := since(from)
+		assert.False(t, contains(got, "emit "), "no signal while leaving the tree: %v", got)
+		r, _ := fakeengine.Call("NetRoom", "get_status", room)
+		assert.Equal(t, int64(netroom.StatusDisconnected), r.Int, "left and disconnected all the same")
+	}
+
+	{ // one lag setting covers every link unless the direct links are set apart
+		room := fakeengine.Construct("NetRoom")
+		fakeengine.Call("NetRoom", "set_lag_enabled", room, true)
+		fakeengine.Call("NetRoom", "set_lag_latency_ms", room, 50.0)
+		fakeengine.Call("NetRoom", "set_direct_lag_latency_ms", room, 5.0)
+		n, ok := godot.InstanceOf[NetRoom](godot.ObjectFromPtr(room))
+		require.True(t, ok)
+		r, _ := fakeengine.Call("NetRoom", "get_direct_lag_apart", room)
+		assert.Zero(t, r.Int, "together by default")
+		r, _ = fakeengine.Call("NetRoom", "get_direct_lag_latency_ms", room)
+		assert.Equal(t, 5.0, r.Float, "the own setting is kept")
+		assert.False(t, n.model.DirectLagApart())
+		fakeengine.Call("NetRoom", "set_direct_lag_apart", room, true)
+		assert.True(t, n.model.DirectLagApart())
+		assert.Equal(t, 5*time.Millisecond, n.model.DirectLag().Latency)
+	}
+
 	{ // callbacks off the main thread are refused once
 		n := node(t, "Node3D", "Worker")
 		pred := node(t, "NetPredictor", "Net")

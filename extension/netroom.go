@@ -261,7 +261,9 @@ func (n *NetRoom) EnterTree() {
 }
 
 // ExitTree leaves the room and disconnects: a NetRoom out of the tree
-// draws nothing.
+// draws nothing. It emits no signal: the node is leaving (freed, a scene
+// change, the game quitting), and a handler could no longer touch the
+// tree. What it spawned is freed quietly.
 func (n *NetRoom) ExitTree() {
 	if !onMainThread("NetRoom._exit_tree") {
 		return
@@ -275,8 +277,34 @@ func (n *NetRoom) ExitTree() {
 		n.model.Quit()
 		retire(n.model)
 		if !n.applying { // a handler freeing the node: the events go with it
-			_ = n.apply(n.model.Update(procClock.Now())) // despawns and signals
+			n.leave(n.model.Update(procClock.Now()))
 		}
+	}
+}
+
+// leave applies the last events of a NetRoom leaving the tree without
+// signals: the nodes it spawned for others are freed, nothing else.
+func (n *NetRoom) leave(evs []netroom.Event) {
+	for i := range evs {
+		e := &evs[i]
+		switch e.Kind {
+		case netroom.EventDespawn:
+			n.freeSpawned(n.spawned[e.Slot])
+			n.spawned[e.Slot] = 0
+		case netroom.EventEntityDespawned:
+			k := netroom.KeyOf(e.Slot, e.Entity)
+			n.freeSpawned(n.ents.remote[k])
+			delete(n.ents.remote, k)
+		case netroom.EventLeft:
+			n.ents.local = nil
+		}
+	}
+}
+
+// freeSpawned queues a spawned node's free, if it still exists.
+func (n *NetRoom) freeSpawned(id godot.ObjectID) {
+	if node, ok := godot.Cast[godot.Node](id.Object()); ok {
+		node.QueueFree()
 	}
 }
 
@@ -459,11 +487,8 @@ func bindPredictors(node godot.Node, room *NetRoom, slot int) int {
 // despawn frees slot's scene and returns the error of the
 // player_despawned emission.
 func (n *NetRoom) despawn(slot int) error {
-	id := n.spawned[slot]
+	n.freeSpawned(n.spawned[slot])
 	n.spawned[slot] = 0
-	if node, ok := godot.Cast[godot.Node](id.Object()); ok {
-		node.QueueFree()
-	}
 	return sigPlayerDespawned.Emit(n, int64(slot))
 }
 

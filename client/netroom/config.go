@@ -54,9 +54,13 @@ type Config struct {
 	// ClientName names the client build in the server's logs. Default
 	// "nearzero-godot".
 	ClientName string
-	// Lag is the lag simulator under the server link; the zero value is off.
-	// It applies from the next connect.
+	// Lag is the lag simulator under the server link and, unless
+	// DirectLagApart, under the direct links too: a game tested at "50 ms"
+	// gets 50 ms whichever path its states take. The zero value is off.
 	Lag client.LagConfig
+	// DirectLagApart gives the direct links their own lag simulator
+	// setting, Direct.Lag, in place of Lag. Default false.
+	DirectLagApart bool
 	// Sync tunes the clock synchronisation; zero fields are netcode/clock's
 	// defaults.
 	Sync clock.SyncConfig
@@ -81,7 +85,8 @@ type Config struct {
 	// Direct tunes the direct links (client/direct): zero fields are its
 	// defaults; Now is the Room's clock and Log the Room's, whatever is
 	// set; ICEServers are added to those of the server's welcome; Lag is
-	// the lag simulator under the direct links (off by default).
+	// the lag simulator under the direct links when DirectLagApart (else
+	// Lag above applies there).
 	Direct direct.Config
 	// NewDirect makes the direct links. Default NewMesh (WebRTC); tests
 	// pass a fake.
@@ -123,6 +128,14 @@ func (c Config) withDefaults() Config {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
 	return c
+}
+
+// directLag returns the lag simulator setting the direct links get.
+func (c *Config) directLag() client.LagConfig {
+	if c.DirectLagApart {
+		return c.Direct.Lag
+	}
+	return c.Lag
 }
 
 // Validate reports the first field out of range, with defaults applied.

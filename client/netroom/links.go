@@ -31,24 +31,45 @@ func (r *Room) SetDirectLinks(on bool) {
 	r.syncDirect()
 }
 
-// SetDirectLag sets the lag simulator under the direct links: at once on
-// open links, and for later ones. An invalid setting is reported as
-// EventError and returned.
+// SetDirectLag sets the direct links' own lag simulator setting, used
+// while SetDirectLagApart(true) (at once on open links, and for later ones).
+// An invalid setting is reported as EventError and returned.
 func (r *Room) SetDirectLag(l client.LagConfig) error {
 	if err := l.Validate(); err != nil {
 		return r.fail(fmt.Errorf("set direct lag: %w", err))
 	}
 	r.cfg.Direct.Lag = l
-	if r.mesh != nil {
-		if err := r.mesh.SetLag(l); err != nil {
-			return r.fail(fmt.Errorf("set direct lag: %w", err))
-		}
+	if !r.cfg.DirectLagApart {
+		return nil
+	}
+	return r.applyDirectLag()
+}
+
+// SetDirectLagApart chooses whether the direct links take their own
+// setting (SetDirectLag) or the server link's (SetLag, the default).
+func (r *Room) SetDirectLagApart(apart bool) error {
+	r.cfg.DirectLagApart = apart
+	return r.applyDirectLag()
+}
+
+// DirectLagApart reports whether the direct links take their own setting.
+func (r *Room) DirectLagApart() bool { return r.cfg.DirectLagApart }
+
+// DirectLag returns the direct links' own lag simulator setting (applied
+// only while DirectLagApart).
+func (r *Room) DirectLag() client.LagConfig { return r.cfg.Direct.Lag }
+
+// applyDirectLag puts the setting the direct links get on the open ones
+// (later ones take it from cfg when made).
+func (r *Room) applyDirectLag() error {
+	if r.mesh == nil {
+		return nil
+	}
+	if err := r.mesh.SetLag(r.cfg.directLag()); err != nil {
+		return r.fail(fmt.Errorf("set direct lag: %w", err))
 	}
 	return nil
 }
-
-// DirectLag returns the lag simulator setting under the direct links.
-func (r *Room) DirectLag() client.LagConfig { return r.cfg.Direct.Lag }
 
 // Direct returns the direct links, nil while there are none (not in a
 // room, links off, or no other player yet).
@@ -76,7 +97,7 @@ func (r *Room) syncDirect() {
 			return
 		}
 		cfg := r.cfg.Direct
-		cfg.Now, cfg.Log = r.clock.Now, r.cfg.Log
+		cfg.Now, cfg.Log, cfg.Lag = r.clock.Now, r.cfg.Log, r.cfg.directLag()
 		if w, ok := r.link.(welcomer); ok {
 			cfg.ICEServers = append(w.Welcome().ICEServers, cfg.ICEServers...)
 		}

@@ -90,7 +90,7 @@ func TestDirectWiring(t *testing.T) {
 	h := newHarness(t, Config{NewDirect: func(c direct.Config) (direct.Links, error) {
 		made, fl = c, &fakeLinks{cfg: c}
 		return fl, nil
-	}, Direct: direct.Config{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
+	}, Lag: lagsim.Config{Latency: 20 * time.Millisecond}})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
 	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
@@ -100,7 +100,7 @@ func TestDirectWiring(t *testing.T) {
 	assert.Equal(t, 1, fl.self)
 	assert.ElementsMatch(t, []int{0, 2}, fl.peers)
 	assert.NotNil(t, made.Now, "the Room's clock")
-	assert.Equal(t, 20*time.Millisecond, made.Lag.Latency)
+	assert.Equal(t, 20*time.Millisecond, made.Lag.Latency, "the server link's lag covers the direct links")
 
 	// Cy leaves: the links follow.
 	st := joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")).Room
@@ -142,9 +142,20 @@ func TestDirectWiring(t *testing.T) {
 	assert.Equal(t, predict.PathDirect, pose.Path)
 	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: true}))
 
-	// Live lag setting reaches the links.
+	// Live lag settings reach the links: by default the server link's
+	// setting covers them too, so a "50 ms" test is 50 ms on every path.
+	require.NoError(t, h.room.SetLag(lagsim.Config{Latency: 50 * time.Millisecond}))
+	require.Len(t, fl.lag, 1)
+	assert.Equal(t, lagsim.Config{Latency: 50 * time.Millisecond}, fl.lag[0])
+	// Their own setting is kept but not applied until they are set apart.
 	require.NoError(t, h.room.SetDirectLag(lagsim.Config{Loss: 1}))
-	assert.Equal(t, []lagsim.Config{{Loss: 1}}, fl.lag)
+	assert.Len(t, fl.lag, 1)
+	require.NoError(t, h.room.SetDirectLagApart(true))
+	assert.Equal(t, lagsim.Config{Loss: 1}, fl.lag[len(fl.lag)-1])
+	require.NoError(t, h.room.SetLag(lagsim.Config{Latency: 80 * time.Millisecond}))
+	assert.Equal(t, lagsim.Config{Loss: 1}, fl.lag[len(fl.lag)-1], "apart: SetLag leaves the direct links alone")
+	require.NoError(t, h.room.SetDirectLagApart(false))
+	assert.Equal(t, lagsim.Config{Latency: 80 * time.Millisecond}, fl.lag[len(fl.lag)-1], "together again: the server link's")
 	assert.Error(t, h.room.SetDirectLag(lagsim.Config{Loss: 2}))
 
 	// Off: the links close and the server hears the link is down.

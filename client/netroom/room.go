@@ -192,9 +192,10 @@ type lagSetter interface {
 	SetLag(client.LagConfig) error
 }
 
-// SetLag sets the lag simulator: at once on the open connection, and for
-// the next connect. An invalid setting is reported as EventError and
-// returned.
+// SetLag sets the lag simulator under the server link, and under the
+// direct links unless SetDirectLagApart(true): at once on the open
+// connection and links, and for the next connect. An invalid setting is
+// reported as EventError and returned.
 func (r *Room) SetLag(l client.LagConfig) error {
 	if err := l.Validate(); err != nil {
 		return r.fail(fmt.Errorf("set lag: %w", err))
@@ -204,6 +205,9 @@ func (r *Room) SetLag(l client.LagConfig) error {
 		if err := ls.SetLag(l); err != nil {
 			return r.fail(fmt.Errorf("set lag: %w", err))
 		}
+	}
+	if !r.cfg.DirectLagApart {
+		return r.applyDirectLag()
 	}
 	return nil
 }

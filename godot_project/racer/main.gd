@@ -276,13 +276,9 @@ func _apply_lag() -> void:
 	room.lag_latency_ms = p.latency * share
 	room.lag_jitter_ms = p.jitter * share
 	room.lag_loss_percent = p.loss * share
+	# The lag_* settings cover the direct (peer-to-peer) links too, so every
+	# path between two players has the preset.
 	room.lag_enabled = p.latency > 0 or p.jitter > 0 or p.loss > 0
-	# The direct (peer-to-peer) links between nearzero players get the same
-	# share, both ways, so every path between two players has the preset.
-	if room.get("direct_lag_latency_ms") != null:
-		room.set("direct_lag_latency_ms", p.latency * share)
-		room.set("direct_lag_jitter_ms", p.jitter * share)
-		room.set("direct_lag_loss_percent", p.loss * share)
 
 
 func lag_name() -> String:
