@@ -45,7 +45,11 @@
 //     once per 10 s), round results through their own queue that never
 //     drops and retries until stored (Shutdown waits for it, then logs what
 //     is left whole). User rows are written with results, not for Hellos.
-//     Analytics go to their own goroutine and drop rather than block.
+//     Analytics go to their own goroutine (Deps.Analytics) and drop rather
+//     than block.
+//   - The server links no exporter: its metrics (server/metrics) are plain
+//     atomics, and the caller serves them (metrics/prom, Deps.MetricsHandler),
+//     so a game that embeds it (server/embedded) links no Prometheus client.
 //   - Per-address limits (connections, open rooms, new identities, failed
 //     joins) key on the remote IP, /64 for IPv6 (limit.go); their limiter
 //     forgets idle addresses, so memory does not grow with addresses seen.

@@ -12,7 +12,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 // state returns a plausible state with sequence seq.
@@ -75,7 +75,7 @@ func TestJoinByCodeAndRelay(t *testing.T) {
 	var via protocol.Via
 	eventually(t, "analytics for Cid's join", func() (protocol.Via, bool) {
 		for _, ev := range e.events.events(t) {
-			if ev.Step == analytics.StepRoomJoined && ev.User == cid.User() {
+			if ev.Step == funnel.StepRoomJoined && ev.User == cid.User() {
 				via = ev.Via
 				return via, true
 			}
@@ -167,7 +167,7 @@ func TestReconnectInsideHold(t *testing.T) {
 	assert.Equal(t, uint8(jb.Slot), got[0].State.Slot)
 	eventually(t, "reconnected analytics", func() (bool, bool) {
 		for _, ev := range e.events.events(t) {
-			if ev.Step == analytics.StepReconnected && ev.User == bob.User() {
+			if ev.Step == funnel.StepReconnected && ev.User == bob.User() {
 				return true, ev.Via == protocol.ViaCode
 			}
 		}
@@ -279,17 +279,17 @@ func TestRoundFlowWithStuckPlayer(t *testing.T) {
 	assert.Equal(t, res.Players, saved[0].Players)
 	ann.waitRoom("back in the lobby", func(s protocol.RoomState) bool { return s.Phase == protocol.PhaseLobby })
 
-	steps := map[analytics.Step]bool{}
-	eventually(t, "funnel", func() (map[analytics.Step]bool, bool) {
+	steps := map[funnel.Step]bool{}
+	eventually(t, "funnel", func() (map[funnel.Step]bool, bool) {
 		for _, ev := range e.events.events(t) {
 			if ev.User == bob.User() {
 				steps[ev.Step] = true
 			}
 		}
-		return steps, steps[analytics.StepBackInRoom]
+		return steps, steps[funnel.StepBackInRoom]
 	})
-	for _, s := range []analytics.Step{analytics.StepRoomJoined, analytics.StepLoaded, analytics.StepReady,
-		analytics.StepHandshakeDone, analytics.StepRoundStarted, analytics.StepRoundFinished, analytics.StepBackInRoom} {
+	for _, s := range []funnel.Step{funnel.StepRoomJoined, funnel.StepLoaded, funnel.StepReady,
+		funnel.StepHandshakeDone, funnel.StepRoundStarted, funnel.StepRoundFinished, funnel.StepBackInRoom} {
 		assert.True(t, steps[s], "Bob's funnel has %s", s)
 	}
 }

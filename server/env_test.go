@@ -21,7 +21,9 @@ import (
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 	"github.com/nearzero/nearzero/server/metrics"
+	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
 	"github.com/nearzero/nearzero/server/store"
 )
@@ -50,16 +52,16 @@ func (b *syncBuffer) String() string {
 }
 
 // events decodes the analytics lines written so far.
-func (b *syncBuffer) events(t *testing.T) []analytics.Event {
+func (b *syncBuffer) events(t *testing.T) []funnel.Event {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var out []analytics.Event
+	var out []funnel.Event
 	for _, line := range strings.Split(strings.TrimSpace(b.b.String()), "\n") {
 		if line == "" {
 			continue
 		}
-		var e analytics.Event
+		var e funnel.Event
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		out = append(out, e)
 	}
@@ -119,7 +121,9 @@ func newEnvOpts(t *testing.T, mutate func(*Config), o envOpts) *env {
 	if o.wrap != nil {
 		storage = o.wrap(st)
 	}
-	e.s, err = New(cfg, Deps{Store: storage, Registry: e.reg, Analytics: e.events, Log: o.log})
+	m, h, err := prom.New(e.reg)
+	require.NoError(t, err)
+	e.s, err = New(cfg, Deps{Store: storage, Metrics: m, MetricsHandler: h, Analytics: analytics.NewSink(e.events, nil), Log: o.log})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -356,7 +360,7 @@ func (p *proxy) close() {
 	p.wg.Wait()
 }
 
-func newTestMetrics() (*metrics.Metrics, error) { return metrics.New(prometheus.NewRegistry()) }
+func newTestMetrics() (*metrics.Metrics, error) { return metrics.New(), nil }
 
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 

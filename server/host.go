@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 	"github.com/nearzero/nearzero/server/metrics"
 	"github.com/nearzero/nearzero/server/room"
 )
@@ -262,6 +262,6 @@ func (s *Server) lookupRoom(code string) *host {
 
 // connectionFailed records the funnel's connection_failed step.
 func (s *Server) connectionFailed(user, roomCode string, code protocol.Code) {
-	s.emit(analytics.Event{At: s.now(), Step: analytics.StepConnectionFailed, User: user, Room: roomCode,
+	s.emit(funnel.Event{At: s.now(), Step: funnel.StepConnectionFailed, User: user, Room: roomCode,
 		Detail: code.String()})
 }

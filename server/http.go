@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"runtime"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -58,13 +56,15 @@ func (s *Server) Health() Health {
 //
 //	/ws          the WebSocket endpoint (docs/protocol.md)
 //	/healthz     Health as JSON; 503 while draining
-//	/metrics     Prometheus metrics
+//	/metrics     Prometheus metrics, when Deps.MetricsHandler is set
 //	/join/CODE   the invite page for a room
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /healthz", s.serveHealth)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+	if s.metrics != nil {
+		mux.Handle("GET /metrics", s.metrics)
+	}
 	mux.HandleFunc("GET /join/{code}", s.serveJoin)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

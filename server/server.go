@@ -17,10 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 	"github.com/nearzero/nearzero/server/identity"
 	"github.com/nearzero/nearzero/server/metrics"
 )
@@ -71,18 +69,23 @@ type Cluster interface {
 }
 
 // Deps are the server's collaborators. Nil fields mean: no storage (a
-// random secret per process, nothing saved), a private Prometheus
-// registry, logs discarded, no analytics, a single node (no cluster).
+// random secret per process, nothing saved), metrics of its own and no
+// /metrics route, logs discarded, no analytics, a single node (no
+// cluster).
 type Deps struct {
 	Store Storage
 	// Secret, when set, overrides the stored identity secret (at least
 	// identity.MinSecret bytes).
 	Secret []byte
-	// Registry receives the metrics and is served on /metrics.
-	Registry *prometheus.Registry
-	Log      *slog.Logger
-	// Analytics receives funnel events as JSON lines.
-	Analytics io.Writer
+	// Metrics receives the server's metrics (metrics/prom exposes them to
+	// Prometheus).
+	Metrics *metrics.Metrics
+	// MetricsHandler, when set, serves /metrics (prom.Handler).
+	MetricsHandler http.Handler
+	Log            *slog.Logger
+	// Analytics receives the funnel events (analytics.NewSink writes them
+	// as JSON lines); the server closes it at shutdown.
+	Analytics EventSink
 	// ICE, when set, returns the STUN and TURN servers handed to user in
 	// the welcome for direct links (TURN.ICEServers); nil hands out none.
 	ICE func(user string) []protocol.ICEServer
@@ -90,6 +93,13 @@ type Deps struct {
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
 	Cluster Cluster
+}
+
+// EventSink receives funnel events (analytics.Sink is one). Emit must
+// not block.
+type EventSink interface {
+	Emit(funnel.Event)
+	Close() error
 }
 
 // ErrClosed indicates a call on a server that has shut down.
@@ -100,13 +110,13 @@ var ErrClosed = errors.New("server: closed")
 type Server struct {
 	cfg     Config // read-only after New
 	log     *slog.Logger
-	reg     *prometheus.Registry
 	m       *metrics.Metrics
-	store   Storage // may be nil
+	metrics http.Handler // may be nil
+	store   Storage      // may be nil
 	issuer  *identity.Issuer
-	events  *analytics.Sink // may be nil
-	cluster Cluster         // nil for a single node
-	start   time.Time       // wall and monotonic origin of the server clock
+	events  EventSink // may be nil
+	cluster Cluster   // nil for a single node
+	start   time.Time // wall and monotonic origin of the server clock
 
 	ice func(user string) []protocol.ICEServer // Deps.ICE; may be nil
 
@@ -154,7 +164,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	}
 	c := cfg.withDefaults()
 	s := &Server{
-		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
+		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
 		connsBy: map[string]int{}, roomsBy: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
@@ -164,13 +174,10 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if s.reg == nil {
-		s.reg = prometheus.NewRegistry()
+	if s.m == nil {
+		s.m = metrics.New()
 	}
 	var err error
-	if s.m, err = metrics.New(s.reg); err != nil {
-		return nil, fmt.Errorf("new server: %w", err)
-	}
 	s.proxies, _ = parseProxies(c.TrustedProxies) // checked by Validate
 	var seed [16]byte
 	if _, err := crand.Read(seed[:]); err != nil {
@@ -196,9 +203,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	if s.issuer, err = identity.NewIssuer(secret); err != nil {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
-	if deps.Analytics != nil {
-		s.events = analytics.NewSink(deps.Analytics, nil)
-	}
+	s.events = deps.Analytics
 	if s.cluster != nil {
 		s.cluster.Bind(func() (int, bool) {
 			s.mu.Lock()
@@ -640,7 +645,7 @@ func (s *Server) janitor() {
 const sweepEvery = 10 * time.Second
 
 // emit sends an analytics event, with wall time.
-func (s *Server) emit(e analytics.Event) {
+func (s *Server) emit(e funnel.Event) {
 	if s.events == nil {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/metrics/prom"
 )
 
 // loopbackOnly restricts direct links to UDP over 127.0.0.1 with short
@@ -34,7 +35,9 @@ func loopbackOnly(se *webrtc.SettingEngine) {
 func startServerWith(t *testing.T, deps server.Deps) (string, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	deps.Registry = reg
+	m, h, err := prom.New(reg)
+	require.NoError(t, err)
+	deps.Metrics, deps.MetricsHandler = m, h
 	s, err := server.New(nil, deps)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

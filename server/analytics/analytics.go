@@ -9,51 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/server/funnel"
 )
-
-// Step is a funnel step.
-type Step string
-
-// Funnel steps, roughly in the order a player meets them. A room emits each
-// at most once per player per visit of the step (a ready flag toggled ten
-// times is one "ready").
-const (
-	StepRoomJoined       Step = "room_joined"
-	StepInviteShared     Step = "invite_shared"
-	StepLoaded           Step = "loaded"
-	StepReady            Step = "ready"
-	StepStartClicked     Step = "start_clicked"
-	StepHandshakeDone    Step = "handshake_done"
-	StepRoundStarted     Step = "round_started"
-	StepRoundFinished    Step = "round_finished"
-	StepRestartVote      Step = "restart_vote"
-	StepBackInRoom       Step = "back_in_room"
-	StepReconnected      Step = "reconnected"
-	StepLeft             Step = "left"
-	StepConnectionFailed Step = "connection_failed"
-)
-
-// Steps lists every step.
-var Steps = []Step{StepRoomJoined, StepInviteShared, StepLoaded, StepReady, StepStartClicked,
-	StepHandshakeDone, StepRoundStarted, StepRoundFinished, StepRestartVote, StepBackInRoom,
-	StepReconnected, StepLeft, StepConnectionFailed}
-
-// Event is one player's funnel step.
-type Event struct {
-	// Time is the wall-clock time, filled by the server (a room only knows At).
-	Time time.Time `json:"time"`
-	// At is the server clock (time since its origin) when it happened.
-	At      time.Duration  `json:"-"`
-	Step    Step           `json:"event"`
-	User    string         `json:"user,omitempty"`
-	Room    string         `json:"room,omitempty"`
-	Via     protocol.Via   `json:"via,omitempty"`    // how the player arrived in the room
-	Players int            `json:"players"`          // seats taken in the room at the time
-	Phase   protocol.Phase `json:"phase,omitempty"`  // room phase at the time
-	Round   int            `json:"round,omitempty"`  // rounds started in the room
-	Detail  string         `json:"detail,omitempty"` // step-specific: result status, close reason...
-}
 
 // DefaultQueue is the default SinkConfig.Queue.
 const DefaultQueue = 4096
@@ -71,7 +28,7 @@ type SinkConfig struct {
 // Sink writes events as JSON lines from its own goroutine.
 type Sink struct {
 	w       *bufio.Writer
-	q       chan Event
+	q       chan funnel.Event
 	done    chan struct{}
 	mu      sync.RWMutex // Emit holds it to read; Close takes it to close q
 	closed  bool         // guarded by mu
@@ -92,14 +49,14 @@ func NewSink(w io.Writer, cfg *SinkConfig) *Sink {
 	if c.FlushEvery <= 0 {
 		c.FlushEvery = time.Second
 	}
-	s := &Sink{w: bufio.NewWriter(w), q: make(chan Event, c.Queue), done: make(chan struct{})}
+	s := &Sink{w: bufio.NewWriter(w), q: make(chan funnel.Event, c.Queue), done: make(chan struct{})}
 	go s.run(c.FlushEvery)
 	return s
 }
 
 // Emit queues e for writing. It never blocks: when the queue is full the
 // event is dropped and counted (Dropped). Emit after Close drops too.
-func (s *Sink) Emit(e Event) {
+func (s *Sink) Emit(e funnel.Event) {
 	// The read lock keeps Close from closing q under a send (a panic); it
 	// is only ever held for a non-blocking send.
 	s.mu.RLock()

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -23,8 +24,8 @@ func TestSinkWritesJSONLines(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewSink(&buf, nil)
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for i, step := range Steps {
-		s.Emit(Event{Time: t0.Add(time.Duration(i) * time.Second), Step: step, User: "u1", Room: "ABCDEF",
+	for i, step := range funnel.Steps {
+		s.Emit(funnel.Event{Time: t0.Add(time.Duration(i) * time.Second), Step: step, User: "u1", Room: "ABCDEF",
 			Via: protocol.ViaLink, Players: i, Phase: protocol.PhaseLobby})
 	}
 	require.NoError(t, s.Close())
@@ -34,14 +35,14 @@ func TestSinkWritesJSONLines(t *testing.T) {
 	for sc.Scan() {
 		var got map[string]any
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &got), "line %d", i)
-		assert.Equal(t, string(Steps[i]), got["event"])
+		assert.Equal(t, string(funnel.Steps[i]), got["event"])
 		assert.Equal(t, "link", got["via"])
 		assert.Equal(t, "ABCDEF", got["room"])
 		assert.InDelta(t, float64(i), got["players"], 0)
 		assert.Equal(t, t0.Add(time.Duration(i)*time.Second).Format(time.RFC3339), got["time"])
 		i++
 	}
-	assert.Equal(t, len(Steps), i)
+	assert.Equal(t, len(funnel.Steps), i)
 	assert.Zero(t, s.Dropped())
 }
 
@@ -55,7 +56,7 @@ func TestEmitNeverBlocks(t *testing.T) {
 	s := NewSink(w, &SinkConfig{Queue: 2})
 	// The goroutine takes at most one event and then blocks in the writer
 	// once its buffer fills; bufio holds 4 KiB, so write enough to block.
-	big := Event{Step: StepLeft, Detail: string(bytes.Repeat([]byte("x"), 5000))}
+	big := funnel.Event{Step: funnel.StepLeft, Detail: string(bytes.Repeat([]byte("x"), 5000))}
 	for i := 0; i < 100; i++ {
 		s.Emit(big)
 	}
@@ -73,14 +74,14 @@ func TestEmitDuringCloseDoesNotPanic(t *testing.T) {
 		for range 4 {
 			wg.Go(func() {
 				for range 200 {
-					s.Emit(Event{Step: StepLeft})
+					s.Emit(funnel.Event{Step: funnel.StepLeft})
 				}
 			})
 		}
 		require.NoError(t, s.Close(), "round %d", round)
 		wg.Wait()
 		before := s.Dropped()
-		s.Emit(Event{Step: StepLeft})
+		s.Emit(funnel.Event{Step: funnel.StepLeft})
 		assert.Equal(t, before+1, s.Dropped(), "round %d: emit after close drops", round)
 	}
 }
@@ -91,7 +92,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 
 func TestWriteErrorReported(t *testing.T) {
 	s := NewSink(failingWriter{}, nil)
-	s.Emit(Event{Step: StepLeft})
+	s.Emit(funnel.Event{Step: funnel.StepLeft})
 	err := s.Close()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "disk full")

@@ -24,6 +24,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server"
 	"github.com/nearzero/nearzero/server/cluster"
+	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
 )
 
@@ -101,7 +102,9 @@ func startNodeVia(t *testing.T, natsURL, id string, p *proxy) *node {
 	n.cl, err = cluster.Start(context.Background(), &cluster.Config{URL: natsURL, NodeID: id, PublicURL: n.url,
 		TTL: ttl, Memory: true, Registry: n.reg, Log: log})
 	require.NoError(t, err)
-	n.srv, err = server.New(serverConfig(), server.Deps{Cluster: n.cl, Secret: secret, Registry: n.reg, Log: log})
+	m, h, err := prom.New(n.reg)
+	require.NoError(t, err)
+	n.srv, err = server.New(serverConfig(), server.Deps{Cluster: n.cl, Secret: secret, Metrics: m, MetricsHandler: h, Log: log})
 	require.NoError(t, err)
 	go func() { n.served <- n.srv.Serve(ln) }()
 	<-n.srv.Ready()

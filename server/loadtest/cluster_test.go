@@ -45,7 +45,7 @@ func startCluster(t *testing.T, n, rooms, players int) []string {
 		require.NoError(t, err)
 		s, err := server.New(&server.Config{MaxRooms: rooms + 1, MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1,
 			NewIdentityRate: -1, JoinFailRate: -1, Room: room.Config{MaxPlayers: max(players, 2)}},
-			server.Deps{Cluster: cl, Secret: secret, Registry: reg})
+			server.Deps{Cluster: cl, Secret: secret})
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { done <- s.Serve(ln) }()

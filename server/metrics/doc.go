@@ -1,7 +1,9 @@
-// Package metrics is the server's Prometheus instrumentation. Metrics
+// Package metrics is the server's instrumentation: counters, gauges and a
+// histogram kept with atomic operations and no dependency, so a server
+// embedded in a game (server/embedded) links no exporter. Metrics
 // implements room.Metrics for the rooms and adds the connection-level
-// counters; everything registers on the Registerer passed to New (never
-// the global one), so tests and embedders get their own.
+// counters. Package metrics/prom exposes a Metrics to Prometheus for the
+// standalone server.
 //
 // Invariants: every method is cheap and never blocks (atomic adds on
 // pre-resolved series); label values come from fixed sets (reasons, codes,

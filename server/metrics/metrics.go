@@ -1,15 +1,9 @@
 package metrics
 
 import (
-	"fmt"
-	"runtime"
-	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/room"
 )
 
@@ -18,36 +12,66 @@ const Namespace = "nearzero"
 
 // Metrics holds the server's metrics. It is safe for concurrent use.
 type Metrics struct {
-	Rooms          prometheus.Gauge
-	Players        prometheus.Gauge // seated players with a connection
-	Connections    prometheus.Gauge
-	StatesInTotal  prometheus.Counter
-	RelayedTotal   prometheus.Counter
-	DroppedTotal   prometheus.Counter // states dropped for slow readers
-	RoundsTotal    prometheus.Counter
-	RestampAgeSecs prometheus.Histogram
-	rejected       *prometheus.CounterVec
-	rejectedRoom   []prometheus.Counter // by room.Reject
-	phases         *prometheus.GaugeVec
-	kicked         *prometheus.CounterVec
-	closes         *prometheus.CounterVec
-	limited        *prometheus.CounterVec
+	Rooms          *Gauge
+	Players        *Gauge // seated players with a connection
+	Connections    *Gauge
+	StatesInTotal  *Counter
+	RelayedTotal   *Counter
+	DroppedTotal   *Counter // states dropped for slow readers
+	RoundsTotal    *Counter
+	RestampAgeSecs *Histogram
+	rejected       *Vec[Counter]
+	rejectedRoom   []*Counter // by room.Reject
+	phases         *Vec[Gauge]
+	kicked         *Vec[Counter]
+	closes         *Vec[Counter]
+	limited        *Vec[Counter]
 	// StorageDropped counts storage writes dropped because the queue was
 	// full (never results: they have their own path).
-	StorageDropped prometheus.Counter
+	StorageDropped *Counter
 	// ResultsRetries counts failed attempts to store a round's results
 	// (each is retried until stored).
-	ResultsRetries prometheus.Counter
+	ResultsRetries *Counter
 	// SkippedDirectTotal counts states not relayed to a recipient that
 	// receives the sender over a direct link.
-	SkippedDirectTotal prometheus.Counter
+	SkippedDirectTotal *Counter
 	// NotOwnerTotal counts shared-object states dropped because their
 	// sender does not own the object (normal around a handover).
-	NotOwnerTotal prometheus.Counter
+	NotOwnerTotal *Counter
 	// Panics counts panics recovered in server goroutines (a room closed,
 	// a connection closed or a background loop restarted): each is a bug.
-	Panics prometheus.Counter
+	Panics *Counter
+
+	families []Family
 }
+
+// Kind is the type of a metric family.
+type Kind int
+
+// Kinds of metric families.
+const (
+	KindCounter Kind = iota
+	KindGauge
+	KindHistogram
+)
+
+// Family is one metric as an exporter names it: a single series
+// (Counter, Gauge or Histogram set) or a labelled family (Counters or
+// Gauges set, with Label the label's name).
+type Family struct {
+	Name, Help string // Name without the Namespace prefix
+	Kind       Kind
+	Counter    *Counter
+	Gauge      *Gauge
+	Histogram  *Histogram
+	Label      string
+	Counters   *Vec[Counter]
+	Gauges     *Vec[Gauge]
+}
+
+// Families returns every metric with its name and help, for an exporter
+// (metrics/prom).
+func (m *Metrics) Families() []Family { return m.families }
 
 // Per-address and abuse limits, the label of nearzero_limited_total.
 const (
@@ -76,70 +100,61 @@ const (
 	ReasonJoinFailed = "join_failed" // room full or not found
 )
 
-// New creates the metrics and registers them on reg.
-func New(reg prometheus.Registerer) (*Metrics, error) {
+// New creates the metrics.
+func New() *Metrics {
 	m := &Metrics{
-		Rooms: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "rooms",
-			Help: "Rooms open."}),
-		Players: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "players",
-			Help: "Seated players with a live connection."}),
-		Connections: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: Namespace, Name: "connections",
-			Help: "Open WebSocket connections."}),
-		StatesInTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_in_total",
-			Help: "State frames received from players."}),
-		RelayedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_relayed_total",
-			Help: "State frames relayed to other players (one per recipient)."}),
-		SkippedDirectTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_skipped_direct_total",
-			Help: "State frames not relayed because the recipient receives the sender over a direct link (one per recipient)."}),
-		NotOwnerTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_not_owner_total",
-			Help: "Shared-object states dropped because the sender does not own the object (in flight during a handover)."}),
-		DroppedTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "states_dropped_total",
-			Help: "Relayed states dropped because the recipient read too slowly (oldest first)."}),
-		RoundsTotal: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "rounds_started_total",
-			Help: "Rounds started (start handshakes begun)."}),
-		RestampAgeSecs: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "restamp_age_seconds",
-			Help:    "Arrival minus re-stamped sample time of sampled states: the one-way delay the shared re-stamp estimator attributes to them.",
-			Buckets: []float64{-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28}}),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rejected_total",
-			Help: "Frames and requests refused, by reason."}, []string{"reason"}),
-		phases: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "room_phase",
-			Help: "Rooms in each phase of the round flow."}, []string{"phase"}),
-		kicked: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "kicked_total",
-			Help: "Players disconnected for repeated abuse, by close code."}, []string{"code"}),
-		closes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "closes_total",
-			Help: "Connections the server closed, by close code."}, []string{"code"}),
-		limited: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "limited_total",
-			Help: "Requests and connections refused or closed by a per-address or abuse limit, by limit."}, []string{"limit"}),
-		StorageDropped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "storage_dropped_total",
-			Help: "Storage writes (names) dropped because the write queue was full; results are never dropped."}),
-		ResultsRetries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "results_retries_total",
-			Help: "Failed attempts to store round results; each is retried until stored."}),
-		Panics: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "panics_total",
-			Help: "Panics recovered in server goroutines (room closed, connection closed or loop restarted); each is a bug."}),
+		Rooms: new(Gauge), Players: new(Gauge), Connections: new(Gauge),
+		StatesInTotal: new(Counter), RelayedTotal: new(Counter), SkippedDirectTotal: new(Counter),
+		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
+		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
+		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
+		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
+		StorageDropped: new(Counter), ResultsRetries: new(Counter), Panics: new(Counter),
 	}
 	for _, l := range Limits() {
-		m.limited.WithLabelValues(l)
+		m.limited.With(l)
 	}
-	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
-		Help: "Build information; always 1."}, []string{"protocol", "rules", "go"})
-	build.WithLabelValues(strconv.Itoa(int(wire.ProtocolVersion)), strconv.Itoa(int(wire.RulesVersion)), runtime.Version()).Set(1)
 	for _, r := range room.Rejects() { // in order: the index is the Reject
-		m.rejectedRoom = append(m.rejectedRoom, m.rejected.WithLabelValues(r.String()))
+		m.rejectedRoom = append(m.rejectedRoom, m.rejected.With(r.String()))
 	}
 	for _, r := range []string{ReasonNotInRoom, ReasonOversized, ReasonTextFrame, ReasonBadHello, ReasonBadToken,
 		ReasonVersion, ReasonHelloSlow, ReasonJoinFailed} {
-		m.rejected.WithLabelValues(r)
+		m.rejected.With(r)
 	}
 	for _, p := range protocol.Phases {
-		m.phases.WithLabelValues(string(p))
+		m.phases.With(string(p))
 	}
-	for _, c := range []prometheus.Collector{m.Rooms, m.Players, m.Connections, m.StatesInTotal, m.RelayedTotal,
-		m.DroppedTotal, m.RoundsTotal, m.RestampAgeSecs, m.rejected, m.phases, m.kicked, m.closes, m.limited, m.StorageDropped, m.ResultsRetries, m.SkippedDirectTotal, m.NotOwnerTotal, m.Panics, build} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register metrics: %w", err)
-		}
+	c := func(name, help string, v *Counter) Family {
+		return Family{Name: name, Help: help, Kind: KindCounter, Counter: v}
 	}
-	return m, nil
+	g := func(name, help string, v *Gauge) Family {
+		return Family{Name: name, Help: help, Kind: KindGauge, Gauge: v}
+	}
+	cv := func(name, help, label string, v *Vec[Counter]) Family {
+		return Family{Name: name, Help: help, Kind: KindCounter, Label: label, Counters: v}
+	}
+	m.families = []Family{
+		g("rooms", "Rooms open.", m.Rooms),
+		g("players", "Seated players with a live connection.", m.Players),
+		g("connections", "Open WebSocket connections.", m.Connections),
+		c("states_in_total", "State frames received from players.", m.StatesInTotal),
+		c("states_relayed_total", "State frames relayed to other players (one per recipient).", m.RelayedTotal),
+		c("states_skipped_direct_total", "State frames not relayed because the recipient receives the sender over a direct link (one per recipient).", m.SkippedDirectTotal),
+		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
+		c("states_dropped_total", "Relayed states dropped because the recipient read too slowly (oldest first).", m.DroppedTotal),
+		c("rounds_started_total", "Rounds started (start handshakes begun).", m.RoundsTotal),
+		{Name: "restamp_age_seconds", Kind: KindHistogram, Histogram: m.RestampAgeSecs,
+			Help: "Arrival minus re-stamped sample time of sampled states: the one-way delay the shared re-stamp estimator attributes to them."},
+		cv("rejected_total", "Frames and requests refused, by reason.", "reason", m.rejected),
+		{Name: "room_phase", Help: "Rooms in each phase of the round flow.", Kind: KindGauge, Label: "phase", Gauges: m.phases},
+		cv("kicked_total", "Players disconnected for repeated abuse, by close code.", "code", m.kicked),
+		cv("closes_total", "Connections the server closed, by close code.", "code", m.closes),
+		cv("limited_total", "Requests and connections refused or closed by a per-address or abuse limit, by limit.", "limit", m.limited),
+		c("storage_dropped_total", "Storage writes (names) dropped because the write queue was full; results are never dropped.", m.StorageDropped),
+		c("results_retries_total", "Failed attempts to store round results; each is retried until stored.", m.ResultsRetries),
+		c("panics_total", "Panics recovered in server goroutines (room closed, connection closed or loop restarted); each is a bug.", m.Panics),
+	}
+	return m
 }
 
 // StatesIn implements room.Metrics.
@@ -164,14 +179,14 @@ func (m *Metrics) Rejected(r room.Reject) {
 		m.rejectedRoom[r].Inc()
 		return
 	}
-	m.rejected.WithLabelValues(r.String()).Inc()
+	m.rejected.With(r.String()).Inc()
 }
 
 // RejectedConn counts a connection-level rejection (the Reason* constants).
-func (m *Metrics) RejectedConn(reason string) { m.rejected.WithLabelValues(reason).Inc() }
+func (m *Metrics) RejectedConn(reason string) { m.rejected.With(reason).Inc() }
 
 // Limited counts a refusal or close by one of the Limit* limits.
-func (m *Metrics) Limited(limit string) { m.limited.WithLabelValues(limit).Inc() }
+func (m *Metrics) Limited(limit string) { m.limited.With(limit).Inc() }
 
 // RestampAge implements room.Metrics.
 func (m *Metrics) RestampAge(d time.Duration) { m.RestampAgeSecs.Observe(d.Seconds()) }
@@ -179,10 +194,10 @@ func (m *Metrics) RestampAge(d time.Duration) { m.RestampAgeSecs.Observe(d.Secon
 // PhaseChanged implements room.Metrics.
 func (m *Metrics) PhaseChanged(from, to protocol.Phase) {
 	if from != "" {
-		m.phases.WithLabelValues(string(from)).Dec()
+		m.phases.With(string(from)).Dec()
 	}
 	if to != "" {
-		m.phases.WithLabelValues(string(to)).Inc()
+		m.phases.With(string(to)).Inc()
 	}
 	if to == protocol.PhaseHandshake {
 		m.RoundsTotal.Inc()
@@ -190,9 +205,9 @@ func (m *Metrics) PhaseChanged(from, to protocol.Phase) {
 }
 
 // Kicked implements room.Metrics.
-func (m *Metrics) Kicked(code protocol.Code) { m.kicked.WithLabelValues(code.String()).Inc() }
+func (m *Metrics) Kicked(code protocol.Code) { m.kicked.With(code.String()).Inc() }
 
 // Closed counts a connection the server closed with code.
-func (m *Metrics) Closed(code protocol.Code) { m.closes.WithLabelValues(code.String()).Inc() }
+func (m *Metrics) Closed(code protocol.Code) { m.closes.With(code.String()).Inc() }
 
 var _ room.Metrics = (*Metrics)(nil)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 // handleControl decodes and dispatches one control frame from a seated player.
@@ -73,7 +73,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 			r.dirty = true
 		}
 		if s.loaded >= 1 {
-			r.emit(now, s, analytics.StepLoaded, "")
+			r.emit(now, s, funnel.StepLoaded, "")
 		}
 	case *protocol.Ready:
 		if r.phase != protocol.PhaseLobby {
@@ -84,7 +84,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 			r.dirty = true
 		}
 		if s.ready {
-			r.emit(now, s, analytics.StepReady, "")
+			r.emit(now, s, funnel.StepReady, "")
 		}
 	case *protocol.Settings:
 		return r.setSettings(s, m)
@@ -97,7 +97,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if !s.ent.inPosition {
 			s.ent.inPosition = true
 			r.dirty = true
-			r.emit(now, s, analytics.StepHandshakeDone, "")
+			r.emit(now, s, funnel.StepHandshakeDone, "")
 			r.progress(now)
 		}
 	case *protocol.Finish:
@@ -157,7 +157,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 	case *protocol.Claim:
 		return r.claim(now, s, m)
 	case *protocol.Invite:
-		r.emit(now, s, analytics.StepInviteShared, m.Channel)
+		r.emit(now, s, funnel.StepInviteShared, m.Channel)
 	case *protocol.Leave:
 		p := s.peer
 		r.send(p, &protocol.Left{Reason: "left the room"})

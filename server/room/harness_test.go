@@ -9,7 +9,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 // harness drives one Room on simulated time.
@@ -17,7 +17,7 @@ type harness struct {
 	t       *testing.T
 	r       *Room
 	now     time.Duration
-	events  []analytics.Event
+	events  []funnel.Event
 	results []*protocol.Results
 	renames map[string]string
 	metrics *countMetrics
@@ -65,7 +65,7 @@ func newHarness(t *testing.T, cfg *Config) *harness {
 	h := &harness{t: t, now: time.Hour, renames: map[string]string{}, metrics: newCountMetrics()}
 	r, err := New("ABCDEF", cfg, &Hooks{
 		Metrics: h.metrics,
-		Event:   func(e analytics.Event) { h.events = append(h.events, e) },
+		Event:   func(e funnel.Event) { h.events = append(h.events, e) },
 		Results: func(res *protocol.Results) { h.results = append(h.results, res) },
 		Renamed: func(user, name string) { h.renames[user] = name },
 	}, h.now)
@@ -173,8 +173,8 @@ func stateFrame2D(t *testing.T, seq int, stamp time.Duration, x, v float64, flag
 }
 
 // stepsOf returns the analytics steps emitted for user, in order.
-func (h *harness) stepsOf(user string) []analytics.Step {
-	var out []analytics.Step
+func (h *harness) stepsOf(user string) []funnel.Step {
+	var out []funnel.Step
 	for _, e := range h.events {
 		if e.User == user {
 			out = append(out, e.Step)

@@ -12,7 +12,7 @@ import (
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 // Hooks are where a room reports what the server keeps or counts. Every
@@ -23,7 +23,7 @@ type Hooks struct {
 	Metrics Metrics
 	// Event receives one analytics event per player per funnel step. At is
 	// set; Time is left for the caller.
-	Event func(analytics.Event)
+	Event func(funnel.Event)
 	// Results receives each round's results, before the room announces
 	// them; the server saves them (asynchronously).
 	Results func(*protocol.Results)
@@ -54,7 +54,7 @@ type seat struct {
 	ready  bool
 	voted  bool
 	ent    *entrant // the player's record in the running round, if any
-	funnel uint32   // analytics steps already emitted (bit = index in analytics.Steps)
+	funnel uint32   // analytics steps already emitted (bit = index in funnel.Steps)
 
 	direct [MaxSlots/64 + 1]uint64 // slots this player reports a direct link with
 
@@ -325,9 +325,9 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	}
 	r.byPeer[p] = s
 	if reconnected {
-		r.emit(now, s, analytics.StepReconnected, "")
+		r.emit(now, s, funnel.StepReconnected, "")
 	} else {
-		r.emit(now, s, analytics.StepRoomJoined, "")
+		r.emit(now, s, funnel.StepRoomJoined, "")
 	}
 	r.electHost()
 	r.rev++
@@ -414,7 +414,7 @@ func (r *Room) markClosed() {
 
 // free removes a seat for good.
 func (r *Room) free(now time.Duration, s *seat, reason string) {
-	r.emit(now, s, analytics.StepLeft, reason)
+	r.emit(now, s, funnel.StepLeft, reason)
 	if s.ent != nil && r.Busy() {
 		s.ent.gone = true
 	}
@@ -625,9 +625,9 @@ func (r *Room) sendError(s *seat, e *protocol.Error) {
 	}
 }
 
-var stepBit = func() map[analytics.Step]uint32 {
-	m := make(map[analytics.Step]uint32, len(analytics.Steps))
-	for i, s := range analytics.Steps {
+var stepBit = func() map[funnel.Step]uint32 {
+	m := make(map[funnel.Step]uint32, len(funnel.Steps))
+	for i, s := range funnel.Steps {
 		m[s] = 1 << i
 	}
 	return m
@@ -635,13 +635,13 @@ var stepBit = func() map[analytics.Step]uint32 {
 
 // funnelOnce are the steps emitted at most once per seat; the other steps
 // that carry a bit are emitted once per round cycle.
-var funnelOnce = stepBit[analytics.StepRoomJoined] | stepBit[analytics.StepInviteShared] | stepBit[analytics.StepLoaded]
+var funnelOnce = stepBit[funnel.StepRoomJoined] | stepBit[funnel.StepInviteShared] | stepBit[funnel.StepLoaded]
 
 // emit sends one analytics event for s, at most once per step per cycle
 // (left, reconnected and round_finished always go out).
-func (r *Room) emit(now time.Duration, s *seat, step analytics.Step, detail string) {
+func (r *Room) emit(now time.Duration, s *seat, step funnel.Step, detail string) {
 	switch step {
-	case analytics.StepLeft, analytics.StepReconnected, analytics.StepRoundFinished:
+	case funnel.StepLeft, funnel.StepReconnected, funnel.StepRoundFinished:
 	default:
 		bit := stepBit[step]
 		if s.funnel&bit != 0 {
@@ -652,7 +652,7 @@ func (r *Room) emit(now time.Duration, s *seat, step analytics.Step, detail stri
 	if r.hooks.Event == nil {
 		return
 	}
-	r.hooks.Event(analytics.Event{At: now, Step: step, User: s.user, Room: r.code, Via: s.via,
+	r.hooks.Event(funnel.Event{At: now, Step: step, User: s.user, Room: r.code, Via: s.via,
 		Players: r.count, Phase: r.phase, Round: r.round, Detail: detail})
 }
 

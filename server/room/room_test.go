@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -79,7 +79,7 @@ func TestJoinHostAndLeave(t *testing.T) {
 	assert.True(t, h.r.Closed(), "an empty room closes")
 	_, err := h.r.Join(h.now, &MemPeer{}, Member{User: "c"})
 	assert.Equal(t, protocol.CodeRoomNotFound, protocol.CodeOf(err))
-	assert.Equal(t, []analytics.Step{analytics.StepRoomJoined, analytics.StepLeft}, h.stepsOf("a"))
+	assert.Equal(t, []funnel.Step{funnel.StepRoomJoined, funnel.StepLeft}, h.stepsOf("a"))
 }
 
 func TestJoinRefusals(t *testing.T) {
@@ -113,7 +113,7 @@ func TestReconnectWithinHold(t *testing.T) {
 	joined := ofType[*protocol.Joined](msgs(b2))
 	require.Len(t, joined, 1)
 	assert.True(t, joined[0].Reconnected)
-	assert.Contains(t, h.stepsOf("b"), analytics.StepReconnected)
+	assert.Contains(t, h.stepsOf("b"), funnel.StepReconnected)
 	h.advance(time.Minute)
 	assert.Equal(t, 2, h.r.Players(), "a reconnected seat is no longer on a timer")
 }
@@ -242,11 +242,11 @@ func TestRoundFlowWithStuckPlayer(t *testing.T) {
 		assert.False(t, p.Ready, "ready clears in the lobby")
 		assert.False(t, p.Participant)
 	}
-	assert.Equal(t, []analytics.Step{analytics.StepRoomJoined, analytics.StepLoaded, analytics.StepReady,
-		analytics.StepHandshakeDone, analytics.StepRoundStarted, analytics.StepRoundFinished, analytics.StepBackInRoom},
+	assert.Equal(t, []funnel.Step{funnel.StepRoomJoined, funnel.StepLoaded, funnel.StepReady,
+		funnel.StepHandshakeDone, funnel.StepRoundStarted, funnel.StepRoundFinished, funnel.StepBackInRoom},
 		h.stepsOf("b"))
-	assert.Contains(t, h.stepsOf("a"), analytics.StepStartClicked)
-	assert.NotContains(t, h.stepsOf("c"), analytics.StepHandshakeDone)
+	assert.Contains(t, h.stepsOf("a"), funnel.StepStartClicked)
+	assert.NotContains(t, h.stepsOf("c"), funnel.StepHandshakeDone)
 	assert.Equal(t, 1, h.metrics.phases[protocol.PhaseResults])
 }
 
@@ -345,10 +345,10 @@ func TestRestartVote(t *testing.T) {
 	require.Len(t, h.results, 2)
 	assert.True(t, h.results[1].Aborted)
 	assert.Len(t, h.r.entrants, 2, "only connected players take part")
-	assert.Equal(t, 2, countSteps(h.stepsOf("a"), analytics.StepRestartVote), "one restart vote event per round")
+	assert.Equal(t, 2, countSteps(h.stepsOf("a"), funnel.StepRestartVote), "one restart vote event per round")
 }
 
-func countSteps(steps []analytics.Step, s analytics.Step) int {
+func countSteps(steps []funnel.Step, s funnel.Step) int {
 	n := 0
 	for _, x := range steps {
 		if x == s {
@@ -440,12 +440,12 @@ func TestNamesPingSignalInvite(t *testing.T) {
 
 	h.send(a, &protocol.Invite{Channel: "copy"})
 	h.send(a, &protocol.Invite{Channel: "copy"})
-	assert.Equal(t, 1, countSteps(h.stepsOf("a"), analytics.StepInviteShared))
+	assert.Equal(t, 1, countSteps(h.stepsOf("a"), funnel.StepInviteShared))
 
 	for i := 0; i < 5; i++ {
 		h.send(a, &protocol.Ready{Ready: i%2 == 0})
 	}
-	assert.Equal(t, 1, countSteps(h.stepsOf("a"), analytics.StepReady), "one event per player per step")
+	assert.Equal(t, 1, countSteps(h.stepsOf("a"), funnel.StepReady), "one event per player per step")
 
 	h.send(a, &protocol.Join{Code: "ABCDEF"})
 	assert.Equal(t, protocol.CodeAlreadyInRoom, errorsIn(msgs(a))[0].Code)

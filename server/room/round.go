@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/server/analytics"
+	"github.com/nearzero/nearzero/server/funnel"
 )
 
 // Tick advances the room's timers to now: expired seat holds, a room
@@ -140,7 +140,7 @@ func (r *Room) start(now time.Duration, s *seat) *protocol.Error {
 	if n < r.cfg.MinPlayers {
 		return protocol.Errorf(protocol.CodeNotReady, "%d connected players, %d needed", n, r.cfg.MinPlayers)
 	}
-	r.emit(now, s, analytics.StepStartClicked, "")
+	r.emit(now, s, funnel.StepStartClicked, "")
 	r.handshake(now)
 	return nil
 }
@@ -159,15 +159,15 @@ func (r *Room) vote(now time.Duration, s *seat, restart bool) *protocol.Error {
 	s.voted = restart
 	r.dirty = true
 	if restart {
-		r.emit(now, s, analytics.StepRestartVote, "")
+		r.emit(now, s, funnel.StepRestartVote, "")
 	}
 	r.progress(now)
 	return nil
 }
 
 // roundSteps are the funnel steps emitted once per round.
-var roundSteps = stepBit[analytics.StepStartClicked] | stepBit[analytics.StepHandshakeDone] |
-	stepBit[analytics.StepRoundStarted] | stepBit[analytics.StepRestartVote]
+var roundSteps = stepBit[funnel.StepStartClicked] | stepBit[funnel.StepHandshakeDone] |
+	stepBit[funnel.StepRoundStarted] | stepBit[funnel.StepRestartVote]
 
 // handshake begins a round: the connected players become its participants.
 func (r *Room) handshake(now time.Duration) {
@@ -201,7 +201,7 @@ func (r *Room) play(at time.Duration) {
 	r.setPhase(at, protocol.PhasePlaying)
 	for _, o := range r.seats {
 		if o != nil && o.ent != nil && o.peer != nil {
-			r.emit(at, o, analytics.StepRoundStarted, "")
+			r.emit(at, o, funnel.StepRoundStarted, "")
 		}
 	}
 }
@@ -302,7 +302,7 @@ func (r *Room) finishRound(now time.Duration, aborted bool) {
 		if s.ent.finished {
 			status = protocol.StatusFinished
 		}
-		r.emit(now, s, analytics.StepRoundFinished, status)
+		r.emit(now, s, funnel.StepRoundFinished, status)
 	}
 	for _, s := range r.seats {
 		if s != nil {
@@ -323,7 +323,7 @@ func (r *Room) lobby(now time.Duration) {
 		s.ready, s.voted, s.ent = false, false, nil
 		s.funnel &= funnelOnce
 		if s.peer != nil {
-			r.emit(now, s, analytics.StepBackInRoom, "")
+			r.emit(now, s, funnel.StepBackInRoom, "")
 		}
 	}
 }

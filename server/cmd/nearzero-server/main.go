@@ -36,8 +36,10 @@ import (
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/analytics"
 	"github.com/nearzero/nearzero/server/cluster"
 	"github.com/nearzero/nearzero/server/identity"
+	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
 	"github.com/nearzero/nearzero/server/store"
 )
@@ -284,17 +286,19 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	switch o.analytics {
 	case "":
 	case "-":
-		deps.Analytics = stdout
+		deps.Analytics = analytics.NewSink(stdout, nil)
 	default:
 		f, err := os.OpenFile(o.analytics, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
 			return fmt.Errorf("open analytics file: %w", err)
 		}
 		defer f.Close()
-		deps.Analytics = f
+		deps.Analytics = analytics.NewSink(f, nil)
 	}
 	reg := prometheus.NewRegistry() // shared by the server and the cluster metrics
-	deps.Registry = reg
+	if deps.Metrics, deps.MetricsHandler, err = prom.New(reg); err != nil {
+		return err
+	}
 	cc, err := o.cluster.config(cfg.MaxRooms, reg, log)
 	if err != nil {
 		return err
