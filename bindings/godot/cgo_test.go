@@ -24,6 +24,7 @@ var nocallbackSafe = map[string]string{
 	"gdx_object_from_id": "object_get_instance_from_id: a lookup, NULL when freed",
 	"gdx_cast_to":        "object_cast_to: NULL when not of the class",
 	"gdx_is_main_thread": "no engine call",
+	"gdx_has_class_tags": "no engine call",
 }
 
 // TestNocallbackAudit: a helper marked nocallback that calls back into Go

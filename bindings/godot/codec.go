@@ -296,7 +296,7 @@ func objectCodec[W any](name string) *codec[W] {
 		},
 		fromVar: func(v Variant) (W, bool) {
 			obj, ok := variantValue[unsafe.Pointer](TypeObject, v)
-			if !ok || (obj != nil && name != "Object" && C.gdx_cast_to(obj, classTag(name)) == nil) {
+			if !ok || (obj != nil && name != "Object" && !isA(obj, name)) {
 				var zero W
 				return zero, false
 			}

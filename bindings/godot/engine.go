@@ -19,9 +19,21 @@ func (o Object) ClassName() string {
 
 // IsClass reports whether o is of the named class or a subclass (Object.is_class).
 func (o Object) IsClass(name string) bool {
-	s := NewString(name)
+	if mbObjectIsClass.usesNew { // 4.7+: StringName argument
+		sn := NewStringName(name)
+		defer sn.Destroy()
+		return fromBlob[bool](mbObjectIsClass.words(o.ptr, sn.raw, 0, 0))
+	}
+	s := NewString(name) // until 4.6: String argument
 	defer s.Destroy()
 	return fromBlob[bool](mbObjectIsClass.words(o.ptr, s.raw, 0, 0))
+}
+
+// ClassExists reports whether ClassDB has the named class (ClassDB.class_exists).
+func ClassExists(name string) bool {
+	sn := NewStringName(name)
+	defer sn.Destroy()
+	return fromBlob[bool](mbClassDBClassExists.words(classDBSingleton, sn.raw, 0, 0))
 }
 
 // Notification sends notification what to o (Object.notification).

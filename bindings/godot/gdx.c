@@ -81,13 +81,13 @@ static void *(*p_global_get_singleton)(const void *);
 static void *(*p_object_get_instance_binding)(void *, void *, const gdx_binding_callbacks *);
 static void (*p_object_set_instance_binding)(void *, void *, void *, const gdx_binding_callbacks *);
 static void (*p_object_set_instance)(void *, const void *, void *);
-static void *(*p_object_cast_to)(void *, void *);
+static void *(*p_object_cast_to)(void *, void *); // before 4.7 only
 static void *(*p_object_get_instance_from_id)(uint64_t);
 static uint64_t (*p_object_get_instance_id)(void *);
 static void (*p_ref_set_object)(void *, void *);
-static void *(*p_classdb_construct_object2)(const void *);
+static void *(*p_classdb_construct_object)(const void *); // object3 on 4.7+, object2 before
 static void *(*p_classdb_get_method_bind)(const void *, const void *, gdx_int);
-static void *(*p_classdb_get_class_tag)(const void *);
+static void *(*p_classdb_get_class_tag)(const void *); // before 4.7 only
 static void (*p_classdb_register_class)(void *, const void *, const void *, const gdx_class_info4 *);
 static void (*p_classdb_register_extension_class_method)(void *, const void *, const gdx_method_info *);
 static void (*p_classdb_register_extension_class_integer_constant)(void *, const void *, const void *, const void *, gdx_int, gdx_bool);
@@ -191,19 +191,29 @@ static int load_interface(void) {
 	LOAD(p_object_get_instance_binding, "object_get_instance_binding");
 	LOAD(p_object_set_instance_binding, "object_set_instance_binding");
 	LOAD(p_object_set_instance, "object_set_instance");
-	LOAD(p_object_cast_to, "object_cast_to");
 	LOAD(p_object_get_instance_from_id, "object_get_instance_from_id");
 	LOAD(p_object_get_instance_id, "object_get_instance_id");
 	LOAD(p_ref_set_object, "ref_set_object");
-	LOAD(p_classdb_construct_object2, "classdb_construct_object2");
 	LOAD(p_classdb_get_method_bind, "classdb_get_method_bind");
-	LOAD(p_classdb_get_class_tag, "classdb_get_class_tag");
-	// Same creation-info struct for both; class4 is compiled out of 4.5+ builds
-	// made without deprecated APIs, so pick by version.
-	if (at_least(4, 5)) {
-		LOAD(p_classdb_register_class, "classdb_register_extension_class5");
+	// The newest entry point the running engine has: the older ones are
+	// deprecated there, and compiled out of builds made without deprecated
+	// APIs. class4, class5 and class6 take the same creation-info struct;
+	// object3 and class6 differ from their elders only for RefCounted
+	// classes (a reference count of 1), and this library constructs and
+	// registers Node classes alone. From 4.7 a cast is Object.is_class
+	// (class tags are deprecated there).
+	if (at_least(4, 7)) {
+		LOAD(p_classdb_construct_object, "classdb_construct_object3");
+		LOAD(p_classdb_register_class, "classdb_register_extension_class6");
 	} else {
-		LOAD(p_classdb_register_class, "classdb_register_extension_class4");
+		LOAD(p_classdb_construct_object, "classdb_construct_object2");
+		LOAD(p_classdb_get_class_tag, "classdb_get_class_tag");
+		LOAD(p_object_cast_to, "object_cast_to");
+		if (at_least(4, 5)) {
+			LOAD(p_classdb_register_class, "classdb_register_extension_class5");
+		} else {
+			LOAD(p_classdb_register_class, "classdb_register_extension_class4");
+		}
 	}
 	LOAD(p_classdb_register_extension_class_method, "classdb_register_extension_class_method");
 	LOAD(p_classdb_register_extension_class_integer_constant, "classdb_register_extension_class_integer_constant");
@@ -638,22 +648,26 @@ void *gdx_singleton(const void *name) {
 	return p_global_get_singleton(name);
 }
 
+int gdx_has_class_tags(void) {
+	return p_classdb_get_class_tag != NULL && p_object_cast_to != NULL;
+}
+
 void *gdx_class_tag(const void *name) {
-	if (!loaded) {
+	if (!loaded || !p_classdb_get_class_tag) {
 		return NULL;
 	}
 	return p_classdb_get_class_tag(name);
 }
 
 void *gdx_cast_to(void *obj, void *tag) {
-	if (!loaded || !obj || !tag) {
+	if (!loaded || !obj || !tag || !p_object_cast_to) {
 		return NULL;
 	}
 	return p_object_cast_to(obj, tag);
 }
 
 void *gdx_construct_object(const void *class_name) {
-	return p_classdb_construct_object2(class_name);
+	return p_classdb_construct_object(class_name);
 }
 
 void gdx_object_bind(void *obj, const void *class_name, uintptr_t handle) {

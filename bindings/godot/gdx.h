@@ -232,6 +232,7 @@ gdx_blob gdx_ptrcall_words(void *mb, void *obj, uint64_t a0, uint64_t a1, uint64
 gdx_blob gdx_ptrcall_blob(void *mb, void *obj, gdx_blob a0);
 gdx_call_result gdx_call(void *mb, void *obj, gdx_variants args, gdx_int argc);
 void *gdx_singleton(const void *name);
+int gdx_has_class_tags(void);
 void *gdx_class_tag(const void *name);
 void *gdx_cast_to(void *obj, void *tag);
 void *gdx_construct_object(const void *class_name);

@@ -19,8 +19,10 @@ import (
 // SCENE init; a NULL bind is reported by name and the library refuses to
 // register its classes.
 var (
-	mbObjectGetClass     = engineMethod("Object", "get_class", 201670096)
-	mbObjectIsClass      = engineMethod("Object", "is_class", 3927539163)
+	mbObjectGetClass = engineMethod("Object", "get_class", 201670096)
+	// is_class took a String until 4.6 and takes a StringName from 4.7
+	// (which keeps the old hash only as a compatibility bind).
+	mbObjectIsClass      = engineMethodSince("Object", "is_class", 3927539163, 4, 7, 2619796661)
 	mbObjectNotification = engineMethod("Object", "notification", 4023243586)
 	mbObjectEmitSignal   = engineMethod("Object", "emit_signal", 4047867050) // vararg: call path only
 
@@ -88,6 +90,7 @@ var (
 	mbOSGetMainThreadID      = engineMethod("OS", "get_main_thread_id", 3905245786)
 	mbOSGetThreadCallerID    = engineMethod("OS", "get_thread_caller_id", 3905245786)
 	mbOSHasFeature           = engineMethod("OS", "has_feature", 3927539163)
+	mbClassDBClassExists     = engineMethod("ClassDB", "class_exists", 2619796661)
 )
 
 // Builtin-type methods (Variant::get_builtin_method_hash), same rules.
@@ -105,7 +108,7 @@ var (
 
 // Singletons used by the wrappers, fetched at SCENE init; read-only afterwards.
 var (
-	engineSingleton, timeSingleton, osSingleton, resourceLoaderSingleton unsafe.Pointer
+	engineSingleton, timeSingleton, osSingleton, resourceLoaderSingleton, classDBSingleton unsafe.Pointer
 
 	singletonRows = []struct {
 		name string
@@ -115,6 +118,7 @@ var (
 		{"Time", &timeSingleton},
 		{"OS", &osSingleton},
 		{"ResourceLoader", &resourceLoaderSingleton},
+		{"ClassDB", &classDBSingleton},
 	}
 )
 

@@ -23,6 +23,10 @@ type apiRows struct {
 		// since (the row's Hash and Args are the current ones).
 		Hash44            uint32        `json:"hash_4_4"`
 		Args44            []apihash.Arg `json:"args_4_4"`
+		// Hash47 and Args47 give the 4.7 signature of a method that
+		// changed in 4.7 (the row's Hash and Args are 4.6's).
+		Hash47            uint32        `json:"hash_4_7"`
+		Args47            []apihash.Arg `json:"args_4_7"`
 		HashCompatibility []uint32      `json:"hash_compatibility"`
 	}
 	Builtins []struct {
@@ -68,6 +72,11 @@ func TestMethodTable(t *testing.T) {
 			assert.Equal(t, r.Hash44, h, "%s.%s: recomputed 4.4 hash", r.Class, r.Method)
 			assert.Contains(t, r.HashCompatibility, r.Hash44, "%s.%s: the 4.4 hash is still accepted", r.Class, r.Method)
 		}
+		if r.Hash47 != 0 {
+			h, err := apihash.MethodHash(apihash.Method{Return: r.Return, Args: r.Args47, Const: r.Const, Vararg: r.Vararg})
+			require.NoError(t, err)
+			assert.Equal(t, r.Hash47, h, "%s.%s: recomputed 4.7 hash", r.Class, r.Method)
+		}
 	}
 	seen := map[key]bool{}
 	for _, m := range methodTable {
@@ -79,6 +88,12 @@ func TestMethodTable(t *testing.T) {
 			continue
 		}
 		r := rows.Methods[i]
+		if r.Hash47 != 0 {
+			assert.Equal(t, r.Hash47, m.NewHash, "%s.%s: the 4.7 hash from 4.7 on", m.Class, m.Method)
+			assert.Equal(t, [2]int{4, 7}, m.NewSince, "%s.%s", m.Class, m.Method)
+			assert.Equal(t, r.Hash, m.Hash, "%s.%s: the hash until 4.6", m.Class, m.Method)
+			continue
+		}
 		if m.NewHash != 0 {
 			assert.Equal(t, r.Hash, m.NewHash, "%s.%s: current hash", m.Class, m.Method)
 			assert.Equal(t, r.Hash44, m.Hash, "%s.%s: 4.4 hash", m.Class, m.Method)

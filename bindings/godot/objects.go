@@ -133,10 +133,28 @@ func Cast[W Wrapper](o Objecter) (W, bool) {
 		return zero, false
 	}
 	name, _ := wrapperClass(any(zero))
-	if name != "Object" && C.gdx_cast_to(obj, classTag(name)) == nil {
+	if name != "Object" && !isA(obj, name) {
 		return zero, false
 	}
 	return wrapPtr[W](obj), true
+}
+
+// isA reports whether obj is of the named engine class or a subclass: a
+// cast by class tag until 4.6, Object.is_class from 4.7 (where class tags
+// are deprecated).
+func isA(obj unsafe.Pointer, name string) bool {
+	if C.gdx_has_class_tags() == 0 {
+		return Object{obj}.IsClass(name)
+	}
+	return C.gdx_cast_to(obj, classTag(name)) != nil
+}
+
+// classKnown reports whether the engine's ClassDB has the named class.
+func classKnown(name string) bool {
+	if C.gdx_has_class_tags() == 0 {
+		return ClassExists(name)
+	}
+	return classTag(name) != nil
 }
 
 var classTags struct {
@@ -163,9 +181,7 @@ func classTag(name string) unsafe.Pointer {
 	return t
 }
 
-func isRefCounted(obj unsafe.Pointer) bool {
-	return C.gdx_cast_to(obj, classTag("RefCounted")) != nil
-}
+func isRefCounted(obj unsafe.Pointer) bool { return isA(obj, "RefCounted") }
 
 // InstanceOf returns the Go value of a registered class T behind o; false
 // when o is null, not one of this library's objects, or of another class.

@@ -104,7 +104,7 @@ func (ci *classInfo) register() error {
 	if len(ci.errs) > 0 {
 		return fmt.Errorf("not registered: %w", errors.Join(ci.errs...))
 	}
-	if classTag(ci.parent) == nil {
+	if !classKnown(ci.parent) {
 		return fmt.Errorf("class %s: parent class %s is not in ClassDB", ci.name, ci.parent)
 	}
 	classRegistry = append(classRegistry, ci)
@@ -133,7 +133,7 @@ func (ci *classInfo) register() error {
 	*(*StringName)(cls) = ci.nameSN
 	parent := ci.parentSN
 	C.gdx_register_class(cls, unsafe.Pointer(&parent), icon, flags, C.uintptr_t(ci.handle))
-	if classTag(ci.name) == nil {
+	if !classKnown(ci.name) {
 		return fmt.Errorf("class %s: the engine refused it (see the error above)", ci.name)
 	}
 	ci.registered = true
