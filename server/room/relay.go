@@ -145,10 +145,10 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 	if !r.dimSet && s.slot == r.host {
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
-	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
 	if jumped {
-		mo.teleportAt, mo.teleported = now, true
+		mo.teleportAt, mo.teleported, mo.from = now, true, mo.pos
 	}
+	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
 	return true
 }
 
@@ -194,6 +194,9 @@ func (r *Room) outOfBounds(st *wire.State) bool {
 // since the last accepted state plus the allowance. A state flagged
 // wire.FlagTeleport may move any distance, once per TeleportEvery; one that
 // moves no farther than allowed (a heartbeat of the respawn) does not count.
+// A shared object never jumps: its owner changes hands by claims measured
+// from its position, so a jump would carry it anywhere (the flag is
+// ignored; to put one back, the host despawns and spawns it again).
 func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Reject, at time.Duration, jumped bool) {
 	top, slack := r.cfg.TopSpeed, r.cfg.MoveSlack
 	if st.Dim2D {
@@ -216,7 +219,7 @@ func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Re
 	if d := st.Pos.Sub(mo.pos); d.Dot(d) <= allowed*allowed {
 		return numRejects, at, false
 	}
-	if st.Flags&wire.FlagTeleport == 0 || (mo.teleported && now-mo.teleportAt < r.cfg.TeleportEvery) {
+	if st.Flags&wire.FlagTeleport == 0 || wire.Shared(st.Entity) || (mo.teleported && now-mo.teleportAt < r.cfg.TeleportEvery) {
 		return RejectTeleport, 0, false
 	}
 	return numRejects, at, true
