@@ -89,11 +89,13 @@ func (h HitRules) validate() error {
 }
 
 // seen is one relayed state as a recipient got it: the sample on the
-// server clock and when it reached the recipient (sent plus half its
-// round trip).
+// server clock, when the server sent it, and half the round trip the
+// recipient claimed then. The delivery time is decided per hit (drawnAt):
+// the claim is trusted only as far as the hit report allows.
 type seen struct {
-	s       predict.Sample
-	deliver time.Duration
+	s    predict.Sample
+	sent time.Duration
+	half time.Duration // claimed one-way delay; 0 on a direct link
 }
 
 // seenRing is the last HitHistory states relayed to one player from one
@@ -117,7 +119,7 @@ func (g *seenRing) at(i int) *seen { return &g.buf[(g.head+i)%len(g.buf)] }
 
 // hitSeat is one player's hit bookkeeping, inside eventBudget.
 type hitSeat struct {
-	rtt    time.Duration       // the player's best round trip (Ping.RTTUS)
+	rtt    time.Duration       // the player's claimed best round trip (Ping.RTTUS); drawnAt caps its use
 	seen   [MaxSlots]*seenRing // what was relayed to this player, by sender slot
 	health int                 // 0 until the first hit: full
 	kills  int
@@ -136,7 +138,7 @@ func (r *Room) noteRelayed(now time.Duration, o *seat, from int, st *wire.State,
 		o.ev.hit.seen[from] = g
 	}
 	g.dim2D = st.Dim2D
-	g.push(seen{s: predict.SampleOf(st, at), deliver: now + o.ev.hit.rtt/2})
+	g.push(seen{s: predict.SampleOf(st, at), sent: now, half: o.ev.hit.rtt / 2})
 }
 
 // noteDirect records a state o got from slot from on their direct link
@@ -150,7 +152,7 @@ func (r *Room) noteDirect(now time.Duration, o *seat, from int, st *wire.State, 
 		o.ev.hit.seen[from] = g
 	}
 	g.dim2D = st.Dim2D
-	g.push(seen{s: predict.SampleOf(st, at), deliver: now})
+	g.push(seen{s: predict.SampleOf(st, at), sent: now})
 }
 
 // forgetSlot drops what every player was sent from slot (a new occupant).
@@ -217,6 +219,19 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	return nil
 }
 
+// shiftCap is the most delivery delay a hit whose report arrived rewind
+// after its fire time may count. The server saw the report take rewind to
+// arrive, and a shooter's clock sync splits its round trip evenly (its
+// fire time reads half a round trip ahead of its own clock), so an honest
+// shooter's half round trip is at most rewind. Fire age plus delivery
+// delay, how old the target's states the rebuild uses may be, thus stays
+// within twice MaxRewind: what an honest shooter MaxRewind away sees.
+// (Capping the sum at MaxRewind itself refused 13% of honest hits at
+// 150 ms one way.)
+func (h *HitRules) shiftCap(rewind time.Duration) time.Duration {
+	return max(0, min(rewind, h.MaxRewind))
+}
+
 func (h *hitSeat) healthOr(full int) int {
 	if h.health == 0 {
 		return full
@@ -228,16 +243,24 @@ func (h *hitSeat) healthOr(full int) int {
 // (server clock): the room's predictor fed the states relayed to s from
 // that player, each at its delivery time, then asked for fire. It returns
 // why it cannot ("" when it can).
+//
+// The delivery time is the send time plus the one-way delay the shooter
+// claimed (half its Ping.RTTUS), but at most shiftCap(now - fire): a
+// claimed round trip of 1 s would otherwise make every state "arrive"
+// 500 ms late and let the shooter hit where the target was long ago.
 func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3, string) {
 	h := &r.cfg.Hits
-	switch rewind := now - fire; {
+	rewind := now - fire
+	switch {
 	case rewind > h.MaxRewind:
 		return geom.Vec3{}, fmt.Sprintf("shot fired %v ago, more than the %v the server rewinds", rewind.Round(time.Millisecond), h.MaxRewind)
 	case rewind < -h.FutureSlack:
 		return geom.Vec3{}, fmt.Sprintf("shot fired %v in the future", (-rewind).Round(time.Millisecond))
 	}
+	shift := h.shiftCap(rewind)
+	deliver := func(e *seen) time.Duration { return e.sent + min(e.half, shift) }
 	g := s.ev.hit.seen[target]
-	if g == nil || g.n == 0 || g.at(0).deliver > fire {
+	if g == nil || g.n == 0 || deliver(g.at(0)) > fire {
 		return geom.Vec3{}, "the server has no record of what you were drawing then"
 	}
 	cfg := h.Predict
@@ -256,11 +279,11 @@ func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3,
 	// smoothing sees corrections when the shooter's screen did.
 	i := 0
 	add := func(until time.Duration) {
-		for ; i < g.n && g.at(i).deliver <= until; i++ {
-			p.Add(predict.PathServer, g.at(i).s, g.at(i).deliver)
+		for ; i < g.n && deliver(g.at(i)) <= until; i++ {
+			p.Add(predict.PathServer, g.at(i).s, deliver(g.at(i)))
 		}
 	}
-	for t := g.at(0).deliver; t < fire; t += shooterFrame {
+	for t := deliver(g.at(0)); t < fire; t += shooterFrame {
 		add(t)
 		p.PoseAt(t)
 	}

@@ -247,3 +247,49 @@ func TestHitsOnDirectLinks(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.True(t, res[0].Accepted, res[0].Reason)
 }
+
+// TestClaimedRoundTripCannotRewind replays the attack on server-decided
+// hits: a shooter that claims a round trip of 1 s in its pings made the
+// server rebuild what it drew from states "delivered" 500 ms late, so a
+// shot at where the target stood 300 ms ago was accepted (miss 0.00 m)
+// while an honest shot at where it was was refused (miss 9.6 m). The
+// server now counts no more delivery delay than the report itself shows
+// (its age on arrival), and rewinds fire age plus delivery delay together
+// at most HitRules.MaxRewind.
+func TestClaimedRoundTripCannotRewind(t *testing.T) {
+	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	cheat, _ := h.join("cheat")
+	honest, _ := h.join("honest")
+	b, sb := h.join("target")
+	h.send(cheat, &protocol.Ping{TUS: 1, RTTUS: protocol.US(time.Second)})
+	h.send(honest, &protocol.Ping{TUS: 1, RTTUS: protocol.US(2 * time.Millisecond)})
+	// The target stands still for 1.7 s, then dodges at 32 m/s for 300 ms.
+	const v = 32.0
+	start := h.now
+	dodge := start + 1700*time.Millisecond
+	var x float64
+	for i := 1; i <= 120; i++ {
+		h.now = start + time.Duration(i)*time.Second/60
+		x, vel := 0.0, 0.0
+		if h.now > dodge {
+			x, vel = v*(h.now-dodge).Seconds(), v
+		}
+		h.r.HandleFrame(h.now, b, stateFrame(t, i, h.now, geom.Vec3{X: x}, geom.Vec3{X: vel}, 0))
+	}
+	x = v * (h.now - dodge).Seconds()
+	require.InDelta(t, 9.6, x, 1e-9)
+	shoot := func(p *MemPeer, at float64) *protocol.HitResult {
+		t.Helper()
+		p.Take()
+		h.send(p, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now), Point: [3]float64{at, 0, 0}})
+		res := ofType[*protocol.HitResult](msgs(p))
+		require.Len(t, res, 1)
+		return res[0]
+	}
+	got := shoot(cheat, 0)
+	t.Logf("cheat (rtt 1 s) at where the target was 300 ms ago: accepted %v, miss %.2f m %s", got.Accepted, got.MissBy, got.Reason)
+	assert.False(t, got.Accepted, "a claimed round trip does not rewind the target")
+	got = shoot(honest, x)
+	t.Logf("honest at where the target is: accepted %v, miss %.2f m %s", got.Accepted, got.MissBy, got.Reason)
+	assert.True(t, got.Accepted, got.Reason)
+}
