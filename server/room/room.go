@@ -95,6 +95,8 @@ type track struct {
 	teleportAt time.Duration // last accepted FlagTeleport jump
 	teleported bool
 	from       geom.Vec3 // the position before that jump (claims look back to it)
+	slack      bucket    // MoveSlack left, in units (set with the first state)
+	teleports  bucket    // TeleportsPerMinute left (set with the first state)
 }
 
 // entrant is a participant's record in a round; it outlives a seat that

@@ -43,3 +43,11 @@ func TestEntityFlags(t *testing.T) {
 	assert.Equal(t, []any{8, 2.5, 64.0}, []any{e.MaxPerPlayer, e.ClaimRadius, e.ClaimRadius2D})
 	require.NoError(t, c.Validate())
 }
+
+func TestMotionFlags(t *testing.T) {
+	o, err := parse([]string{"-teleports-per-minute", "30"}, io.Discard)
+	require.NoError(t, err)
+	c := o.config()
+	assert.Equal(t, 30.0, c.Room.TeleportsPerMinute)
+	require.NoError(t, c.Validate())
+}
