@@ -62,7 +62,9 @@
 // EntityLimits.MaxPerPlayer live per player, created by protocol.Spawn or
 // by a first state, dropped by protocol.Despawn or with the seat. Spawns
 // are relayed, kept and replayed to late joiners, and a freed seat's are
-// despawned for everyone. Shared objects (128..255: a ball) have one owner
+// despawned for everyone. No extra entity's or shared object's state
+// passes before the player's entity 0 has an accepted position (the spawn
+// radius is measured from it). Shared objects (128..255: a ball) have one owner
 // at a time, decided by the room on protocol.Claim (first claim, free or
 // abandoned object, the host, or nearer within ClaimRadius after
 // ClaimHold) and announced with protocol.Owner; only the owner's states

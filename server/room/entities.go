@@ -217,12 +217,19 @@ type object struct {
 // checkExtra runs a state of an extra entity or a shared object through
 // the checks entity 0's states get, on the entity's own rate bucket,
 // sequence (has, last) and track: it decodes frame into st and reports
-// whether the state passes. A first state must also lie near its
-// player's own entity (nearBody).
+// whether the state passes. None passes before the player's own entity
+// has an accepted position, and a first state must lie near it (nearBody).
 func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *bucket, has bool, last wire.Seq,
 	mo *track, st *wire.State) bool {
 	if !r.takeState(now, s, states) {
 		r.reject(now, s, RejectRate, nil)
+		return false
+	}
+	if !r.cfg.NoMotionChecks && !s.mo.ok {
+		// Nothing to measure the spawn radius from: it would let an entity
+		// appear anywhere. Counted, but without an Error or abuse score,
+		// since a client's first frame may send them before its own.
+		r.m.Rejected(RejectTeleport)
 		return false
 	}
 	if err := wire.DecodeState(frame, st); err != nil {
@@ -241,10 +248,10 @@ func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *buck
 }
 
 // nearBody reports whether an entity's first state st lies within
-// SpawnRadius of its player's own entity, or that entity has no position
-// yet (nothing to measure from).
+// SpawnRadius of its player's own entity (checkExtra has made sure that
+// entity has a position).
 func (r *Room) nearBody(s *seat, st *wire.State) bool {
-	if r.cfg.NoMotionChecks || !s.mo.ok {
+	if r.cfg.NoMotionChecks {
 		return true
 	}
 	radius := r.cfg.Entities.SpawnRadius

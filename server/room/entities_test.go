@@ -57,6 +57,7 @@ func TestSpawnRelayedAndReplayed(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, slotA := h.join("a")
 	b, _ := h.join("b")
+	h.place(a)
 	a.Take()
 	b.Take()
 	h.send(a, trailer(5))
@@ -106,6 +107,7 @@ func TestSpawnRefusals(t *testing.T) {
 		h := newHarness(t, cfg)
 		a, _ := h.join("a")
 		b, _ := h.join("b")
+		h.place(a)
 		a.Take()
 		b.Take()
 		for e := 1; e <= 3; e++ {
@@ -670,6 +672,8 @@ func TestExtraStatesShareABudget(t *testing.T) {
 			h := newHarness(t, testConfig())
 			a, _ := h.join("a")
 			b, _ := h.join("b")
+			h.place(a)
+			b.Take()
 			relayed := 0
 			const frames = 3 * 60
 			for i := 0; i < frames && !a.Closed; i++ {
@@ -706,6 +710,8 @@ func TestEntityRelayDoesNotAllocate(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.r.Join(h.now, b, Member{User: "b"})
 	require.NoError(t, err)
+	h.place(a)
+	b.States = 0
 	h.r.HandleFrame(h.now, a, protocol.MustMarshal(&protocol.Claim{Entity: 200}))
 	const runs = 100
 	var frames [][]byte
@@ -873,4 +879,42 @@ func entFrameFlags(t *testing.T, e uint8, seq int, stamp time.Duration, pos geom
 		Rot: geom.Quat{W: 1}, Flags: flags, Slot: 99})
 	require.NoError(t, err)
 	return b
+}
+
+// TestNoEntityBeforeBody replays the spawn-radius bypass: before a
+// player's own entity had a position, the first state of each extra
+// entity and of a level object was measured against nothing, so 32
+// entities and a shared object appeared at x = 3.2e6. Such states are now
+// dropped until the player's own entity has an accepted position.
+func TestNoEntityBeforeBody(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	far := geom.Vec3{X: 3.2e6}
+	h.send(a, &protocol.Claim{Entity: 140}) // a level object: the first claim takes it
+	a.Take()
+	b.Take()
+	relayed := 0
+	for e := 1; e <= DefaultMaxEntities; e++ {
+		h.now += time.Millisecond
+		h.r.HandleFrame(h.now, a, entFrame(t, uint8(e), 1, h.now, far))
+		relayed += len(States(b.Take()))
+	}
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 140, 1, h.now, far))
+	relayed += len(States(b.Take()))
+	assert.Zero(t, relayed, "no extra entity or shared object before the player's own entity")
+	assert.Zero(t, h.r.byPeer[a].ents.live, "and no track kept")
+	assert.Empty(t, msgs(a), "dropped without an error: a client may send them in its first frame")
+
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 0, 1, h.now, geom.Vec3{}))
+	b.Take()
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 5, 2, h.now, geom.Vec3{X: 1}))
+	h.r.HandleFrame(h.now, a, entFrame(t, 140, 2, h.now, geom.Vec3{X: 2}))
+	assert.Len(t, States(b.Take()), 2, "once it has a position, near ones pass")
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 6, 1, h.now, far))
+	assert.Empty(t, States(b.Take()), "and far ones are refused")
 }
