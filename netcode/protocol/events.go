@@ -31,6 +31,12 @@ const (
 	MaxChatRunes = 200
 	// ToAll is the To of an event or chat line for every other player.
 	ToAll = -1
+	// MaxArgDepth is how deeply arrays and objects may nest inside event
+	// and spawn args (the args array itself not counted) and in a synced
+	// property value (itself counted): an argument is at depth 1. Clients
+	// refuse deeper values when sending and the server refuses them
+	// too, since a receiver's JSON decoder recurses once per level.
+	MaxArgDepth = 16
 )
 
 var (
@@ -79,8 +85,9 @@ func init() {
 func (m *Event) Size() int { return len(m.Name) + len(m.Args) }
 
 // CheckEvent checks an event's name and args against the rules: a name of
-// 1 to MaxEventName bytes of printable UTF-8, args absent or a JSON array,
-// and at most MaxEventSize bytes in all.
+// 1 to MaxEventName bytes of printable UTF-8, args absent or a JSON array
+// nesting at most MaxArgDepth levels inside it, and at most MaxEventSize
+// bytes in all.
 func CheckEvent(name string, args json.RawMessage) error {
 	if n := len(name) + len(args); n > MaxEventSize {
 		return fmt.Errorf("%w: event %.32q is %d bytes, at most %d", ErrEventTooBig, name, n, MaxEventSize)
@@ -98,8 +105,40 @@ func CheckEvent(name string, args json.RawMessage) error {
 		if a == "" || a[0] != '[' || !json.Valid(args) {
 			return fmt.Errorf("%w: args of %q are not a JSON array", ErrBadEvent, name)
 		}
+		if d := ArgDepth(args) - 1; d > MaxArgDepth {
+			return fmt.Errorf("%w: args of %q nest %d deep, at most %d", ErrBadEvent, name, d, MaxArgDepth)
+		}
 	}
 	return nil
+}
+
+// ArgDepth returns how deeply arrays and objects nest in the JSON text
+// raw: 0 for a scalar, 1 for [1,2], 2 for [[1]]. Brackets inside strings
+// do not count. It does not check that raw is valid JSON.
+func ArgDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func (m *Event) validate() error {

@@ -123,3 +123,22 @@ func TestCheckProp(t *testing.T) {
 		}
 	}
 }
+
+// TestArgDepth checks the nesting rule clients and the server share:
+// brackets in strings do not count, and event and spawn args may nest
+// MaxArgDepth levels inside their array, a property value MaxArgDepth in
+// all. Before, 2040 levels passed CheckEvent.
+func TestArgDepth(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for raw, want := range map[string]int{`1`: 0, `"[[["`: 0, `[1,2]`: 1, `[[1],{"a":[2]}]`: 3, `["\"[", []]`: 2,
+		`{"[":"]"}`: 1, nest(2040): 2040} {
+		assert.Equal(t, want, ArgDepth([]byte(raw)), raw)
+	}
+	require.NoError(t, CheckEvent("x", json.RawMessage(nest(MaxArgDepth+1))))
+	assert.ErrorIs(t, CheckEvent("x", json.RawMessage(nest(MaxArgDepth+2))), ErrBadEvent)
+	assert.ErrorIs(t, CheckEvent("x", json.RawMessage(nest(2040))), ErrBadEvent)
+	require.NoError(t, CheckProp("k", json.RawMessage(nest(MaxArgDepth))))
+	assert.ErrorIs(t, CheckProp("k", json.RawMessage(nest(MaxArgDepth+1))), ErrBadProp)
+	require.NoError(t, CheckSpawn(&Spawn{Entity: 1, Scene: "s", Args: json.RawMessage(nest(MaxArgDepth + 1))}))
+	assert.ErrorIs(t, CheckSpawn(&Spawn{Entity: 1, Scene: "s", Args: json.RawMessage(nest(MaxArgDepth + 2))}), ErrBadSpawn)
+}
