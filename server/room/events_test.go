@@ -274,3 +274,41 @@ func TestDeepArgsRefused(t *testing.T) {
 	h.send(a, &protocol.Prop{Key: "k", Value: nest(protocol.MaxArgDepth)})
 	assert.Len(t, ofType[*protocol.Prop](msgs(b)), 1)
 }
+
+// TestChatInvisibleAndWide checks the room's chat against what passed
+// before: a line separator, a Hangul filler line, 199 combining marks and
+// 200 x U+FDFD, and the room's own ChatWidth.
+func TestChatInvisibleAndWide(t *testing.T) {
+	cfg := testConfig()
+	cfg.Events.ChatRate, cfg.Events.ChatBurst = 100, 100
+	cfg.Events.ChatWidth = 20
+	h := newHarness(t, cfg)
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	say := func(text string) (string, []*protocol.Error) {
+		h.send(a, &protocol.Chat{Text: text, To: protocol.ToAll})
+		got := ofType[*protocol.Chat](msgs(b))
+		es := errorsIn(msgs(a))
+		if len(got) == 0 {
+			return "", es
+		}
+		return got[0].Text, es
+	}
+	got, _ := say("a\u2028b")
+	assert.Equal(t, "a b", got)
+	_, es := say("\u3164")
+	require.Len(t, es, 1, "a filler alone is empty")
+	got, _ = say("z" + strings.Repeat("\u0301", 199))
+	assert.Equal(t, "z"+strings.Repeat("\u0301", protocol.MaxChatMarks), got)
+	_, es = say(strings.Repeat("\ufdfd", 200))
+	require.Len(t, es, 1)
+	assert.Contains(t, es[0].Message, "columns wide")
+	_, es = say(strings.Repeat("世", 11))
+	require.Len(t, es, 1, "22 columns: over the room's 20")
+	got, _ = say(strings.Repeat("世", 10))
+	assert.Equal(t, strings.Repeat("世", 10), got)
+	require.Error(t, (&Config{Events: EventLimits{ChatWidth: protocol.MaxChatWidth + 1}}).Validate())
+}
