@@ -47,6 +47,16 @@ type HitRules struct {
 	Tolerance float64
 	// Tolerance2D is Tolerance for 2D games, in pixels. Default 32.
 	Tolerance2D float64
+	// Range, when positive, is how far in metres (3D) the shooter's own
+	// entity may be from where it drew the target, plus how far the speed
+	// limit lets the shooter move between the fire time and the report. A
+	// hit from farther, or from a shooter whose entity has no position, is
+	// refused. Default 0: no range rule, since weapon ranges differ by
+	// orders of magnitude between games (a brawler's 3 m, a sniper's
+	// 1 km) and a wrong default would refuse honest hits.
+	Range float64
+	// Range2D is Range for 2D games, in pixels. Default 0: no range rule.
+	Range2D float64
 	// Damage is what one accepted hit takes off; Health a player's full
 	// health. Defaults 25 and 100.
 	Damage, Health int
@@ -77,6 +87,8 @@ func (h HitRules) validate() error {
 		return fmt.Errorf("MaxRewind %v must be positive and FutureSlack %v not negative", h.MaxRewind, h.FutureSlack)
 	case h.Tolerance <= 0 || h.Tolerance2D <= 0:
 		return fmt.Errorf("Tolerance %v and Tolerance2D %v must be positive", h.Tolerance, h.Tolerance2D)
+	case h.Range < 0 || h.Range2D < 0:
+		return fmt.Errorf("negative Range %v or Range2D %v", h.Range, h.Range2D)
 	case h.Damage < 1 || h.Health < 1:
 		return fmt.Errorf("Damage %d and Health %d must be at least 1", h.Damage, h.Health)
 	case h.HitRate <= 0 || h.HitBurst < 1:
@@ -190,9 +202,12 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	res.RewindUS = protocol.US(now - fire)
 	point := geom.Vec3{X: m.Point[0], Y: m.Point[1], Z: m.Point[2]}
 	drawn, why := r.drawnAt(s, m.Target, fire, now)
-	tol := h.Tolerance
+	tol, rng, top := h.Tolerance, h.Range, r.cfg.TopSpeed
 	if g := hs.seen[m.Target]; g != nil && g.dim2D {
-		tol = h.Tolerance2D
+		tol, rng, top = h.Tolerance2D, h.Range2D, r.cfg.TopSpeed2D
+	}
+	if why == "" && rng > 0 {
+		why = r.outOfRange(s, drawn, rng, r.cfg.SpeedFactor*top*max(0, now-fire).Seconds())
 	}
 	if why == "" {
 		res.MissBy = point.Sub(drawn).Len()
@@ -230,6 +245,19 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 // 150 ms one way.)
 func (h *HitRules) shiftCap(rewind time.Duration) time.Duration {
 	return max(0, min(rewind, h.MaxRewind))
+}
+
+// outOfRange returns why shooter s could not have hit a target drawn at
+// drawn ("" when it could): its own entity's last accepted position must
+// lie within rng of it, plus moved, how far it may have gone since firing.
+func (r *Room) outOfRange(s *seat, drawn geom.Vec3, rng, moved float64) string {
+	if !s.mo.ok {
+		return "the server has no position of yours to measure the hit range from"
+	}
+	if d := s.mo.pos.Sub(drawn).Len(); d > rng+moved {
+		return fmt.Sprintf("the target was %.1f away, beyond the hit range %.1f", d, rng)
+	}
+	return ""
 }
 
 func (h *hitSeat) healthOr(full int) int {

@@ -293,3 +293,43 @@ func TestClaimedRoundTripCannotRewind(t *testing.T) {
 	t.Logf("honest at where the target is: accepted %v, miss %.2f m %s", got.Accepted, got.MissBy, got.Reason)
 	assert.True(t, got.Accepted, got.Reason)
 }
+
+// TestHitRange replays the hit from 10 km: a shooter that reports the
+// exact point where it drew the target was accepted from any distance
+// (with the hit rate, 2.4 kills a second anywhere in the world). With
+// HitRules.Range set, a hit from farther than the range (plus how far the
+// shooter may have moved since it fired) is refused, and so is one from a
+// shooter whose own entity has no position.
+func TestHitRange(t *testing.T) {
+	shoot := func(t *testing.T, rng float64, shooterAt *geom.Vec3) *protocol.HitResult {
+		h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true, Range: rng}})
+		a, _ := h.join("a")
+		b, sb := h.join("b")
+		if shooterAt != nil {
+			h.r.HandleFrame(h.now, a, stateFrame(t, 1, h.now, *shooterAt, geom.Vec3{}, 0))
+		}
+		for i := range 30 {
+			h.now += time.Second / 60
+			h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
+		}
+		a.Take()
+		h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10, 0, 0}})
+		res := ofType[*protocol.HitResult](msgs(a))
+		require.Len(t, res, 1)
+		return res[0]
+	}
+	far, near := geom.Vec3{X: 10_010}, geom.Vec3{X: 60}
+	got := shoot(t, 0, &far)
+	t.Logf("no range rule, from 10 km: accepted %v", got.Accepted)
+	assert.True(t, got.Accepted, "off by default: the server does not judge range")
+	got = shoot(t, 100, &far)
+	t.Logf("range 100 m, from 10 km: accepted %v %s", got.Accepted, got.Reason)
+	assert.False(t, got.Accepted)
+	assert.Contains(t, got.Reason, "range")
+	got = shoot(t, 100, &near)
+	assert.True(t, got.Accepted, "from 50 m: %s", got.Reason)
+	got = shoot(t, 100, nil)
+	assert.False(t, got.Accepted, "a shooter with no position")
+	assert.Contains(t, got.Reason, "no position")
+	require.Error(t, (&Config{Hits: HitRules{Range: -1}}).Validate())
+}

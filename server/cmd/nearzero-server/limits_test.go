@@ -45,9 +45,10 @@ func TestEntityFlags(t *testing.T) {
 }
 
 func TestMotionFlags(t *testing.T) {
-	o, err := parse([]string{"-teleports-per-minute", "30"}, io.Discard)
+	o, err := parse([]string{"-teleports-per-minute", "30", "-hits", "-hit-range", "150", "-hit-range-2d", "900"}, io.Discard)
 	require.NoError(t, err)
 	c := o.config()
 	assert.Equal(t, 30.0, c.Room.TeleportsPerMinute)
+	assert.Equal(t, []any{true, 150.0, 900.0}, []any{c.Room.Hits.On, c.Room.Hits.Range, c.Room.Hits.Range2D})
 	require.NoError(t, c.Validate())
 }

@@ -115,6 +115,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.hits.MaxRewind, "hit-rewind", room.DefaultMaxRewind, "how old a reported shot may be")
 	fs.Float64Var(&o.hits.Tolerance, "hit-tolerance", room.DefaultHitTolerance, "largest distance in metres between a reported hit point and the drawn target (3D)")
 	fs.Float64Var(&o.hits.Tolerance2D, "hit-tolerance-2d", room.DefaultHitTolerance2, "the same for 2D games, in pixels")
+	fs.Float64Var(&o.hits.Range, "hit-range", 0, "farthest a shooter's own entity may be from where it drew the target, in metres (3D; 0: no range rule)")
+	fs.Float64Var(&o.hits.Range2D, "hit-range-2d", 0, "the same for 2D games, in pixels (0: no range rule)")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
