@@ -42,8 +42,9 @@
 // newer, of the dimension (2D or 3D) of the host's first state, world
 // bounds (Config.WorldBounds, off by default), speed and move
 // checks (Config.TopSpeed...; the stamp allowance is one bucket per player
-// refilled by real time, and the last accepted position outlives a
-// reconnect or a leave and rejoin), re-stamp onto the server
+// refilled by real time, so are the move slack and the teleport budget per
+// track, and the last accepted position outlives a reconnect or a leave
+// and rejoin), re-stamp onto the server
 // clock with the player's clock.Restamper, keep a copy (LastState), then
 // send to every other connected player, except pairs that both reported a
 // direct link (protocol.DirectLink). The relayed frame carries the sender's
