@@ -289,8 +289,8 @@ func (c *Config) Validate() error {
 		return bad("negative WorldBounds %v or WorldBounds2D %v", d.WorldBounds, d.WorldBounds2D)
 	case d.StampGapAllowance < 0 || d.TeleportEvery < 0:
 		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
-	case d.TeleportsPerMinute < 1 || d.MoveSlackRefill < 0:
-		return bad("TeleportsPerMinute %v below 1 or negative MoveSlackRefill %v", d.TeleportsPerMinute, d.MoveSlackRefill)
+	case d.TeleportsPerMinute < 1 || d.MoveSlackRefill <= 0:
+		return bad("TeleportsPerMinute %v below 1 or MoveSlackRefill %v not positive", d.TeleportsPerMinute, d.MoveSlackRefill)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:
 		return bad("ControlRate %v must be positive and ControlBurst %v at least 1", d.ControlRate, d.ControlBurst)
 	case d.SignalRate <= 0 || d.SignalBurst < 1 || d.SignalBytes <= 0 || d.SignalBytesBurst < protocol.MaxSignalData:

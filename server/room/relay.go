@@ -196,7 +196,8 @@ func (r *Room) slackOf(st *wire.State) float64 {
 // on track mo (a player's entity, or a shared object across owners)
 // (numRejects when it is fine), the time the checks count it at (track.at),
 // whether it is an allowed FlagTeleport jump, and how much of the track's
-// slack the move spends. It changes nothing: admit commits.
+// slack the move spends. It only refills the track's budgets; admit
+// spends them.
 //
 // Speed: the reported velocity may not exceed SpeedFactor x TopSpeed
 // (TopSpeed2D for 2D states). Distance: the move from the last accepted
@@ -234,11 +235,7 @@ func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Re
 		at = mo.at + gap
 	}
 	full := r.slackOf(st)
-	if r.cfg.MoveSlackRefill > 0 {
-		mo.slack.Refill(now, full/r.cfg.MoveSlackRefill.Seconds(), full)
-	} else {
-		mo.slack = ratelimit.Full(now, full) // no refill time: the whole slack every state
-	}
+	mo.slack.Refill(now, full/r.cfg.MoveSlackRefill.Seconds(), full) // MoveSlackRefill > 0 after defaults
 	free := limit * gap.Seconds()
 	d := st.Pos.Sub(mo.pos).Len()
 	if d <= free+max(0, mo.slack.Tokens) {
