@@ -55,7 +55,9 @@ func TestJoinByCodeAndRelay(t *testing.T) {
 	ann.waitSynced()
 	bob.waitSynced()
 	for i := 1; i <= 5; i++ {
-		require.NoError(t, ann.SendState(state(i, float64(i))))
+		// Stamps are all 0 here, so each move spends the move slack (a
+		// budget of 1 m a second): 1 cm a state, not 1 m.
+		require.NoError(t, ann.SendState(state(i, float64(i)/100)))
 		time.Sleep(5 * time.Millisecond)
 	}
 	got := waitStates(t, bob, 5)

@@ -26,6 +26,12 @@ func TestEntitiesOverTheSocket(t *testing.T) {
 	require.NoError(t, err)
 	ann.waitSynced()
 	bob.waitSynced()
+	// Extra entities and shared objects pass once their player's own
+	// entity has a position.
+	require.NoError(t, ann.SendState(&wire.State{Seq: 1, Rot: geom.Quat{W: 1}}))
+	require.NoError(t, bob.SendState(&wire.State{Seq: 1, Rot: geom.Quat{W: 1}}))
+	waitStates(t, bob, 1)
+	waitStates(t, ann, 1)
 
 	require.NoError(t, ann.Send(&protocol.Spawn{Entity: 3, Scene: "res://trailer.tscn", Rot: [4]float64{0, 0, 0, 1}}))
 	sp := waitMsg[*protocol.Spawn](bob, "Ann's spawn", nil)

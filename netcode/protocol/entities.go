@@ -110,8 +110,8 @@ func init() {
 // CheckSpawn checks a Spawn as its sender wrote it: an entity id of a
 // player's own (1..wire.MaxPlayerEntity) or of a shared object
 // (wire.FirstShared..255), a scene name of 1 to MaxSceneName printable
-// bytes, Args empty or one JSON array of at most MaxSpawnArgs bytes, and
-// finite numbers.
+// bytes, Args empty or one JSON array of at most MaxSpawnArgs bytes
+// nesting at most MaxArgDepth levels inside it, and finite numbers.
 func CheckSpawn(m *Spawn) error {
 	if m.Entity < 1 || m.Entity > 255 {
 		return fmt.Errorf("%w: entity %d outside 1..255 (0 is the player's own)", ErrBadSpawn, m.Entity)
@@ -127,6 +127,9 @@ func CheckSpawn(m *Spawn) error {
 	if len(m.Args) > 0 {
 		if len(m.Args) > MaxSpawnArgs {
 			return fmt.Errorf("%w: args of %d bytes (at most %d)", ErrBadSpawn, len(m.Args), MaxSpawnArgs)
+		}
+		if d := ArgDepth(m.Args) - 1; d > MaxArgDepth {
+			return fmt.Errorf("%w: args nest %d deep, at most %d", ErrBadSpawn, d, MaxArgDepth)
 		}
 		var a []json.RawMessage
 		if err := json.Unmarshal(m.Args, &a); err != nil {

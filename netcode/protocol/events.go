@@ -29,8 +29,23 @@ const (
 	// MaxChatRunes is the longest chat text in characters, after
 	// SanitizeChat.
 	MaxChatRunes = 200
+	// MaxChatWidth is the widest chat text, after SanitizeChat, in
+	// ChatWidth's columns: room for MaxChatRunes wide (CJK) characters,
+	// while characters that render many columns wide (U+FDFD) cost that
+	// many.
+	MaxChatWidth = 2 * MaxChatRunes
+	// MaxChatMarks is how many combining marks SanitizeChat keeps on one
+	// character (more are dropped): enough for stacked diacritics (Thai,
+	// Vietnamese, Hebrew points), not for a tower over the chat box.
+	MaxChatMarks = 4
 	// ToAll is the To of an event or chat line for every other player.
 	ToAll = -1
+	// MaxArgDepth is how deeply arrays and objects may nest inside event
+	// and spawn args (the args array itself not counted) and in a synced
+	// property value (itself counted): an argument is at depth 1. Clients
+	// refuse deeper values when sending and the server refuses them
+	// too, since a receiver's JSON decoder recurses once per level.
+	MaxArgDepth = 16
 )
 
 var (
@@ -79,8 +94,9 @@ func init() {
 func (m *Event) Size() int { return len(m.Name) + len(m.Args) }
 
 // CheckEvent checks an event's name and args against the rules: a name of
-// 1 to MaxEventName bytes of printable UTF-8, args absent or a JSON array,
-// and at most MaxEventSize bytes in all.
+// 1 to MaxEventName bytes of printable UTF-8, args absent or a JSON array
+// nesting at most MaxArgDepth levels inside it, and at most MaxEventSize
+// bytes in all.
 func CheckEvent(name string, args json.RawMessage) error {
 	if n := len(name) + len(args); n > MaxEventSize {
 		return fmt.Errorf("%w: event %.32q is %d bytes, at most %d", ErrEventTooBig, name, n, MaxEventSize)
@@ -98,8 +114,40 @@ func CheckEvent(name string, args json.RawMessage) error {
 		if a == "" || a[0] != '[' || !json.Valid(args) {
 			return fmt.Errorf("%w: args of %q are not a JSON array", ErrBadEvent, name)
 		}
+		if d := ArgDepth(args) - 1; d > MaxArgDepth {
+			return fmt.Errorf("%w: args of %q nest %d deep, at most %d", ErrBadEvent, name, d, MaxArgDepth)
+		}
 	}
 	return nil
+}
+
+// ArgDepth returns how deeply arrays and objects nest in the JSON text
+// raw: 0 for a scalar, 1 for [1,2], 2 for [[1]]. Brackets inside strings
+// do not count. It does not check that raw is valid JSON.
+func ArgDepth(raw []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
 }
 
 func (m *Event) validate() error {
@@ -121,17 +169,30 @@ func (m *Chat) validate() error {
 }
 
 // SanitizeChat returns chat text as it is shown: control and format
-// characters (bidi overrides, zero-width joiners...) dropped, invalid
-// UTF-8 dropped, spaces trimmed. It fails with ErrBadChat when nothing is
-// left or more than MaxChatRunes characters are.
+// characters (bidi overrides, zero-width joiners...), invisible fillers
+// (Hangul fillers and the other default-ignorable code points) and
+// invalid UTF-8 dropped; newlines, tabs and line and paragraph separators
+// made spaces; combining marks past MaxChatMarks on one character
+// dropped; spaces trimmed. It fails with ErrBadChat when nothing is left,
+// or more than MaxChatRunes characters or MaxChatWidth columns
+// (ChatWidth) are.
 func SanitizeChat(text string) (string, error) {
 	var b strings.Builder
+	marks := 0 // combining marks on the current character
 	for _, r := range text {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			if r == '\n' || r == '\t' {
-				b.WriteByte(' ')
-			}
+		switch {
+		case r == '\n' || r == '\t' || unicode.In(r, unicode.Zl, unicode.Zp):
+			b.WriteByte(' ')
+			marks = 0
 			continue
+		case r == utf8.RuneError || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point):
+			continue
+		case unicode.In(r, unicode.Mn, unicode.Me):
+			if marks++; marks > MaxChatMarks {
+				continue
+			}
+		default:
+			marks = 0
 		}
 		b.WriteRune(r)
 	}
@@ -142,5 +203,41 @@ func SanitizeChat(text string) (string, error) {
 	case utf8.RuneCountInString(s) > MaxChatRunes:
 		return "", fmt.Errorf("%w: %d characters, at most %d", ErrBadChat, utf8.RuneCountInString(s), MaxChatRunes)
 	}
+	if w := ChatWidth(s); w > MaxChatWidth {
+		return "", fmt.Errorf("%w: %d columns wide, at most %d", ErrBadChat, w, MaxChatWidth)
+	}
 	return s, nil
+}
+
+// ChatWidth is how wide text renders, roughly, in columns of a Latin
+// letter: combining marks 0, East Asian wide characters and emoji 2,
+// characters known to render far wider (Arabic ligatures such as U+FDFD,
+// cuneiform) their rough width, anything else 1.
+func ChatWidth(text string) int {
+	w := 0
+	for _, r := range text {
+		w += runeWidth(r)
+	}
+	return w
+}
+
+func runeWidth(r rune) int {
+	switch {
+	case r == 0xFDFD: // ARABIC LIGATURE BISMILLAH AR-RAHMAN AR-RAHEEM: a whole phrase
+		return 10
+	case r == 0xFDFA || r == 0xFDFB: // two more phrase ligatures
+		return 8
+	case r == 0x2E3B: // three-em dash
+		return 3
+	case r >= 0x12000 && r <= 0x1254F: // cuneiform signs: up to several columns
+		return 3
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		return 0
+	case unicode.In(r, unicode.Han, unicode.Hangul, unicode.Hiragana, unicode.Katakana),
+		r >= 0xFF01 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6, // fullwidth forms
+		r >= 0x1F300 && r <= 0x1FAFF, // emoji
+		r == 0x3000:
+		return 2
+	}
+	return 1
 }

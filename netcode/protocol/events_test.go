@@ -123,3 +123,57 @@ func TestCheckProp(t *testing.T) {
 		}
 	}
 }
+
+// TestArgDepth checks the nesting rule clients and the server share:
+// brackets in strings do not count, and event and spawn args may nest
+// MaxArgDepth levels inside their array, a property value MaxArgDepth in
+// all. Before, 2040 levels passed CheckEvent.
+func TestArgDepth(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for raw, want := range map[string]int{`1`: 0, `"[[["`: 0, `[1,2]`: 1, `[[1],{"a":[2]}]`: 3, `["\"[", []]`: 2,
+		`{"[":"]"}`: 1, nest(2040): 2040} {
+		assert.Equal(t, want, ArgDepth([]byte(raw)), raw)
+	}
+	require.NoError(t, CheckEvent("x", json.RawMessage(nest(MaxArgDepth+1))))
+	assert.ErrorIs(t, CheckEvent("x", json.RawMessage(nest(MaxArgDepth+2))), ErrBadEvent)
+	assert.ErrorIs(t, CheckEvent("x", json.RawMessage(nest(2040))), ErrBadEvent)
+	require.NoError(t, CheckProp("k", json.RawMessage(nest(MaxArgDepth))))
+	assert.ErrorIs(t, CheckProp("k", json.RawMessage(nest(MaxArgDepth+1))), ErrBadProp)
+	require.NoError(t, CheckSpawn(&Spawn{Entity: 1, Scene: "s", Args: json.RawMessage(nest(MaxArgDepth + 1))}))
+	assert.ErrorIs(t, CheckSpawn(&Spawn{Entity: 1, Scene: "s", Args: json.RawMessage(nest(MaxArgDepth + 2))}), ErrBadSpawn)
+}
+
+// TestSanitizeChatInvisibleAndWide replays what passed SanitizeChat
+// before: line and paragraph separators (line breaks in most renderers),
+// Hangul fillers (invisible "empty" lines), 199 combining marks on one
+// letter (a tower over the chat box) and 200 x U+FDFD (one ligature as
+// wide as a phrase: about 2000 columns).
+func TestSanitizeChatInvisibleAndWide(t *testing.T) {
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"one\u2028two\u2029three", "one two three", true},
+		{"\u3164", "", false},
+		{"\u115f\u1160\uffa0\u3164", "", false},
+		{"a\u3164b", "ab", true},
+		{"a" + strings.Repeat("\u0301", 199), "a" + strings.Repeat("\u0301", MaxChatMarks), true},
+		{"tie\u0302\u0301ng Vie\u0323\u0302t", "tie\u0302\u0301ng Vie\u0323\u0302t", true}, // decomposed Vietnamese keeps its marks
+		{strings.Repeat("\ufdfd", 200), "", false},
+		{strings.Repeat("\ufdfd", MaxChatWidth/10), strings.Repeat("\ufdfd", MaxChatWidth/10), true},
+		{strings.Repeat("世", MaxChatRunes), strings.Repeat("世", MaxChatRunes), true},
+	}
+	for _, tt := range tests {
+		got, err := SanitizeChat(tt.in)
+		if !tt.ok {
+			assert.ErrorIs(t, err, ErrBadChat, "%.20q", tt.in)
+			continue
+		}
+		require.NoError(t, err, "%.20q", tt.in)
+		assert.Equal(t, tt.want, got)
+	}
+	assert.Equal(t, 5, ChatWidth("hello"))
+	assert.Equal(t, 4, ChatWidth("世界"))
+	assert.Equal(t, 1, ChatWidth("e\u0301"))
+	assert.Equal(t, 2000, ChatWidth(strings.Repeat("\ufdfd", 200)))
+}

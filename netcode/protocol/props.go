@@ -48,7 +48,8 @@ func init() {
 }
 
 // CheckProp checks a property key (1 to MaxPropKey bytes of printable
-// UTF-8) and value (one JSON value of at most MaxPropValue bytes).
+// UTF-8) and value (one JSON value of at most MaxPropValue bytes, nesting
+// at most MaxArgDepth deep).
 func CheckProp(key string, value json.RawMessage) error {
 	if key == "" || len(key) > MaxPropKey || !utf8.ValidString(key) {
 		return fmt.Errorf("%w: key must be 1 to %d bytes of UTF-8", ErrBadProp, MaxPropKey)
@@ -63,6 +64,9 @@ func CheckProp(key string, value json.RawMessage) error {
 	}
 	if len(value) == 0 || !json.Valid(value) {
 		return fmt.Errorf("%w: the value of %q is not one JSON value", ErrBadProp, key)
+	}
+	if d := ArgDepth(value); d > MaxArgDepth {
+		return fmt.Errorf("%w: the value of %q nests %d deep, at most %d", ErrBadProp, key, d, MaxArgDepth)
 	}
 	return nil
 }

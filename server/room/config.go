@@ -45,6 +45,11 @@ const (
 	DefaultAbuseDecay        = 20.0
 	DefaultInviteBase        = "nearzero://"
 
+	// DefaultTeleportsPerMinute lets a player respawn every 5 s for a
+	// minute on end; a hop every TeleportEvery would be 60.
+	DefaultTeleportsPerMinute = 12
+	DefaultMoveSlackRefill    = time.Second
+
 	// MaxSlots is the largest MaxPlayers. The room state, with every seat
 	// taken, the longest names and the largest game settings, must fit one
 	// control message (wire.MaxControlBody; a test checks it), and each of
@@ -117,11 +122,17 @@ type Config struct {
 	// reporting more is rejected, and so is a move longer than this speed
 	// allows over the gap between two states. Default 2.
 	SpeedFactor float64
-	// MoveSlack is the distance in units added to every allowed move of a
-	// 3D state. Default 1.
+	// MoveSlack is the distance in units a 3D track may move beyond what
+	// the speed limit allows: a budget per track (a player's entity, an
+	// extra entity, a shared object) that moves longer than the limit
+	// spend, refilled over MoveSlackRefill. Granted per state instead, it
+	// bought 90 units per second at the state rate limit. Default 1.
 	MoveSlack float64
 	// MoveSlack2D is MoveSlack for 2D states, in pixels. Default 32.
 	MoveSlack2D float64
+	// MoveSlackRefill is how long a spent MoveSlack takes to refill.
+	// Default 1 s.
+	MoveSlackRefill time.Duration
 	// StampGapAllowance is how far a player's stamps may run ahead of real
 	// (arrival) time in the move check: one bucket per player, refilled by
 	// real time and drained by stamp gaps, so states bunched by a network
@@ -130,6 +141,11 @@ type Config struct {
 	// TeleportEvery is the shortest time between two states flagged
 	// wire.FlagTeleport (respawns skip the move check). Default 1 s.
 	TeleportEvery time.Duration
+	// TeleportsPerMinute is how many FlagTeleport jumps one track may make
+	// per minute, all at once at most (a token bucket): one over it is
+	// refused as a teleport (abuse score). Without it, a jump of any
+	// length every TeleportEvery moved a player 5 km/s. Default 12.
+	TeleportsPerMinute float64
 	// WorldBounds, when positive, is the largest absolute value of each
 	// coordinate of a 3D state, in units: a state outside is refused, even
 	// the first after a join and even one flagged as a teleport. Default 0:
@@ -210,6 +226,8 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.MoveSlack2D, DefaultMoveSlack2D)
 	setDefault(&d.StampGapAllowance, DefaultStampGapAllowance)
 	setDefault(&d.TeleportEvery, DefaultTeleportEvery)
+	setDefault(&d.TeleportsPerMinute, DefaultTeleportsPerMinute)
+	setDefault(&d.MoveSlackRefill, DefaultMoveSlackRefill)
 	setDefault(&d.ControlRate, DefaultControlRate)
 	setDefault(&d.ControlBurst, DefaultControlBurst)
 	setDefault(&d.SignalRate, DefaultSignalRate)
@@ -271,6 +289,8 @@ func (c *Config) Validate() error {
 		return bad("negative WorldBounds %v or WorldBounds2D %v", d.WorldBounds, d.WorldBounds2D)
 	case d.StampGapAllowance < 0 || d.TeleportEvery < 0:
 		return bad("negative StampGapAllowance %v or TeleportEvery %v", d.StampGapAllowance, d.TeleportEvery)
+	case d.TeleportsPerMinute < 1 || d.MoveSlackRefill <= 0:
+		return bad("TeleportsPerMinute %v below 1 or MoveSlackRefill %v not positive", d.TeleportsPerMinute, d.MoveSlackRefill)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:
 		return bad("ControlRate %v must be positive and ControlBurst %v at least 1", d.ControlRate, d.ControlBurst)
 	case d.SignalRate <= 0 || d.SignalBurst < 1 || d.SignalBytes <= 0 || d.SignalBytesBurst < protocol.MaxSignalData:

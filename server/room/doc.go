@@ -42,8 +42,9 @@
 // newer, of the dimension (2D or 3D) of the host's first state, world
 // bounds (Config.WorldBounds, off by default), speed and move
 // checks (Config.TopSpeed...; the stamp allowance is one bucket per player
-// refilled by real time, and the last accepted position outlives a
-// reconnect or a leave and rejoin), re-stamp onto the server
+// refilled by real time, so are the move slack and the teleport budget per
+// track, and the last accepted position outlives a reconnect or a leave
+// and rejoin), re-stamp onto the server
 // clock with the player's clock.Restamper, keep a copy (LastState), then
 // send to every other connected player, except pairs that both reported a
 // direct link (protocol.DirectLink). The relayed frame carries the sender's
@@ -62,7 +63,9 @@
 // EntityLimits.MaxPerPlayer live per player, created by protocol.Spawn or
 // by a first state, dropped by protocol.Despawn or with the seat. Spawns
 // are relayed, kept and replayed to late joiners, and a freed seat's are
-// despawned for everyone. Shared objects (128..255: a ball) have one owner
+// despawned for everyone. No extra entity's or shared object's state
+// passes before the player's entity 0 has an accepted position (the spawn
+// radius is measured from it). Shared objects (128..255: a ball) have one owner
 // at a time, decided by the room on protocol.Claim (first claim, free or
 // abandoned object, the host, or nearer within ClaimRadius after
 // ClaimHold) and announced with protocol.Owner; only the owner's states

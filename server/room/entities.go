@@ -24,6 +24,10 @@ const (
 	DefaultSpawnRadius   = 20.0  // m
 	DefaultSpawnRadius2D = 640.0 // px
 	DefaultClaimHold     = 200 * time.Millisecond
+	// DefaultClaimAfterTeleport is longer than TeleportEvery, so a chain
+	// of teleports keeps the claim measured from before the first of them
+	// until the player has stood still for a while.
+	DefaultClaimAfterTeleport = 3 * time.Second
 	// DefaultStateShare is how many entities' worth of states a player's
 	// extra entities and shared objects may send together.
 	DefaultStateShare = 8.0
@@ -57,6 +61,13 @@ type EntityLimits struct {
 	// the radius rule, so two players at the same distance do not trade it
 	// every frame. Default 200 ms.
 	ClaimHold time.Duration
+	// ClaimAfterTeleport is how long after a player's accepted teleport
+	// (a state flagged wire.FlagTeleport that jumped) a claim is also
+	// measured from where the player was before the jump: the farther of
+	// the two counts. A teleport may land anywhere (a respawn), so without
+	// it a player 1 km away could jump onto the ball and take it. Default
+	// 3 s.
+	ClaimAfterTeleport time.Duration
 	// StateShare bounds the states of all of one player's extra entities
 	// and shared objects together, beside each one's own rate limit: at
 	// most StateShare x SendRate x RateFactor per second, burst StateShare
@@ -84,6 +95,7 @@ func (l EntityLimits) withDefaults() EntityLimits {
 	setDefault(&l.SpawnRadius, DefaultSpawnRadius)
 	setDefault(&l.SpawnRadius2D, DefaultSpawnRadius2D)
 	setDefault(&l.ClaimHold, DefaultClaimHold)
+	setDefault(&l.ClaimAfterTeleport, DefaultClaimAfterTeleport)
 	setDefault(&l.StateShare, DefaultStateShare)
 	return l
 }
@@ -97,8 +109,9 @@ func (l EntityLimits) validate() error {
 			l.SpawnRate, l.SpawnBurst, l.ClaimRate, l.ClaimBurst)
 	case l.StateShare < 1:
 		return fmt.Errorf("StateShare %v below 1 would refuse a single entity's rate", l.StateShare)
-	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0:
-		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v or ClaimHold %v", l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold)
+	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0 || l.ClaimAfterTeleport < 0:
+		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v, ClaimHold %v or ClaimAfterTeleport %v",
+			l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold, l.ClaimAfterTeleport)
 	}
 	return nil
 }
@@ -204,12 +217,19 @@ type object struct {
 // checkExtra runs a state of an extra entity or a shared object through
 // the checks entity 0's states get, on the entity's own rate bucket,
 // sequence (has, last) and track: it decodes frame into st and reports
-// whether the state passes. A first state must also lie near its
-// player's own entity (nearBody).
+// whether the state passes. None passes before the player's own entity
+// has an accepted position, and a first state must lie near it (nearBody).
 func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *bucket, has bool, last wire.Seq,
 	mo *track, st *wire.State) bool {
 	if !r.takeState(now, s, states) {
 		r.reject(now, s, RejectRate, nil)
+		return false
+	}
+	if !r.cfg.NoMotionChecks && !s.mo.ok {
+		// Nothing to measure the spawn radius from: it would let an entity
+		// appear anywhere. Counted, but without an Error or abuse score,
+		// since a client's first frame may send them before its own.
+		r.m.Rejected(RejectTeleport)
 		return false
 	}
 	if err := wire.DecodeState(frame, st); err != nil {
@@ -228,10 +248,10 @@ func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *buck
 }
 
 // nearBody reports whether an entity's first state st lies within
-// SpawnRadius of its player's own entity, or that entity has no position
-// yet (nothing to measure from).
+// SpawnRadius of its player's own entity (checkExtra has made sure that
+// entity has a position).
 func (r *Room) nearBody(s *seat, st *wire.State) bool {
-	if r.cfg.NoMotionChecks || !s.mo.ok {
+	if r.cfg.NoMotionChecks {
 		return true
 	}
 	radius := r.cfg.Entities.SpawnRadius
@@ -446,7 +466,8 @@ func (r *Room) claim(now time.Duration, s *seat, m *protocol.Claim) *protocol.Er
 // objects, those of a disconnected or departed owner, and any claim by
 // the host are granted; otherwise the claimant's own entity must be within
 // the claim radius of the object, nearer than the owner's, and the last
-// handover ClaimHold ago.
+// handover ClaimHold ago. Within ClaimAfterTeleport of the claimant's
+// teleport, its distance is also measured from before the jump.
 func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 	cur := r.seatAt(o.owner)
 	if cur == nil || cur.peer == nil || s.slot == r.host {
@@ -464,6 +485,15 @@ func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 		return "the server has no position of the object yet"
 	}
 	d := s.mo.pos.Sub(o.pos).Len()
+	if s.mo.teleported && now-s.mo.teleportAt < l.ClaimAfterTeleport {
+		if before := s.mo.from.Sub(o.pos).Len(); before > d {
+			d = before
+			if d > radius {
+				return fmt.Sprintf("you teleported %v ago from %.1f away, beyond the claim radius %.1f",
+					now-s.mo.teleportAt, d, radius)
+			}
+		}
+	}
 	if d > radius {
 		return fmt.Sprintf("the object is %.1f away, beyond the claim radius %.1f", d, radius)
 	}

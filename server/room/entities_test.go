@@ -57,6 +57,7 @@ func TestSpawnRelayedAndReplayed(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, slotA := h.join("a")
 	b, _ := h.join("b")
+	h.place(a)
 	a.Take()
 	b.Take()
 	h.send(a, trailer(5))
@@ -106,6 +107,7 @@ func TestSpawnRefusals(t *testing.T) {
 		h := newHarness(t, cfg)
 		a, _ := h.join("a")
 		b, _ := h.join("b")
+		h.place(a)
 		a.Take()
 		b.Take()
 		for e := 1; e <= 3; e++ {
@@ -670,6 +672,8 @@ func TestExtraStatesShareABudget(t *testing.T) {
 			h := newHarness(t, testConfig())
 			a, _ := h.join("a")
 			b, _ := h.join("b")
+			h.place(a)
+			b.Take()
 			relayed := 0
 			const frames = 3 * 60
 			for i := 0; i < frames && !a.Closed; i++ {
@@ -706,6 +710,8 @@ func TestEntityRelayDoesNotAllocate(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.r.Join(h.now, b, Member{User: "b"})
 	require.NoError(t, err)
+	h.place(a)
+	b.States = 0
 	h.r.HandleFrame(h.now, a, protocol.MustMarshal(&protocol.Claim{Entity: 200}))
 	const runs = 100
 	var frames [][]byte
@@ -819,4 +825,96 @@ func TestLateStateAfterDespawn(t *testing.T) {
 	h.now += 2 * time.Second // long after: a state of id 9 is a new entity again
 	h.r.HandleFrame(h.now, a, entFrame(t, 9, 1, h.now, geom.Vec3{X: 1}))
 	assert.Len(t, statesOf(b.Take(), 9), 1)
+}
+
+// TestTeleportCannotStealSharedObject replays the theft by teleport: a
+// player 1000 m from the ball, refused a claim, sends one state flagged
+// wire.FlagTeleport that lands on the ball and claims again. Before, the
+// claim was granted and the thief then teleported the ball to x=5000.
+// Now a claim soon after a teleport is also measured from where the
+// claimant was before it, and a shared object's states never jump.
+func TestTeleportCannotStealSharedObject(t *testing.T) {
+	c := newClaimRoom(t)
+	h := c.h
+	c.move(c.a, geom.Vec3{X: 2}) // the owner stands 2 m from the ball
+	h.now += 6 * time.Second     // time to walk 1000 m at the speed limit
+	c.move(c.b, geom.Vec3{X: 1000})
+	got := c.claim(c.b)
+	require.Len(t, got, 1)
+	require.Equal(t, 1, got[0].Slot, "a claim from 1000 m is refused")
+
+	h.now += 100 * time.Millisecond
+	c.seq[c.b]++
+	h.r.HandleFrame(h.now, c.b, stateFrame(t, c.seq[c.b], h.now, geom.Vec3{X: 0.5}, geom.Vec3{}, wire.FlagTeleport))
+	require.Empty(t, nonZero(h.metrics.rejected), "the teleport itself passes (a respawn)")
+	got = c.claim(c.b)
+	require.Len(t, got, 1)
+	assert.Equal(t, 1, got[0].Slot, "a claim right after a teleport onto the ball is refused")
+	assert.Contains(t, got[0].Reason, "teleport")
+	own, _, _ := h.r.Owner(c.obj)
+	assert.Equal(t, 1, own, "a keeps the ball")
+
+	// Once the claimant has stayed put for ClaimAfterTeleport, its
+	// position counts as any other.
+	h.now += 3 * time.Second // DefaultClaimAfterTeleport
+	c.move(c.b, geom.Vec3{X: 0.5})
+	assert.Equal(t, 2, c.claim(c.b)[0].Slot, "a respawn near the ball may claim it later")
+
+	// The owner's teleport of the ball is judged like any other move.
+	c.takeAll()
+	h.now += 100 * time.Millisecond
+	c.objSeq++
+	h.r.HandleFrame(h.now, c.b, entFrameFlags(t, c.obj, c.objSeq, h.now, geom.Vec3{X: 5000}, wire.FlagTeleport))
+	assert.Empty(t, statesOf(c.a.Take(), c.obj), "a teleport does not move a shared object")
+	assert.Equal(t, 1, h.metrics.rejected[RejectTeleport])
+	h.now += 10 * time.Millisecond
+	c.objState(c.b, geom.Vec3{X: 1})
+	assert.Len(t, statesOf(c.a.Take(), c.obj), 1, "an ordinary move of it passes")
+}
+
+// entFrameFlags is entFrame with flags.
+func entFrameFlags(t *testing.T, e uint8, seq int, stamp time.Duration, pos geom.Vec3, flags wire.Flags) []byte {
+	t.Helper()
+	b, err := wire.AppendState(nil, &wire.State{Entity: e, Seq: wire.Seq(seq), Stamp: wire.StampOf(stamp), Pos: pos,
+		Rot: geom.Quat{W: 1}, Flags: flags, Slot: 99})
+	require.NoError(t, err)
+	return b
+}
+
+// TestNoEntityBeforeBody replays the spawn-radius bypass: before a
+// player's own entity had a position, the first state of each extra
+// entity and of a level object was measured against nothing, so 32
+// entities and a shared object appeared at x = 3.2e6. Such states are now
+// dropped until the player's own entity has an accepted position.
+func TestNoEntityBeforeBody(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	far := geom.Vec3{X: 3.2e6}
+	h.send(a, &protocol.Claim{Entity: 140}) // a level object: the first claim takes it
+	a.Take()
+	b.Take()
+	relayed := 0
+	for e := 1; e <= DefaultMaxEntities; e++ {
+		h.now += time.Millisecond
+		h.r.HandleFrame(h.now, a, entFrame(t, uint8(e), 1, h.now, far))
+		relayed += len(States(b.Take()))
+	}
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 140, 1, h.now, far))
+	relayed += len(States(b.Take()))
+	assert.Zero(t, relayed, "no extra entity or shared object before the player's own entity")
+	assert.Zero(t, h.r.byPeer[a].ents.live, "and no track kept")
+	assert.Empty(t, msgs(a), "dropped without an error: a client may send them in its first frame")
+
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 0, 1, h.now, geom.Vec3{}))
+	b.Take()
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 5, 2, h.now, geom.Vec3{X: 1}))
+	h.r.HandleFrame(h.now, a, entFrame(t, 140, 2, h.now, geom.Vec3{X: 2}))
+	assert.Len(t, States(b.Take()), 2, "once it has a position, near ones pass")
+	h.now += time.Millisecond
+	h.r.HandleFrame(h.now, a, entFrame(t, 6, 1, h.now, far))
+	assert.Empty(t, States(b.Take()), "and far ones are refused")
 }

@@ -18,6 +18,7 @@ const (
 	DefaultChatRate   = 2.0
 	DefaultChatBurst  = 5.0
 	DefaultChatRunes  = protocol.MaxChatRunes
+	DefaultChatWidth  = protocol.MaxChatWidth
 	DefaultPropRate   = 20.0
 	DefaultPropBurst  = 40.0
 	DefaultPropKeys   = 32
@@ -42,6 +43,10 @@ type EventLimits struct {
 	// ChatRunes is the longest chat line in characters after
 	// protocol.SanitizeChat, at most protocol.MaxChatRunes. Default 200.
 	ChatRunes int
+	// ChatWidth is the widest chat line in protocol.ChatWidth columns (a
+	// per-character cost: 2 for CJK, 10 for U+FDFD), at most
+	// protocol.MaxChatWidth. Default 400.
+	ChatWidth int
 	// PropRate is how many synced property changes (protocol.Prop) one
 	// player may send per second, and PropBurst how many at once.
 	// Defaults 20 and 40 (a client sends each entity's changes at most
@@ -60,6 +65,7 @@ func (l EventLimits) withDefaults() EventLimits {
 	setDefault(&l.ChatRate, DefaultChatRate)
 	setDefault(&l.ChatBurst, DefaultChatBurst)
 	setDefault(&l.ChatRunes, DefaultChatRunes)
+	setDefault(&l.ChatWidth, DefaultChatWidth)
 	setDefault(&l.PropRate, DefaultPropRate)
 	setDefault(&l.PropBurst, DefaultPropBurst)
 	setDefault(&l.PropKeys, DefaultPropKeys)
@@ -77,6 +83,8 @@ func (l EventLimits) validate() error {
 		return fmt.Errorf("EventBytes %d outside 1..%d", l.EventBytes, protocol.MaxEventSize)
 	case l.ChatRunes < 1 || l.ChatRunes > protocol.MaxChatRunes:
 		return fmt.Errorf("ChatRunes %d outside 1..%d", l.ChatRunes, protocol.MaxChatRunes)
+	case l.ChatWidth < 1 || l.ChatWidth > protocol.MaxChatWidth:
+		return fmt.Errorf("ChatWidth %d outside 1..%d", l.ChatWidth, protocol.MaxChatWidth)
 	}
 	return nil
 }
@@ -170,6 +178,9 @@ func (r *Room) relayChat(now time.Duration, s *seat, m *protocol.Chat) *protocol
 	}
 	if n := len([]rune(text)); n > l.ChatRunes {
 		return protocol.Errorf(protocol.CodeBadRequest, "chat refused: %d characters, at most %d", n, l.ChatRunes)
+	}
+	if w := protocol.ChatWidth(text); w > l.ChatWidth {
+		return protocol.Errorf(protocol.CodeBadRequest, "chat refused: %d columns wide, at most %d", w, l.ChatWidth)
 	}
 	to, e := r.recipients(s, m.To)
 	if e != nil {

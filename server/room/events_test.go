@@ -244,3 +244,71 @@ func FuzzGameMessages(f *testing.F) {
 		assert.Len(t, ofType[*protocol.Pong](msgs(b)), 1, "the other player is unaffected")
 	})
 }
+
+// TestDeepArgsRefused replays the deep-arguments attack: event args of
+// 2040 nested arrays (4 KiB) were relayed, though a client refuses to
+// send more than 16 levels; a receiver's JSON decoder
+// recursing that deep is the risk. The server now checks the same rule.
+func TestDeepArgsRefused(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	nest := func(n int) json.RawMessage {
+		return json.RawMessage(strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	h.send(a, &protocol.Event{Name: "x", Args: nest(2040), To: protocol.ToAll})
+	assert.Empty(t, ofType[*protocol.Event](msgs(b)), "2040 deep is not relayed")
+	es := errorsIn(msgs(a))
+	require.Len(t, es, 1)
+	assert.Equal(t, protocol.CodeBadRequest, es[0].Code)
+	assert.Contains(t, es[0].Message, "deep")
+
+	// The deepest a client sends: the args array and MaxArgDepth levels in it.
+	h.send(a, &protocol.Event{Name: "x", Args: nest(protocol.MaxArgDepth + 1), To: protocol.ToAll})
+	assert.Len(t, ofType[*protocol.Event](msgs(b)), 1)
+	h.send(a, &protocol.Prop{Key: "k", Value: nest(protocol.MaxArgDepth + 1)})
+	assert.Empty(t, ofType[*protocol.Prop](msgs(b)), "a property value one level deeper than an argument may is refused")
+	h.send(a, &protocol.Prop{Key: "k", Value: nest(protocol.MaxArgDepth)})
+	assert.Len(t, ofType[*protocol.Prop](msgs(b)), 1)
+}
+
+// TestChatInvisibleAndWide checks the room's chat against what passed
+// before: a line separator, a Hangul filler line, 199 combining marks and
+// 200 x U+FDFD, and the room's own ChatWidth.
+func TestChatInvisibleAndWide(t *testing.T) {
+	cfg := testConfig()
+	cfg.Events.ChatRate, cfg.Events.ChatBurst = 100, 100
+	cfg.Events.ChatWidth = 20
+	h := newHarness(t, cfg)
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.settle()
+	msgs(a)
+	msgs(b)
+	say := func(text string) (string, []*protocol.Error) {
+		h.send(a, &protocol.Chat{Text: text, To: protocol.ToAll})
+		got := ofType[*protocol.Chat](msgs(b))
+		es := errorsIn(msgs(a))
+		if len(got) == 0 {
+			return "", es
+		}
+		return got[0].Text, es
+	}
+	got, _ := say("a\u2028b")
+	assert.Equal(t, "a b", got)
+	_, es := say("\u3164")
+	require.Len(t, es, 1, "a filler alone is empty")
+	got, _ = say("z" + strings.Repeat("\u0301", 199))
+	assert.Equal(t, "z"+strings.Repeat("\u0301", protocol.MaxChatMarks), got)
+	_, es = say(strings.Repeat("\ufdfd", 200))
+	require.Len(t, es, 1)
+	assert.Contains(t, es[0].Message, "columns wide")
+	_, es = say(strings.Repeat("世", 11))
+	require.Len(t, es, 1, "22 columns: over the room's 20")
+	got, _ = say(strings.Repeat("世", 10))
+	assert.Equal(t, strings.Repeat("世", 10), got)
+	require.Error(t, (&Config{Events: EventLimits{ChatWidth: protocol.MaxChatWidth + 1}}).Validate())
+}

@@ -83,6 +83,13 @@ func (h *harness) join(user string) (*MemPeer, int) {
 	return p, slot
 }
 
+// place sends p's first entity-0 state, at the origin: extra entities and
+// shared objects pass only once a player's own entity has a position.
+func (h *harness) place(p Peer) {
+	h.t.Helper()
+	h.r.HandleFrame(h.now, p, stateFrame(h.t, 1, h.now, geom.Vec3{}, geom.Vec3{}, 0))
+}
+
 // send feeds one control message from p.
 func (h *harness) send(p *MemPeer, m protocol.Message) {
 	h.t.Helper()

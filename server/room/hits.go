@@ -47,6 +47,16 @@ type HitRules struct {
 	Tolerance float64
 	// Tolerance2D is Tolerance for 2D games, in pixels. Default 32.
 	Tolerance2D float64
+	// Range, when positive, is how far in metres (3D) the shooter's own
+	// entity may be from where it drew the target, plus how far the speed
+	// limit lets the shooter move between the fire time and the report. A
+	// hit from farther, or from a shooter whose entity has no position, is
+	// refused. Default 0: no range rule, since weapon ranges differ by
+	// orders of magnitude between games (a brawler's 3 m, a sniper's
+	// 1 km) and a wrong default would refuse honest hits.
+	Range float64
+	// Range2D is Range for 2D games, in pixels. Default 0: no range rule.
+	Range2D float64
 	// Damage is what one accepted hit takes off; Health a player's full
 	// health. Defaults 25 and 100.
 	Damage, Health int
@@ -77,6 +87,8 @@ func (h HitRules) validate() error {
 		return fmt.Errorf("MaxRewind %v must be positive and FutureSlack %v not negative", h.MaxRewind, h.FutureSlack)
 	case h.Tolerance <= 0 || h.Tolerance2D <= 0:
 		return fmt.Errorf("Tolerance %v and Tolerance2D %v must be positive", h.Tolerance, h.Tolerance2D)
+	case h.Range < 0 || h.Range2D < 0:
+		return fmt.Errorf("negative Range %v or Range2D %v", h.Range, h.Range2D)
 	case h.Damage < 1 || h.Health < 1:
 		return fmt.Errorf("Damage %d and Health %d must be at least 1", h.Damage, h.Health)
 	case h.HitRate <= 0 || h.HitBurst < 1:
@@ -89,11 +101,13 @@ func (h HitRules) validate() error {
 }
 
 // seen is one relayed state as a recipient got it: the sample on the
-// server clock and when it reached the recipient (sent plus half its
-// round trip).
+// server clock, when the server sent it, and half the round trip the
+// recipient claimed then. The delivery time is decided per hit (drawnAt):
+// the claim is trusted only as far as the hit report allows.
 type seen struct {
-	s       predict.Sample
-	deliver time.Duration
+	s    predict.Sample
+	sent time.Duration
+	half time.Duration // claimed one-way delay; 0 on a direct link
 }
 
 // seenRing is the last HitHistory states relayed to one player from one
@@ -117,7 +131,7 @@ func (g *seenRing) at(i int) *seen { return &g.buf[(g.head+i)%len(g.buf)] }
 
 // hitSeat is one player's hit bookkeeping, inside eventBudget.
 type hitSeat struct {
-	rtt    time.Duration       // the player's best round trip (Ping.RTTUS)
+	rtt    time.Duration       // the player's claimed best round trip (Ping.RTTUS); drawnAt caps its use
 	seen   [MaxSlots]*seenRing // what was relayed to this player, by sender slot
 	health int                 // 0 until the first hit: full
 	kills  int
@@ -136,7 +150,7 @@ func (r *Room) noteRelayed(now time.Duration, o *seat, from int, st *wire.State,
 		o.ev.hit.seen[from] = g
 	}
 	g.dim2D = st.Dim2D
-	g.push(seen{s: predict.SampleOf(st, at), deliver: now + o.ev.hit.rtt/2})
+	g.push(seen{s: predict.SampleOf(st, at), sent: now, half: o.ev.hit.rtt / 2})
 }
 
 // noteDirect records a state o got from slot from on their direct link
@@ -150,7 +164,7 @@ func (r *Room) noteDirect(now time.Duration, o *seat, from int, st *wire.State, 
 		o.ev.hit.seen[from] = g
 	}
 	g.dim2D = st.Dim2D
-	g.push(seen{s: predict.SampleOf(st, at), deliver: now})
+	g.push(seen{s: predict.SampleOf(st, at), sent: now})
 }
 
 // forgetSlot drops what every player was sent from slot (a new occupant).
@@ -188,9 +202,12 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	res.RewindUS = protocol.US(now - fire)
 	point := geom.Vec3{X: m.Point[0], Y: m.Point[1], Z: m.Point[2]}
 	drawn, why := r.drawnAt(s, m.Target, fire, now)
-	tol := h.Tolerance
+	tol, rng, top := h.Tolerance, h.Range, r.cfg.TopSpeed
 	if g := hs.seen[m.Target]; g != nil && g.dim2D {
-		tol = h.Tolerance2D
+		tol, rng, top = h.Tolerance2D, h.Range2D, r.cfg.TopSpeed2D
+	}
+	if why == "" && rng > 0 {
+		why = r.outOfRange(s, drawn, rng, r.cfg.SpeedFactor*top*max(0, now-fire).Seconds())
 	}
 	if why == "" {
 		res.MissBy = point.Sub(drawn).Len()
@@ -217,6 +234,32 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	return nil
 }
 
+// shiftCap is the most delivery delay a hit whose report arrived rewind
+// after its fire time may count. The server saw the report take rewind to
+// arrive, and a shooter's clock sync splits its round trip evenly (its
+// fire time reads half a round trip ahead of its own clock), so an honest
+// shooter's half round trip is at most rewind. Fire age plus delivery
+// delay, how old the target's states the rebuild uses may be, thus stays
+// within twice MaxRewind: what an honest shooter MaxRewind away sees.
+// (Capping the sum at MaxRewind itself refused 13% of honest hits at
+// 150 ms one way.)
+func (h *HitRules) shiftCap(rewind time.Duration) time.Duration {
+	return max(0, min(rewind, h.MaxRewind))
+}
+
+// outOfRange returns why shooter s could not have hit a target drawn at
+// drawn ("" when it could): its own entity's last accepted position must
+// lie within rng of it, plus moved, how far it may have gone since firing.
+func (r *Room) outOfRange(s *seat, drawn geom.Vec3, rng, moved float64) string {
+	if !s.mo.ok {
+		return "the server has no position of yours to measure the hit range from"
+	}
+	if d := s.mo.pos.Sub(drawn).Len(); d > rng+moved {
+		return fmt.Sprintf("the target was %.1f away, beyond the hit range %.1f", d, rng)
+	}
+	return ""
+}
+
 func (h *hitSeat) healthOr(full int) int {
 	if h.health == 0 {
 		return full
@@ -228,16 +271,24 @@ func (h *hitSeat) healthOr(full int) int {
 // (server clock): the room's predictor fed the states relayed to s from
 // that player, each at its delivery time, then asked for fire. It returns
 // why it cannot ("" when it can).
+//
+// The delivery time is the send time plus the one-way delay the shooter
+// claimed (half its Ping.RTTUS), but at most shiftCap(now - fire): a
+// claimed round trip of 1 s would otherwise make every state "arrive"
+// 500 ms late and let the shooter hit where the target was long ago.
 func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3, string) {
 	h := &r.cfg.Hits
-	switch rewind := now - fire; {
+	rewind := now - fire
+	switch {
 	case rewind > h.MaxRewind:
 		return geom.Vec3{}, fmt.Sprintf("shot fired %v ago, more than the %v the server rewinds", rewind.Round(time.Millisecond), h.MaxRewind)
 	case rewind < -h.FutureSlack:
 		return geom.Vec3{}, fmt.Sprintf("shot fired %v in the future", (-rewind).Round(time.Millisecond))
 	}
+	shift := h.shiftCap(rewind)
+	deliver := func(e *seen) time.Duration { return e.sent + min(e.half, shift) }
 	g := s.ev.hit.seen[target]
-	if g == nil || g.n == 0 || g.at(0).deliver > fire {
+	if g == nil || g.n == 0 || deliver(g.at(0)) > fire {
 		return geom.Vec3{}, "the server has no record of what you were drawing then"
 	}
 	cfg := h.Predict
@@ -256,11 +307,11 @@ func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3,
 	// smoothing sees corrections when the shooter's screen did.
 	i := 0
 	add := func(until time.Duration) {
-		for ; i < g.n && g.at(i).deliver <= until; i++ {
-			p.Add(predict.PathServer, g.at(i).s, g.at(i).deliver)
+		for ; i < g.n && deliver(g.at(i)) <= until; i++ {
+			p.Add(predict.PathServer, g.at(i).s, deliver(g.at(i)))
 		}
 	}
-	for t := g.at(0).deliver; t < fire; t += shooterFrame {
+	for t := deliver(g.at(0)); t < fire; t += shooterFrame {
 		add(t)
 		p.PoseAt(t)
 	}

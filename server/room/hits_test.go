@@ -247,3 +247,89 @@ func TestHitsOnDirectLinks(t *testing.T) {
 	require.Len(t, res, 1)
 	assert.True(t, res[0].Accepted, res[0].Reason)
 }
+
+// TestClaimedRoundTripCannotRewind replays the attack on server-decided
+// hits: a shooter that claims a round trip of 1 s in its pings made the
+// server rebuild what it drew from states "delivered" 500 ms late, so a
+// shot at where the target stood 300 ms ago was accepted (miss 0.00 m)
+// while an honest shot at where it was was refused (miss 9.6 m). The
+// server now counts no more delivery delay than the report itself shows
+// (its age on arrival), and rewinds fire age plus delivery delay together
+// at most HitRules.MaxRewind.
+func TestClaimedRoundTripCannotRewind(t *testing.T) {
+	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	cheat, _ := h.join("cheat")
+	honest, _ := h.join("honest")
+	b, sb := h.join("target")
+	h.send(cheat, &protocol.Ping{TUS: 1, RTTUS: protocol.US(time.Second)})
+	h.send(honest, &protocol.Ping{TUS: 1, RTTUS: protocol.US(2 * time.Millisecond)})
+	// The target stands still for 1.7 s, then dodges at 32 m/s for 300 ms.
+	const v = 32.0
+	start := h.now
+	dodge := start + 1700*time.Millisecond
+	var x float64
+	for i := 1; i <= 120; i++ {
+		h.now = start + time.Duration(i)*time.Second/60
+		x, vel := 0.0, 0.0
+		if h.now > dodge {
+			x, vel = v*(h.now-dodge).Seconds(), v
+		}
+		h.r.HandleFrame(h.now, b, stateFrame(t, i, h.now, geom.Vec3{X: x}, geom.Vec3{X: vel}, 0))
+	}
+	x = v * (h.now - dodge).Seconds()
+	require.InDelta(t, 9.6, x, 1e-9)
+	shoot := func(p *MemPeer, at float64) *protocol.HitResult {
+		t.Helper()
+		p.Take()
+		h.send(p, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now), Point: [3]float64{at, 0, 0}})
+		res := ofType[*protocol.HitResult](msgs(p))
+		require.Len(t, res, 1)
+		return res[0]
+	}
+	got := shoot(cheat, 0)
+	t.Logf("cheat (rtt 1 s) at where the target was 300 ms ago: accepted %v, miss %.2f m %s", got.Accepted, got.MissBy, got.Reason)
+	assert.False(t, got.Accepted, "a claimed round trip does not rewind the target")
+	got = shoot(honest, x)
+	t.Logf("honest at where the target is: accepted %v, miss %.2f m %s", got.Accepted, got.MissBy, got.Reason)
+	assert.True(t, got.Accepted, got.Reason)
+}
+
+// TestHitRange replays the hit from 10 km: a shooter that reports the
+// exact point where it drew the target was accepted from any distance
+// (with the hit rate, 2.4 kills a second anywhere in the world). With
+// HitRules.Range set, a hit from farther than the range (plus how far the
+// shooter may have moved since it fired) is refused, and so is one from a
+// shooter whose own entity has no position.
+func TestHitRange(t *testing.T) {
+	shoot := func(t *testing.T, rng float64, shooterAt *geom.Vec3) *protocol.HitResult {
+		h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true, Range: rng}})
+		a, _ := h.join("a")
+		b, sb := h.join("b")
+		if shooterAt != nil {
+			h.r.HandleFrame(h.now, a, stateFrame(t, 1, h.now, *shooterAt, geom.Vec3{}, 0))
+		}
+		for i := range 30 {
+			h.now += time.Second / 60
+			h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
+		}
+		a.Take()
+		h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10, 0, 0}})
+		res := ofType[*protocol.HitResult](msgs(a))
+		require.Len(t, res, 1)
+		return res[0]
+	}
+	far, near := geom.Vec3{X: 10_010}, geom.Vec3{X: 60}
+	got := shoot(t, 0, &far)
+	t.Logf("no range rule, from 10 km: accepted %v", got.Accepted)
+	assert.True(t, got.Accepted, "off by default: the server does not judge range")
+	got = shoot(t, 100, &far)
+	t.Logf("range 100 m, from 10 km: accepted %v %s", got.Accepted, got.Reason)
+	assert.False(t, got.Accepted)
+	assert.Contains(t, got.Reason, "range")
+	got = shoot(t, 100, &near)
+	assert.True(t, got.Accepted, "from 50 m: %s", got.Reason)
+	got = shoot(t, 100, nil)
+	assert.False(t, got.Accepted, "a shooter with no position")
+	assert.Contains(t, got.Reason, "no position")
+	require.Error(t, (&Config{Hits: HitRules{Range: -1}}).Validate())
+}

@@ -289,3 +289,74 @@ func TestDimensionFollowsTheHost(t *testing.T) {
 	h.r.HandleFrame(h.now, cheat, stateFrame(t, 11, h.now, geom.Vec3{}, geom.Vec3{}, 0))
 	assert.Len(t, States(host.Take()), 1, "3D states pass")
 }
+
+// TestMoveSlackIsPerTime replays the slack attack: at the rate limit (90
+// states a second) each state moved the speed limit's distance plus
+// almost all of MoveSlack, so the slack paid per state added 90 m/s in 3D
+// (283 m/s against 200 allowed) and 2880 px/s in 2D, without one
+// rejection. The slack is now a budget refilled over MoveSlackRefill.
+func TestMoveSlackIsPerTime(t *testing.T) {
+	for _, dim2D := range []bool{false, true} {
+		t.Run(map[bool]string{false: "3D", true: "2D"}[dim2D], func(t *testing.T) {
+			h := newHarness(t, testConfig())
+			a, _ := h.join("a")
+			b, _ := h.join("b")
+			limit, slack := DefaultSpeedFactor*DefaultTopSpeed, DefaultMoveSlack
+			if dim2D {
+				limit, slack = DefaultSpeedFactor*DefaultTopSpeed2D, DefaultMoveSlack2D
+			}
+			const rate = 90 // the rate limit: 60 x 1.5
+			gap := time.Second / rate
+			start := h.now
+			var x, far float64
+			for i := range 3 * rate {
+				h.now += gap
+				x += limit*gap.Seconds() + 0.99*slack
+				f := stateFrame(t, i, h.now, geom.Vec3{X: x}, geom.Vec3{X: limit * 0.99}, 0)
+				if dim2D {
+					f = stateFrame2D(t, i, h.now, x, limit*0.99, 0)
+				}
+				h.r.HandleFrame(h.now, a, f)
+				for _, s := range States(b.Take()) {
+					far = max(far, s.Pos.X)
+				}
+			}
+			speed := far / (h.now - start).Seconds()
+			t.Logf("relayed speed %.0f per second against a limit of %.0f; rejected %d", speed, limit, h.metrics.rejected[RejectTeleport])
+			assert.Positive(t, h.metrics.rejected[RejectTeleport], "the slack bought per state is caught")
+			assert.Less(t, speed, 1.02*limit, "relayed positions stay near the speed limit")
+		})
+	}
+}
+
+// TestTeleportBudget replays the teleport hops: one state flagged
+// wire.FlagTeleport a second (TeleportEvery), each 5 km from the last,
+// moved a player at 5 km/s for as long as it liked. Now only
+// TeleportsPerMinute jumps pass in a minute; the rest are refused as
+// teleports (abuse score).
+func TestTeleportBudget(t *testing.T) {
+	h := newHarness(t, testConfig())
+	a, _ := h.join("a")
+	b, _ := h.join("b")
+	h.r.HandleFrame(h.now, a, stateFrame(t, 0, h.now, geom.Vec3{}, geom.Vec3{}, 0))
+	b.Take()
+	hops, x := 0, 0.0
+	for i := 1; i <= 120; i++ {
+		h.now += time.Second
+		x += 5000
+		h.r.HandleFrame(h.now, a, stateFrame(t, i, h.now, geom.Vec3{X: x}, geom.Vec3{}, wire.FlagTeleport))
+		n := len(States(b.Take()))
+		hops += n
+		if i == DefaultTeleportsPerMinute {
+			assert.Equal(t, DefaultTeleportsPerMinute, hops, "the budget passes at once")
+		}
+		if n == 0 {
+			x -= 5000 // a refused hop: the next one starts from the last accepted position
+		}
+	}
+	t.Logf("hops of 5 km relayed in 120 s: %d (%.0f m/s); refused %d", hops, float64(hops)*5000/120, h.metrics.rejected[RejectTeleport])
+	// 12 at once, and one per 5 s all along.
+	assert.InDelta(t, DefaultTeleportsPerMinute+120/5, hops, 1.5)
+	assert.Equal(t, 120-hops, h.metrics.rejected[RejectTeleport], "the rest are refused as teleports")
+	assert.False(t, a.Closed, "one refusal a second is forgiven (AbuseDecay)")
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -134,10 +135,10 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		r.reject(now, s, RejectBounds, nil)
 		return false
 	}
-	checkedAt, jumped := now, false
+	checkedAt, jumped, slack := now, false, 0.0
 	if !r.cfg.NoMotionChecks {
 		var why Reject
-		if why, checkedAt, jumped = r.checkMotion(now, mo, st); why != numRejects {
+		if why, checkedAt, jumped, slack = r.checkMotion(now, mo, st); why != numRejects {
 			r.reject(now, s, why, nil)
 			return false
 		}
@@ -145,10 +146,16 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 	if !r.dimSet && s.slot == r.host {
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
-	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
-	if jumped {
-		mo.teleportAt, mo.teleported = now, true
+	if !mo.ok {
+		mo.slack = ratelimit.Full(now, r.slackOf(st))
+		mo.teleports = ratelimit.Full(now, r.cfg.TeleportsPerMinute)
 	}
+	mo.slack.Tokens -= slack
+	if jumped {
+		mo.teleports.Tokens--
+		mo.teleportAt, mo.teleported, mo.from = now, true, mo.pos
+	}
+	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
 	return true
 }
 
@@ -177,34 +184,49 @@ func (r *Room) outOfBounds(st *wire.State) bool {
 	return b > 0 && (math.Abs(st.Pos.X) > b || math.Abs(st.Pos.Y) > b || math.Abs(st.Pos.Z) > b)
 }
 
+// slackOf is MoveSlack for st's kind of state.
+func (r *Room) slackOf(st *wire.State) float64 {
+	if st.Dim2D {
+		return r.cfg.MoveSlack2D
+	}
+	return r.cfg.MoveSlack
+}
+
 // checkMotion returns why st is implausible after the last state accepted
 // on track mo (a player's entity, or a shared object across owners)
 // (numRejects when it is fine), the time the checks count it at (track.at),
-// and whether it is an allowed FlagTeleport jump.
+// whether it is an allowed FlagTeleport jump, and how much of the track's
+// slack the move spends. It only refills the track's budgets; admit
+// spends them.
 //
 // Speed: the reported velocity may not exceed SpeedFactor x TopSpeed
 // (TopSpeed2D for 2D states). Distance: the move from the last accepted
 // position, kept across reconnects, may not exceed that speed times the
-// gap, plus MoveSlack (MoveSlack2D). The gap is the sender's stamp gap,
+// gap, plus what is left of the track's MoveSlack (MoveSlack2D) budget,
+// refilled over MoveSlackRefill. The gap is the sender's stamp gap,
 // drawn from one allowance bucket per player: the stamps may run at most
 // StampGapAllowance ahead of real (arrival) time, so states bunched by a
 // stall pass (their stamps catch up with the time the stall took), while
 // forged stamps buy StampGapAllowance once rather than per state. The first
 // state on a new connection has no comparable stamp: its gap is the time
 // since the last accepted state plus the allowance. A state flagged
-// wire.FlagTeleport may move any distance, once per TeleportEvery; one that
-// moves no farther than allowed (a heartbeat of the respawn) does not count.
-func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Reject, at time.Duration, jumped bool) {
-	top, slack := r.cfg.TopSpeed, r.cfg.MoveSlack
+// wire.FlagTeleport may move any distance, once per TeleportEvery and
+// TeleportsPerMinute times a minute; one that moves no farther than allowed
+// (a heartbeat of the respawn) does not count.
+// A shared object never jumps: its owner changes hands by claims measured
+// from its position, so a jump would carry it anywhere (the flag is
+// ignored; to put one back, the host despawns and spawns it again).
+func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Reject, at time.Duration, jumped bool, spent float64) {
+	top := r.cfg.TopSpeed
 	if st.Dim2D {
-		top, slack = r.cfg.TopSpeed2D, r.cfg.MoveSlack2D
+		top = r.cfg.TopSpeed2D
 	}
 	limit := r.cfg.SpeedFactor * top
 	if v := st.Vel; v.Dot(v) > limit*limit {
-		return RejectSpeed, 0, false
+		return RejectSpeed, 0, false, 0
 	}
 	if !mo.ok {
-		return numRejects, now, false // the first state in this room: nothing to compare with
+		return numRejects, now, false, 0 // the first state in this room: nothing to compare with
 	}
 	headroom := now + r.cfg.StampGapAllowance - mo.at // >= 0: mo.at is at most the allowance past its arrival
 	gap, at := headroom, now
@@ -212,14 +234,19 @@ func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Re
 		gap = min(max(0, st.Stamp.Sub(mo.stamp)), headroom)
 		at = mo.at + gap
 	}
-	allowed := limit*gap.Seconds() + slack
-	if d := st.Pos.Sub(mo.pos); d.Dot(d) <= allowed*allowed {
-		return numRejects, at, false
+	full := r.slackOf(st)
+	mo.slack.Refill(now, full/r.cfg.MoveSlackRefill.Seconds(), full) // MoveSlackRefill > 0 after defaults
+	free := limit * gap.Seconds()
+	d := st.Pos.Sub(mo.pos).Len()
+	if d <= free+max(0, mo.slack.Tokens) {
+		return numRejects, at, false, max(0, d-free)
 	}
-	if st.Flags&wire.FlagTeleport == 0 || (mo.teleported && now-mo.teleportAt < r.cfg.TeleportEvery) {
-		return RejectTeleport, 0, false
+	mo.teleports.Refill(now, r.cfg.TeleportsPerMinute/60, r.cfg.TeleportsPerMinute)
+	if st.Flags&wire.FlagTeleport == 0 || wire.Shared(st.Entity) || (mo.teleported && now-mo.teleportAt < r.cfg.TeleportEvery) ||
+		mo.teleports.Tokens < 1 {
+		return RejectTeleport, 0, false, 0
 	}
-	return numRejects, at, true
+	return numRejects, at, true, 0
 }
 
 // reject counts a refused frame, tells the player (at most every

@@ -94,6 +94,9 @@ type track struct {
 	stamped    bool          // stamp is on the current connection's clock
 	teleportAt time.Duration // last accepted FlagTeleport jump
 	teleported bool
+	from       geom.Vec3 // the position before that jump (claims look back to it)
+	slack      bucket    // MoveSlack left, in units (set with the first state)
+	teleports  bucket    // TeleportsPerMinute left (set with the first state)
 }
 
 // entrant is a participant's record in a round; it outlives a seat that

@@ -31,6 +31,9 @@ func TestConfigValidate(t *testing.T) {
 		{"signal burst below one signal", Config{SignalBytesBurst: 100}, "SignalBytesBurst 100"},
 		{"negative kick ban", Config{KickBan: -time.Minute}, "KickBan -1m0s"},
 		{"invite base too long", Config{InviteBase: strings.Repeat("x", MaxInviteBase+1)}, "InviteBase is 257 bytes"},
+		{"teleport budget below one", Config{TeleportsPerMinute: 0.5}, "TeleportsPerMinute 0.5"},
+		{"negative slack refill", Config{MoveSlackRefill: -time.Second}, "MoveSlackRefill -1s"},
+		{"negative claim window", Config{Entities: EntityLimits{ClaimAfterTeleport: -time.Second}}, "ClaimAfterTeleport -1s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -43,3 +43,12 @@ func TestEntityFlags(t *testing.T) {
 	assert.Equal(t, []any{8, 2.5, 64.0}, []any{e.MaxPerPlayer, e.ClaimRadius, e.ClaimRadius2D})
 	require.NoError(t, c.Validate())
 }
+
+func TestMotionFlags(t *testing.T) {
+	o, err := parse([]string{"-teleports-per-minute", "30", "-hits", "-hit-range", "150", "-hit-range-2d", "900"}, io.Discard)
+	require.NoError(t, err)
+	c := o.config()
+	assert.Equal(t, 30.0, c.Room.TeleportsPerMinute)
+	assert.Equal(t, []any{true, 150.0, 900.0}, []any{c.Room.Hits.On, c.Room.Hits.Range, c.Room.Hits.Range2D})
+	require.NoError(t, c.Validate())
+}

@@ -56,7 +56,7 @@ type options struct {
 	origins                                                     multi
 	roomSize, maxRooms, minPlayers                              int
 	drainGrace, seatHold, roundLimit, handshake, countdown      time.Duration
-	sendRate, topSpeed, topSpeed2D                              float64
+	sendRate, topSpeed, topSpeed2D, teleportsPerMinute          float64
 	noMotionChecks, version                                     bool
 	healthcheck                                                 bool // probe -addr's /healthz and exit (the image's HEALTHCHECK)
 	cluster                                                     clusterFlags
@@ -103,6 +103,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in metres per second (3D states); states faster than twice this, or moving farther, are refused")
 	fs.Float64Var(&o.topSpeed2D, "top-speed-2d", room.DefaultTopSpeed2D, "the same for 2D states, in pixels per second")
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
+	fs.Float64Var(&o.teleportsPerMinute, "teleports-per-minute", room.DefaultTeleportsPerMinute, "teleport-flagged jumps (respawns) one entity may make per minute, all at once at most; more are refused")
 	fs.Float64Var(&o.worldBounds, "world-bounds", 0, "refuse 3D states with a coordinate beyond ± this, in units (0: no bounds)")
 	fs.Float64Var(&o.worldBounds2D, "world-bounds-2d", 0, "the same for 2D states, in pixels (0: no bounds)")
 	fs.IntVar(&o.entities.MaxPerPlayer, "max-entities", room.DefaultMaxEntities, fmt.Sprintf("extra entities (spawned, or sending states) one player may have at once, at most %d", wire.MaxPlayerEntity))
@@ -116,6 +117,8 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.hits.MaxRewind, "hit-rewind", room.DefaultMaxRewind, "how old a reported shot may be")
 	fs.Float64Var(&o.hits.Tolerance, "hit-tolerance", room.DefaultHitTolerance, "largest distance in metres between a reported hit point and the drawn target (3D)")
 	fs.Float64Var(&o.hits.Tolerance2D, "hit-tolerance-2d", room.DefaultHitTolerance2, "the same for 2D games, in pixels")
+	fs.Float64Var(&o.hits.Range, "hit-range", 0, "farthest a shooter's own entity may be from where it drew the target, in metres (3D; 0: no range rule)")
+	fs.Float64Var(&o.hits.Range2D, "hit-range-2d", 0, "the same for 2D games, in pixels (0: no range rule)")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
@@ -181,7 +184,7 @@ func (f *clusterFlags) config(maxRooms int, reg prometheus.Registerer, log *slog
 func (o *options) config() *server.Config {
 	rc := room.Config{MaxPlayers: o.roomSize, MinPlayers: o.minPlayers, SeatHold: o.seatHold, RoundLimit: o.roundLimit,
 		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D,
-		NoMotionChecks: o.noMotionChecks}
+		NoMotionChecks: o.noMotionChecks, TeleportsPerMinute: o.teleportsPerMinute}
 	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
 	rc.Hits = o.hits
 	rc.Entities = o.entities

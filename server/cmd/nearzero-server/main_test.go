@@ -49,7 +49,8 @@ func TestHelpListsEveryFlagWithDefault(t *testing.T) {
 	for _, want := range []string{"-addr", `(default "127.0.0.1:8787")`, "-db", `(default "./nearzero.db")`,
 		"-room-size", "(default 16)", "-max-rooms", "(default 1000)", "-drain-grace", "(default 4m0s)",
 		"-log-format", `(default "text")`, "-secret", "-analytics", "-seat-hold", "(default 20s)", "/healthz",
-		"-max-entities", "(default 32)", "-claim-radius", "(default 4)", "-claim-radius-2d", "(default 128)"} {
+		"-max-entities", "(default 32)", "-claim-radius", "(default 4)", "-claim-radius-2d", "(default 128)",
+		"-teleports-per-minute", "(default 12)", "-hit-range", "-hit-range-2d"} {
 		assert.Contains(t, help, want)
 	}
 }
@@ -65,6 +66,8 @@ func TestBadFlags(t *testing.T) {
 		"drain vs spread": {"-drain-grace", "-1s", "-db", ":memory:"},
 		"entities":        {"-max-entities", "128", "-db", ":memory:"},
 		"claim radius":    {"-claim-radius", "-1", "-db", ":memory:"},
+		"teleports":       {"-teleports-per-minute", "0.5", "-db", ":memory:"},
+		"hit range":       {"-hit-range", "-5", "-db", ":memory:"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
