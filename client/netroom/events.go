@@ -19,8 +19,9 @@ import (
 // string-keyed maps of those), or nested too deep.
 var ErrBadArg = errors.New("netroom: event argument not carried")
 
-// MaxArgDepth is how deeply event arguments may nest (arrays in arrays).
-const MaxArgDepth = 16
+// MaxArgDepth is how deeply event arguments may nest (arrays in arrays):
+// the protocol's limit, which the server enforces too.
+const MaxArgDepth = protocol.MaxArgDepth
 
 // SendEvent sends a named event with args, reliable and ordered through
 // the server, to slot to or to every other player (protocol.ToAll). Args
