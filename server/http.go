@@ -3,9 +3,11 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
+	"html"
+	"io"
 	"net/http"
 	"runtime"
+	"strings"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -86,20 +88,23 @@ func (s *Server) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	_ = enc.Encode(h)
 }
 
-// joinPage is the invite page. It is the same for every well-formed code,
-// open or not, so that it cannot be used to find open rooms; the game
-// tries the code and says whether the room is still open (joins that fail
-// are rate-limited per address).
-var joinPage = template.Must(template.New("join").Parse(`<!doctype html>
+// joinPage is the invite page, CODE standing for the room code. It is the
+// same for every well-formed code, open or not, so that it cannot be used
+// to find open rooms; the game tries the code and says whether the room is
+// still open (joins that fail are rate-limited per address). A plain
+// replacement, not html/template: a parsed code holds only letters and
+// digits (escaped all the same), and a game that embeds the server need
+// not link a template engine.
+const joinPage = `<!doctype html>
 <meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Join room {{.}}</title>
+<title>Join room CODE</title>
 <body style="font-family:sans-serif;text-align:center;margin-top:4em">
 <p>You are invited to room</p>
-<p style="font-size:3em;letter-spacing:.2em;font-family:monospace">{{.}}</p>
-<p><a href="nearzero://join/{{.}}">Open the game</a>, or type the code in the game's Join screen.</p>
+<p style="font-size:3em;letter-spacing:.2em;font-family:monospace">CODE</p>
+<p><a href="nearzero://join/CODE">Open the game</a>, or type the code in the game's Join screen.</p>
 <p>The game will tell you if the room has already ended.</p>
 </body>
-`))
+`
 
 func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
 	code, err := protocol.ParseRoomCode(r.PathValue("code"))
@@ -109,5 +114,5 @@ func (s *Server) serveJoin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = joinPage.Execute(w, code)
+	_, _ = io.WriteString(w, strings.ReplaceAll(joinPage, "CODE", html.EscapeString(code)))
 }
