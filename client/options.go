@@ -100,7 +100,7 @@ type Options struct {
 	Seed uint64
 }
 
-// LagConfig is the lag simulator of ARCHITECTURE.md §7 (netcode/lagsim):
+// LagConfig is the lag simulator of docs/architecture.md §5 (netcode/lagsim):
 // it sits under the server link, the same settings in both directions.
 // States may be dropped and reordered by jitter; reliable messages are
 // delayed but keep their order. The zero value is off; Client.SetLag

@@ -238,7 +238,7 @@ func TestDocumentedDefaults(t *testing.T) {
 			assert.Equal(t, v, got, name)
 		}
 	}
-	// Every duration of ARCHITECTURE.md §6 is a property.
+	// Every duration of docs/architecture.md §4 is a property.
 	for _, name := range []string{"prediction_cap_ms", "coast_until_ms", "ghost_after_ms", "hide_after_ms",
 		"smoothing_tau_ms", "contact_trust_ms", "path_margin_ms", "direct_outage_ms"} {
 		_, ok := defaults[name]

@@ -5,12 +5,18 @@
 //
 // Subpackages:
 //
-//	geom     vectors and quaternions
-//	wire     the binary wire format and version constants
-//	clock    clock sync to the server and the shared re-stamp estimator
-//	predict  the remote-entity predictor (the receiving side)
-//	sender   sampling and the send schedule (the owning side)
-//	simnet   virtual time and simulated links for tests and the bench
+//	geom       vectors and quaternions
+//	wire       the binary wire format and version constants
+//	protocol   the room protocol's control messages, codes and limits
+//	clock      clock sync to the server and the shared re-stamp estimator
+//	predict    the remote-entity predictor (the receiving side)
+//	sender     sampling and the send schedule (the owning side)
+//	lagsim     the lag simulator, a delay line on injected time
+//	ratelimit  the token bucket behind every budget
+//	simnet     virtual time and simulated links for tests and the bench
+//	version    the release version
+//
+// docs/architecture.md describes how they fit together.
 //
 // Invariants: nothing under netcode/ imports "C", bindings/, extension/ or
 // server/ (boundary_test.go enforces it); time is always an argument

@@ -75,7 +75,7 @@ type Tuning struct {
 	Sync clock.SyncConfig
 }
 
-// Predictor settings for erratic movers. ARCHITECTURE.md §6 asks for a
+// Predictor settings for erratic movers. docs/architecture.md §4 asks for a
 // short cap for characters. The short smoothing is the bench's finding: an
 // unannounced turn is corrected by the error-decay smoothing, and the drawn
 // character lags by about the time constant; at 50 ms the correction still

@@ -1,4 +1,4 @@
-// Package direct is the peer-to-peer transport of ARCHITECTURE.md §7:
+// Package direct is the peer-to-peer transport of docs/architecture.md §5:
 // WebRTC data channels (pion/webrtc), unordered with no retransmits,
 // between every pair of players in a room, carrying states only. The
 // room server's signal messages carry the offers and answers; the lower

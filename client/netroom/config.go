@@ -202,7 +202,7 @@ func ServerURL(addr string) (string, error) {
 }
 
 // Profile is a preset of the two prediction settings that depend most on
-// how an entity moves (ARCHITECTURE.md §6: short prediction for erratic
+// how an entity moves (docs/architecture.md §4: short prediction for erratic
 // movers, longer for vehicles).
 type Profile int
 

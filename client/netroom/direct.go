@@ -3,7 +3,7 @@ package netroom
 import "time"
 
 // directWatch tracks the liveness of direct links by arrival: up at the
-// first arrival, down after a silence (ARCHITECTURE.md §7: once a direct
+// first arrival, down after a silence (docs/architecture.md §5: once a direct
 // link is up the server stops relaying that pair, so a dead link must be
 // reported quickly or the entity goes without data).
 type directWatch struct {

@@ -1,4 +1,4 @@
-// Package lagsim is the lag simulator of ARCHITECTURE.md §7, as a pure
+// Package lagsim is the lag simulator of docs/architecture.md §5, as a pure
 // delay line on injected time: messages pushed at now come out of Pop once
 // now has passed their due time, after Latency plus a random part of
 // Jitter; states (unreliable messages) may be lost; reliable messages keep

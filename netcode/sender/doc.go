@@ -1,6 +1,6 @@
 // Package sender is the owning side of a networked entity: it turns the
-// entity's physics frames into the states its owner sends (ARCHITECTURE.md
-// §3, steps 1-2). The Godot node NetPredictor runs it on the owning
+// entity's physics frames into the states its owner sends (docs/architecture.md
+// §2, steps 1-2). The Godot node NetPredictor runs it on the owning
 // player's machine and the bench runs it for its simulated players, so both
 // send exactly the same states.
 //
