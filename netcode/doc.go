@@ -19,7 +19,7 @@
 // docs/architecture.md describes how they fit together.
 //
 // Invariants: nothing under netcode/ imports "C", bindings/, extension/ or
-// server/ (boundary_test.go enforces it); time is always an argument
+// server/ (test/boundaries enforces it); time is always an argument
 // (time.Duration since an arbitrary origin), never read from the wall clock;
 // randomness is seeded.
 package netcode

@@ -2,9 +2,9 @@
 // play at 60 Hz against a room server on loopback, then reports relayed
 // states per second, relay latency (p50, p99, max) and errors.
 //
-//	go run ./server/loadtest                         # in-process server, 50 rooms x 8 players, 60 s
-//	go run ./server/loadtest -url ws://127.0.0.1:8787/ws -rooms 10 -duration 20s
-//	go run ./server/loadtest -url ws://127.0.0.1:8801/ws,ws://127.0.0.1:8802/ws -rooms 10
+//	go run ./loadtest                         # in-process server, 50 rooms x 8 players, 60 s
+//	go run ./loadtest -url ws://127.0.0.1:8787/ws -rooms 10 -duration 20s
+//	go run ./loadtest -url ws://127.0.0.1:8801/ws,ws://127.0.0.1:8802/ws -rooms 10
 //
 // With several -url (a cluster's nodes, README "Scale-out"), room i is
 // created through node i and its other bots join through the following

@@ -82,7 +82,7 @@ func TestClusterRun(t *testing.T) {
 // TestClusterLoad is the measured run across three nodes; it runs only
 // with NEARZERO_CLUSTER_LOAD=ROOMSxPLAYERSxSECONDS, e.g. 10x4x15:
 //
-//	NEARZERO_CLUSTER_LOAD=10x4x15 go test ./server/loadtest -run ClusterLoad -v
+//	NEARZERO_CLUSTER_LOAD=10x4x15 go test ./loadtest -run ClusterLoad -v
 func TestClusterLoad(t *testing.T) {
 	spec := os.Getenv("NEARZERO_CLUSTER_LOAD")
 	if spec == "" {

@@ -1,0 +1,159 @@
+// Package boundaries holds the one test of the repository's import rules
+// (docs/architecture.md §1): which parts may depend on which.
+package boundaries
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/nearzero/nearzero/"
+
+// pkg is what `go list -json` says of one package.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	CgoFiles   []string
+	Standard   bool
+}
+
+// rule is one boundary: the packages it covers, and a check of each of
+// them (direct) or of each of their non-test dependencies (transitive).
+type rule struct {
+	name       string
+	pattern    string // go list pattern, relative to the module root
+	transitive bool
+	// bad returns why a package (a dependency, or the package itself for
+	// a direct rule) breaks the rule, or "".
+	bad func(p pkg) string
+}
+
+func under(path, part string) bool {
+	return path == module+part || strings.HasPrefix(path, module+part+"/")
+}
+
+var rules = []rule{
+	{
+		name: "netcode is pure", pattern: "./netcode/...", transitive: true,
+		bad: func(p pkg) string {
+			switch {
+			case len(p.CgoFiles) > 0 || p.ImportPath == "C":
+				return "uses cgo"
+			case under(p.ImportPath, "bindings"), under(p.ImportPath, "extension"),
+				under(p.ImportPath, "client"), under(p.ImportPath, "server"):
+				return "is not netcode"
+			}
+			return ""
+		},
+	},
+	{
+		name: "client has no server and no engine", pattern: "./client/...", transitive: true,
+		bad: func(p pkg) string {
+			if under(p.ImportPath, "server") || under(p.ImportPath, "extension") || under(p.ImportPath, "bindings") {
+				return "is the server's or the engine's"
+			}
+			return ""
+		},
+	},
+	{
+		name: "server has no client", pattern: "./server/...", transitive: true,
+		bad: func(p pkg) string {
+			if under(p.ImportPath, "client") || under(p.ImportPath, "extension") || under(p.ImportPath, "bindings") {
+				return "is the client's or the engine's"
+			}
+			return ""
+		},
+	},
+	{
+		name: "extension is glue over bindings, client, netcode and the embedded server", pattern: "./extension",
+		bad: func(p pkg) string {
+			for _, imp := range p.Imports {
+				if !strings.HasPrefix(imp, module) {
+					continue
+				}
+				if !under(imp, "bindings") && !under(imp, "client") && !under(imp, "netcode") && imp != module+"server/embedded" {
+					return "imports " + imp
+				}
+			}
+			return ""
+		},
+	},
+	{
+		name: "the game library links no metrics exporter and no analytics sink", pattern: "./extension", transitive: true,
+		bad: func(p pkg) string {
+			if strings.HasPrefix(p.ImportPath, "github.com/prometheus/") || under(p.ImportPath, "server/analytics") ||
+				under(p.ImportPath, "server/metrics/prom") {
+				return "belongs to the standalone server"
+			}
+			return ""
+		},
+	},
+}
+
+// list runs go list on pattern from the module root.
+func list(t *testing.T, deps bool, pattern string) []pkg {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipped: the go command is not on PATH")
+	}
+	args := []string{"list", "-json=ImportPath,Imports,CgoFiles,Standard"}
+	if deps {
+		args = append(args, "-deps")
+	}
+	cmd := exec.Command(goBin, append(args, pattern)...)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list %s", pattern)
+	var ps []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		require.NoError(t, dec.Decode(&p))
+		ps = append(ps, p)
+	}
+	require.NotEmpty(t, ps, pattern)
+	return ps
+}
+
+func TestBoundaries(t *testing.T) {
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			for _, p := range list(t, r.transitive, r.pattern) {
+				if why := r.bad(p); why != "" {
+					t.Errorf("%s: %s %s", r.pattern, p.ImportPath, why)
+				}
+			}
+		})
+	}
+}
+
+// TestRulesCatch: each rule refuses what it is there to refuse.
+func TestRulesCatch(t *testing.T) {
+	cases := map[string]pkg{
+		"netcode is pure":                    {ImportPath: module + "client/netroom"},
+		"client has no server and no engine": {ImportPath: module + "server/room"},
+		"server has no client":               {ImportPath: module + "client"},
+		"extension is glue over bindings, client, netcode and the embedded server": {
+			ImportPath: module + "extension", Imports: []string{module + "server/room"}},
+		"the game library links no metrics exporter and no analytics sink": {
+			ImportPath: "github.com/prometheus/client_golang/prometheus"},
+	}
+	for _, r := range rules {
+		p, ok := cases[r.name]
+		require.True(t, ok, "no case for %q", r.name)
+		assert.NotEmpty(t, r.bad(p), r.name)
+	}
+	ok := pkg{ImportPath: module + "netcode/wire", Imports: []string{"fmt"}}
+	for _, r := range rules {
+		assert.Empty(t, r.bad(ok), r.name)
+	}
+	assert.NotEmpty(t, rules[0].bad(pkg{ImportPath: module + "netcode/x", CgoFiles: []string{"x.go"}}), "cgo")
+	assert.True(t, slices.ContainsFunc(rules, func(r rule) bool { return r.pattern == "./server/..." }))
+}
