@@ -116,8 +116,6 @@ func checkMachO(t *testing.T, b []byte, l library) {
 		build        []uint32 // LC_BUILD_VERSION's platform, minos, sdk
 		sigOff       uint32
 		sigSize      uint32
-		exportOff    uint32
-		exportSize   uint32
 		summary      []string
 	)
 	bo := f.ByteOrder
@@ -150,12 +148,8 @@ func checkMachO(t *testing.T, b []byte, l library) {
 			sigOff, sigSize = bo.Uint32(raw[8:]), bo.Uint32(raw[12:])
 			summary = append(summary, fmt.Sprintf("LC_CODE_SIGNATURE %d bytes at %d", sigSize, sigOff))
 		case lcDyldInfoOnly:
-			require.GreaterOrEqual(t, len(raw), 48)
-			exportOff, exportSize = bo.Uint32(raw[40:]), bo.Uint32(raw[44:])
 			summary = append(summary, "LC_DYLD_INFO_ONLY")
 		case lcDyldExportsTrie:
-			require.GreaterOrEqual(t, len(raw), 16)
-			exportOff, exportSize = bo.Uint32(raw[8:]), bo.Uint32(raw[12:])
 			summary = append(summary, "LC_DYLD_EXPORTS_TRIE")
 		default:
 			if seg, ok := load.(*macho.Segment); ok {
@@ -217,9 +211,9 @@ func checkMachO(t *testing.T, b []byte, l library) {
 			assert.Equal(t, "__TEXT/__text", sect.Seg+"/"+sect.Name, "_nearzero_init is code")
 		}
 	}
-	require.NotZero(t, exportSize, "an export trie (LC_DYLD_INFO_ONLY or LC_DYLD_EXPORTS_TRIE)")
-	require.LessOrEqual(t, uint64(exportOff)+uint64(exportSize), uint64(len(b)))
-	addr, err := trieLookup(b[exportOff:exportOff+exportSize], "_nearzero_init")
+	trie, err := exportTrie(f, b)
+	require.NoError(t, err)
+	addr, err := trieLookup(trie, "_nearzero_init")
 	if assert.NoError(t, err, "_nearzero_init is in the export trie (what dlsym reads)") && exported != nil {
 		text := f.Segment("__TEXT")
 		require.NotNil(t, text)
@@ -424,4 +418,71 @@ func checkAdHocSignature(b []byte, off, size uint32) (string, error) {
 	}
 	return fmt.Sprintf("ad hoc (flags %#x%s), CodeDirectory version %#x, identifier %q, SHA-256 of %d pages of %d bytes, all match",
 		flags, map[bool]string{true: " linker-signed", false: ""}[flags&csLinkerSigned != 0], version, ident, nCode, page), nil
+}
+
+// loadCommand returns the raw bytes of the file's first load command cmd,
+// or nil.
+func loadCommand(f *macho.File, cmd uint32) []byte {
+	for _, l := range f.Loads {
+		if raw := l.Raw(); len(raw) >= 8 && f.ByteOrder.Uint32(raw) == cmd {
+			return raw
+		}
+	}
+	return nil
+}
+
+// exportTrie returns the export trie's bytes, which LC_DYLD_INFO_ONLY or
+// LC_DYLD_EXPORTS_TRIE locates.
+func exportTrie(f *macho.File, b []byte) ([]byte, error) {
+	var off, size uint32
+	if raw := loadCommand(f, lcDyldInfoOnly); len(raw) >= 48 {
+		off, size = f.ByteOrder.Uint32(raw[40:]), f.ByteOrder.Uint32(raw[44:])
+	} else if raw := loadCommand(f, lcDyldExportsTrie); len(raw) >= 16 {
+		off, size = f.ByteOrder.Uint32(raw[8:]), f.ByteOrder.Uint32(raw[12:])
+	}
+	if size == 0 {
+		return nil, errors.New("no export trie (LC_DYLD_INFO_ONLY or LC_DYLD_EXPORTS_TRIE)")
+	}
+	if uint64(off)+uint64(size) > uint64(len(b)) {
+		return nil, fmt.Errorf("export trie [%d, +%d) is outside the %d-byte file", off, size, len(b))
+	}
+	return b[off : off+size], nil
+}
+
+// TestMachOChecksCatchFaults shows the checks of checkMachO fail on a
+// broken library: the zip's arm64 library with one byte of its code
+// changed no longer matches its signature, and the export trie answers
+// only for the exact name.
+func TestMachOChecksCatchFaults(t *testing.T) {
+	zipPath := buildPackage(t)
+	if !slices.ContainsFunc(zipLibraries(t), func(l library) bool { return l.macho == macho.CpuArm64 }) {
+		t.Skip("skipped: no zig, so the zip has no macOS libraries")
+	}
+	b := readZip(t, zipPath)[addonDir+"bin/libnearzero.macos.arm64.dylib"]
+	require.NotEmpty(t, b)
+	f, err := macho.NewFile(bytes.NewReader(b))
+	require.NoError(t, err)
+	bo := f.ByteOrder
+
+	sig := loadCommand(f, lcCodeSignature)
+	require.NotNil(t, sig, "LC_CODE_SIGNATURE")
+	off, size := bo.Uint32(sig[8:]), bo.Uint32(sig[12:])
+	_, err = checkAdHocSignature(b, off, size)
+	require.NoError(t, err, "the library as built")
+
+	broken := slices.Clone(b)
+	broken[3*4096+17] ^= 0x01 // in page 3
+	_, err = checkAdHocSignature(broken, off, size)
+	assert.ErrorContains(t, err, "page 3: hash does not match", "a changed byte breaks the signature")
+	_, err = checkAdHocSignature(b, off-4096, size)
+	assert.Error(t, err, "a signature that does not start where the code ends")
+
+	trie, err := exportTrie(f, b)
+	require.NoError(t, err)
+	_, err = trieLookup(trie, "_nearzero_init")
+	require.NoError(t, err)
+	for _, name := range []string{"_nearzero_ini", "_nearzero_initx", "nearzero_init", "_nope"} {
+		_, err := trieLookup(trie, name)
+		assert.Error(t, err, "%q is not exported", name)
+	}
 }
