@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 ADDON_BIN=godot_project/addons/nearzero/bin
+# MACOS_MIN is the oldest macOS the macOS libraries run on (their
+# LC_BUILD_VERSION minos): Go 1.25 and later need macOS 12 Monterey, and
+# crypto/x509 calls SecTrustCopyCertificateChain, new in macOS 12.
+MACOS_MIN=12.0
 SERVER_OUT=bin/nearzero-server
 VERSION_FILE=netcode/version/version.go
 
@@ -19,14 +23,17 @@ Targets (default: addon server):
   cross    the library for every other platform whose C cross-compiler is installed:
              linux arm64    aarch64-linux-gnu-gcc   (Debian: gcc-aarch64-linux-gnu)
              windows x86_64 x86_64-w64-mingw32-gcc  (Debian: gcc-mingw-w64-x86-64)
-             macos arm64    oa64-clang              (osxcross; not packaged by Debian)
+             macos arm64    zig ($ZIG, or zig on PATH: zig cc, with extension/macos/zigcc)
+             macos x86_64   zig (the same)
            platforms without one are skipped with a note
   all      addon server cross
   package  the release zip for the Godot Asset Library, dist/nearzero-VERSION.zip:
              addons/nearzero/ with the .gdextension (listing only the libraries
              inside), icons, README, LICENSE and the libraries for linux x86_64,
              linux arm64 and windows x86_64 (needs all three C compilers above;
-             Debian: apt-get install gcc gcc-aarch64-linux-gnu gcc-mingw-w64-x86-64)
+             Debian: apt-get install gcc gcc-aarch64-linux-gnu gcc-mingw-w64-x86-64),
+             and for macos arm64 and x86_64 when zig is installed (without it
+             the zip has no macOS libraries, and says so)
   version  print the release version (the one in netcode/version/version.go)
   clean    remove the built files (and dist/)
 
@@ -34,6 +41,8 @@ Environment:
   GO       the go command to use (default: go)
   CC       the C compiler for the addon target (default: gcc, then cc, then clang)
   DIST     where the package target writes the zip (default: dist)
+  ZIG      the zig command for the macOS libraries (default: zig; Zig 0.11.0
+           is the version .ci/run installs and the one checked)
 
 After building: open godot_project/ in Godot 4.4+ and run it, or start the
 server with bin/nearzero-server -h to see its flags.
@@ -69,13 +78,31 @@ find_cc() {
 }
 
 build_lib() { # goos goarch cc os-tag arch-tag [dir, default the addon's bin/]
-	local out dir=${6:-$ADDON_BIN}
-	out="$dir/$(lib_name "$4" "$5")"
+	local out name dir=${6:-$ADDON_BIN} ldflags='-s -w'
+	name=$(lib_name "$4" "$5")
+	out="$dir/$name"
 	mkdir -p "$dir"
+	# A macOS library's install name (LC_ID_DYLIB) is @rpath/ and its name,
+	# not the path it was linked at.
+	[ "$1" = darwin ] && ldflags="$ldflags -extldflags=-Wl,-install_name,@rpath/$name"
 	echo "build.sh: library $4/$5 -> $out"
 	CGO_ENABLED=1 GOOS="$1" GOARCH="$2" CC="$3" \
-		"$GO" build -trimpath -buildmode=c-shared -ldflags='-s -w' -o "$out" ./extension
+		"$GO" build -trimpath -buildmode=c-shared -ldflags="$ldflags" -o "$out" ./extension
 	rm -f "${out%.*}.h"
+}
+
+# find_zig prints the zig command (ZIG, or zig on PATH) when it runs.
+find_zig() {
+	local z=${ZIG:-zig}
+	command -v "$z" >/dev/null 2>&1 && "$z" version >/dev/null 2>&1 && echo "$z"
+}
+
+# zig_cc prints the CC for cgo that cross-compiles for macOS on arch
+# (aarch64 or x86_64) with zig: extension/macos/zigcc, which adds the
+# framework stubs of extension/macos (Apple's SDK is not needed).
+# zigcc reads ZIG (find_zig's answer, exported).
+zig_cc() { # arch
+	echo "'$PWD/extension/macos/zigcc' $1-macos.$MACOS_MIN"
 }
 
 target_addon() {
@@ -114,7 +141,14 @@ target_cross() {
 	try linux arm64 aarch64-linux-gnu-gcc linux arm64 "Debian: apt-get install gcc-aarch64-linux-gnu"
 	try linux amd64 x86_64-linux-gnu-gcc linux x86_64 "Debian: apt-get install gcc-x86-64-linux-gnu"
 	try windows amd64 x86_64-w64-mingw32-gcc windows x86_64 "Debian: apt-get install gcc-mingw-w64-x86-64"
-	try darwin arm64 oa64-clang macos arm64 "osxcross; not packaged by Debian"
+	local zig
+	if zig=$(find_zig); then
+		export ZIG=$zig
+		[ "$host" = macos.arm64 ] || build_lib darwin arm64 "$(zig_cc aarch64)" macos arm64
+		[ "$host" = macos.x86_64 ] || build_lib darwin amd64 "$(zig_cc x86_64)" macos x86_64
+	else
+		echo "build.sh: skipped macos/arm64 and macos/x86_64: zig not found (set ZIG, or put zig on PATH; .ci/run fetches Zig 0.11.0)"
+	fi
 }
 
 # release_version prints netcode/version.Version, the one release version
@@ -151,7 +185,7 @@ package_gdextension() { # bin-dir version
 }
 
 target_package() {
-	local v cc_x64 cc_arm64 cc_win missing=() hostpair stage addon dist zipfile
+	local v cc_x64 cc_arm64 cc_win missing=() hostpair stage addon dist zipfile zig
 	v=$(release_version)
 	hostpair="$("$GO" env GOOS)/$("$GO" env GOARCH)"
 	# The host's own compiler builds its own platform; cross compilers the rest.
@@ -183,6 +217,13 @@ target_package() {
 	build_lib linux amd64 "$cc_x64" linux x86_64 "$addon/bin"
 	build_lib linux arm64 "$cc_arm64" linux arm64 "$addon/bin"
 	build_lib windows amd64 "$cc_win" windows x86_64 "$addon/bin"
+	if zig=$(find_zig); then
+		export ZIG=$zig
+		build_lib darwin arm64 "$(zig_cc aarch64)" macos arm64 "$addon/bin"
+		build_lib darwin amd64 "$(zig_cc x86_64)" macos x86_64 "$addon/bin"
+	else
+		echo "build.sh: no zig (set ZIG, or put zig on PATH): the zip has no macOS libraries"
+	fi
 	cp godot_project/addons/nearzero/icons/*.svg "$addon/icons/"
 	cp godot_project/addons/nearzero/README.md LICENSE "$addon/"
 	package_gdextension "$addon/bin" "$v" >"$addon/nearzero.gdextension"

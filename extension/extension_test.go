@@ -266,6 +266,7 @@ func TestAddonFiles(t *testing.T) {
 		"linux.arm64":    "libnearzero.linux.arm64.so",
 		"windows.x86_64": "nearzero.windows.x86_64.dll",
 		"macos.arm64":    "libnearzero.macos.arm64.dylib",
+		"macos.x86_64":   "libnearzero.macos.x86_64.dylib",
 	}
 	for feature, file := range libs {
 		assert.Equal(t, `"res://addons/nearzero/bin/`+file+`"`, ext["libraries"][feature], feature)

@@ -11,8 +11,19 @@
 // DIST), and only when not -short; without the three C compilers (gcc,
 // aarch64-linux-gnu-gcc, x86_64-w64-mingw32-gcc) those tests skip, saying
 // so, except under CI (CI set), where .ci/run installs them and a missing
-// one fails. Each library is read with debug/elf or debug/pe: its machine,
-// its nearzero_init export and what it links against.
+// one fails. Each library is read with debug/elf, debug/pe or debug/macho:
+// its machine, its nearzero_init export and what it links against.
+//
+// The macOS libraries (arm64 and x86_64) are built with zig cc when zig is
+// installed (ZIG, or zig on PATH); without it the zip holds none and its
+// .gdextension lists none, and the tests check that instead, except under
+// CI, where .ci/run installs Zig 0.11.0 and a missing zig fails.
+// checkMachO reads each: architecture, install name (@rpath/ and the file
+// name), _nearzero_init in the symbol table and in the export trie, only
+// libSystem, libresolv, CoreFoundation and Security loaded, every import
+// bound to one of them by two-level namespace, LC_BUILD_VERSION macOS
+// 12.0, and on arm64 an ad-hoc code signature whose page hashes match the
+// bytes. Nothing here runs them: that needs a Mac.
 //
 // TestTwoGoRuntimesInOneProcess loads a library of the zip and two copies
 // of a tiny Go c-shared library (testdata/golib) into one C process

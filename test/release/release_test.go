@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"debug/elf"
+	"debug/macho"
 	"debug/pe"
 	"encoding/binary"
 	"errors"
@@ -39,12 +40,14 @@ const (
 	maxGlibc = "2.34"
 )
 
-// A library the zip must hold, and how to read it.
+// A library the zip must hold, and how to read it. These three always;
+// zipLibraries adds macosLibraries when zig is installed.
 type library struct {
 	key     string // the .gdextension [libraries] key
 	file    string // under addons/nearzero/bin/
 	elf     elf.Machine
 	windows bool
+	macho   macho.Cpu // a macOS library (macos_test.go)
 }
 
 var libraries = []library{
@@ -258,7 +261,7 @@ func TestPackageFiles(t *testing.T) {
 	for _, icon := range icons {
 		want = append(want, addonDir+"icons/"+filepath.Base(icon))
 	}
-	for _, l := range libraries {
+	for _, l := range zipLibraries(t) {
 		want = append(want, addonDir+"bin/"+l.file)
 	}
 	got := slices.Sorted(func(yield func(string) bool) {
@@ -295,7 +298,7 @@ func TestPackageGDExtension(t *testing.T) {
 	}
 
 	wantLibs := map[string]string{}
-	for _, l := range libraries {
+	for _, l := range zipLibraries(t) {
 		wantLibs[l.key] = "res://" + addonDir + "bin/" + l.file
 	}
 	assert.Equal(t, wantLibs, got["libraries"], "[libraries] lists exactly the libraries in the zip")
@@ -317,13 +320,16 @@ func TestPackageGDExtension(t *testing.T) {
 
 func TestPackageLibraries(t *testing.T) {
 	files := readZip(t, buildPackage(t))
-	for _, l := range libraries {
+	for _, l := range zipLibraries(t) {
 		t.Run(l.key, func(t *testing.T) {
 			b := files[addonDir+"bin/"+l.file]
 			require.NotEmpty(t, b, l.file)
-			if l.windows {
+			switch {
+			case l.windows:
 				checkPE(t, b)
-			} else {
+			case l.macho != 0:
+				checkMachO(t, b, l)
+			default:
 				checkELF(t, b, l.elf)
 			}
 		})
