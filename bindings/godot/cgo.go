@@ -51,6 +51,7 @@ package godot
 #cgo nocallback gdx_object_from_id
 #cgo nocallback gdx_cast_to
 #cgo nocallback gdx_has_class_tags
+#cgo nocallback gdx_has_shutdown_callback
 #cgo nocallback gdx_is_main_thread
 #cgo noescape gdx_register_class
 #cgo noescape gdx_register_property

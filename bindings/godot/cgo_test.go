@@ -13,18 +13,19 @@ import (
 // calls only interface functions that never print (so never reach an error
 // handler that could call back into Go), or nothing at all.
 var nocallbackSafe = map[string]string{
-	"gdx_string_utf8":    "string_to_utf8_chars: a copy, no error path",
-	"gdx_construct":      "not marked: NodePath parsing may print",
-	"gdx_variant_copy":   "variant_new_copy: no error path",
-	"gdx_variant_type":   "variant_get_type: a field read",
-	"gdx_variant_from":   "from-type constructors: no error path",
-	"gdx_variant_to":     "to-type constructors: no error path",
-	"gdx_object_binding": "object_get_instance_binding with NULL callbacks: a lookup",
-	"gdx_object_id":      "object_get_instance_id: a field read",
-	"gdx_object_from_id": "object_get_instance_from_id: a lookup, NULL when freed",
-	"gdx_cast_to":        "object_cast_to: NULL when not of the class",
-	"gdx_is_main_thread": "no engine call",
-	"gdx_has_class_tags": "no engine call",
+	"gdx_string_utf8":           "string_to_utf8_chars: a copy, no error path",
+	"gdx_construct":             "not marked: NodePath parsing may print",
+	"gdx_variant_copy":          "variant_new_copy: no error path",
+	"gdx_variant_type":          "variant_get_type: a field read",
+	"gdx_variant_from":          "from-type constructors: no error path",
+	"gdx_variant_to":            "to-type constructors: no error path",
+	"gdx_object_binding":        "object_get_instance_binding with NULL callbacks: a lookup",
+	"gdx_object_id":             "object_get_instance_id: a field read",
+	"gdx_object_from_id":        "object_get_instance_from_id: a lookup, NULL when freed",
+	"gdx_cast_to":               "object_cast_to: NULL when not of the class",
+	"gdx_is_main_thread":        "no engine call",
+	"gdx_has_class_tags":        "no engine call",
+	"gdx_has_shutdown_callback": "no engine call",
 }
 
 // TestNocallbackAudit: a helper marked nocallback that calls back into Go

@@ -311,6 +311,13 @@ func Load(path string) (Resource, error) {
 // (Engine.is_editor_hint), as opposed to a running game.
 func IsEditorHint() bool { return fromBlob[bool](mbEngineIsEditorHint.words(engineSingleton, 0, 0, 0)) }
 
+// HasMainLoop reports whether the engine's main loop exists yet
+// (Engine.get_main_loop): not while the engine starts up, yes once a
+// library is loaded into a running editor or game.
+func HasMainLoop() bool {
+	return blobPtr(mbEngineGetMainLoop.words(engineSingleton, 0, 0, 0)) != nil
+}
+
 // PhysicsFrames returns the number of physics frames since start-up.
 func PhysicsFrames() uint64 {
 	return fromBlob[uint64](mbEngineGetPhysicsFrames.words(engineSingleton, 0, 0, 0))

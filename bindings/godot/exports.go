@@ -22,6 +22,12 @@ func nzDeinitialize(level C.uint32_t) {
 	deinitialize(Level(level))
 }
 
+//export nzShutdown
+func nzShutdown() {
+	defer catch("shutdown")
+	shutdown()
+}
+
 //export nzCreateInstance
 func nzCreateInstance(class C.uintptr_t, notify C.gdx_bool) (obj unsafe.Pointer) {
 	defer catch("create_instance")

@@ -97,6 +97,7 @@ static void (*p_classdb_register_extension_class_property_subgroup)(void *, cons
 static void (*p_classdb_register_extension_class_signal)(void *, const void *, const void *, const gdx_property_info *, gdx_int);
 static void (*p_classdb_unregister_extension_class)(void *, const void *);
 static void (*p_editor_help_load_xml_from_utf8_chars_and_len)(const char *, gdx_int);
+static void (*p_register_main_loop_callbacks)(void *, const gdx_main_loop_callbacks *); // 4.5+
 
 // Per-type caches, filled at load.
 static from_type_fn from_type[T_MAX];
@@ -223,6 +224,9 @@ static int load_interface(void) {
 	LOAD(p_classdb_register_extension_class_signal, "classdb_register_extension_class_signal");
 	LOAD(p_classdb_unregister_extension_class, "classdb_unregister_extension_class");
 	LOAD(p_editor_help_load_xml_from_utf8_chars_and_len, "editor_help_load_xml_from_utf8_chars_and_len");
+	if (at_least(4, 5)) {
+		LOAD(p_register_main_loop_callbacks, "register_main_loop_callbacks");
+	}
 
 	// Conversions and constructors of the types the Go side uses.
 	static const uint32_t convertible[] = { 1, 2, 3, 4, 5, 9, 11, 15, 18, 20, 21, 22, 24, 27, 28, 29, 34 };
@@ -310,6 +314,14 @@ static gdx_bool on_binding_reference(void *token, void *binding, gdx_bool refere
 
 static const gdx_binding_callbacks binding_callbacks = { on_binding_create, on_binding_free, on_binding_reference };
 
+// The main loop's shutdown runs before the engine's last flush of deferred
+// calls (4.5+); see nzShutdown.
+static void on_shutdown(void) {
+	nzShutdown();
+}
+
+static const gdx_main_loop_callbacks main_loop_callbacks = { NULL, on_shutdown, NULL };
+
 // ---- The entry symbol named by the .gdextension file. ----
 
 GDX_EXPORT gdx_bool nearzero_init(gdx_get_proc_t p_get_proc, void *p_library, gdx_init *r_init);
@@ -342,6 +354,9 @@ GDX_EXPORT gdx_bool nearzero_init(gdx_get_proc_t p_get_proc, void *p_library, gd
 	r_init->userdata = NULL;
 	r_init->initialize = on_initialize;
 	r_init->deinitialize = on_deinitialize;
+	if (p_register_main_loop_callbacks) {
+		p_register_main_loop_callbacks(library, &main_loop_callbacks);
+	}
 	loaded = 1;
 	return 1;
 }
@@ -646,6 +661,10 @@ gdx_call_result gdx_call(void *mb, void *obj, gdx_variants args, gdx_int argc) {
 
 void *gdx_singleton(const void *name) {
 	return p_global_get_singleton(name);
+}
+
+int gdx_has_shutdown_callback(void) {
+	return p_register_main_loop_callbacks != NULL;
 }
 
 int gdx_has_class_tags(void) {

@@ -89,6 +89,13 @@ typedef struct {
 	gdx_bool (*reference)(void *token, void *binding, gdx_bool reference);
 } gdx_binding_callbacks;
 
+// GDExtensionMainLoopCallbacks (24 B, 4.5+): each may be NULL.
+typedef struct {
+	void (*startup)(void);
+	void (*shutdown)(void);
+	void (*frame)(void);
+} gdx_main_loop_callbacks;
+
 // GDExtensionClassCreationInfo4 (4.4) = GDExtensionClassCreationInfo5 (4.5), 160 B.
 typedef struct {
 	gdx_bool is_virtual;
@@ -233,6 +240,7 @@ gdx_blob gdx_ptrcall_blob(void *mb, void *obj, gdx_blob a0);
 gdx_call_result gdx_call(void *mb, void *obj, gdx_variants args, gdx_int argc);
 void *gdx_singleton(const void *name);
 int gdx_has_class_tags(void);
+int gdx_has_shutdown_callback(void);
 void *gdx_class_tag(const void *name);
 void *gdx_cast_to(void *obj, void *tag);
 void *gdx_construct_object(const void *class_name);

@@ -4,6 +4,8 @@ package godot
 import "C"
 
 import (
+	"os"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -36,6 +38,9 @@ var lib struct {
 	registered []*classInfo
 	broken     bool // the method table did not resolve; nothing registered
 	editorHint bool
+	// lateLoad: the editor loaded the library into a running session (the
+	// first open of a project that has the addon), not at start-up.
+	lateLoad bool
 }
 
 // Register queues classes for registration at SCENE init, in the given
@@ -105,7 +110,13 @@ func initialize(level Level) {
 	case LevelScene:
 		initScene()
 	case LevelEditor:
-		if lib.broken {
+		if lib.broken || lib.lateLoad {
+			// Loaded into a running editor, the class reference waits for
+			// the next start: the editor's documentation may be in use by
+			// its loader thread now, and XML loaded here survives as
+			// extension docs that a documentation pass queued before an
+			// immediate quit (--import) merges into freed data (see
+			// shutdown). The library loads at start-up from then on.
 			return
 		}
 		for _, ci := range lib.registered {
@@ -135,6 +146,18 @@ func initScene() {
 		PrintWarningf("godot: SCENE init ran on thread %d, not the main thread %d; IsMainThread is wrong", caller, main)
 	}
 	lib.editorHint = IsEditorHint()
+	lib.lateLoad = lib.editorHint && HasMainLoop()
+	if lib.lateLoad && C.gdx_has_shutdown_callback() == 0 && quitsAtOnce(os.Args) {
+		// Before 4.5 there is no shutdown callback to unregister the
+		// classes in time (see shutdown), and an editor run that quits at
+		// once after its first scan (--import, an export) would crash in
+		// its documentation pass. Such a run never instantiates them, and
+		// every later run loads the library at start-up.
+		lib.broken = true
+		PrintWarning("nearzero: the editor loaded this library during its first scan of the project and quits at once; " +
+			"NetRoom and NetPredictor are registered from the next run on")
+		return
+	}
 	for k := range virtualDefs {
 		virtualNames[k] = NewStringName(virtualDefs[k].name)
 	}
@@ -159,6 +182,48 @@ func initScene() {
 	}
 }
 
+// shutdown runs when the engine shuts its main loop down (4.5+), before
+// its last flush of deferred calls. In the editor it unregisters the
+// classes already, when none of their objects is left: Godot's editor can
+// have queued EditorHelp's documentation of extension classes when it
+// quits right after loading an extension (the first open of a project,
+// --import), and that call, run after the editor freed its documentation,
+// crashes for every extension class still registered (godotengine/godot
+// issue 111048). The SCENE deinit then finds nothing left to unregister.
+func shutdown() {
+	if !lib.editorHint || instances.Len() > 0 {
+		return
+	}
+	unregisterAll()
+}
+
+// quitsAtOnce reports whether an editor's command line makes it quit once
+// its first scan is done: --import, --quit, --quit-after and the exports.
+// It reads the process's arguments (the engine's OS.get_cmdline_args
+// lacks those it consumed), up to the user's (after "--" or "++").
+func quitsAtOnce(args []string) bool {
+	for i, a := range args {
+		if i == 0 {
+			continue // the program
+		}
+		switch {
+		case a == "--" || a == "++":
+			return false
+		case a == "--import", a == "--quit", a == "-q", a == "--quit-after", strings.HasPrefix(a, "--export-"):
+			return true
+		}
+	}
+	return false
+}
+
+// unregisterAll unregisters the classes, children before parents.
+func unregisterAll() {
+	for i := len(lib.registered) - 1; i >= 0; i-- {
+		lib.registered[i].unregister()
+	}
+	lib.registered = nil
+}
+
 func deinitialize(level Level) {
 	if level != LevelScene {
 		return
@@ -172,10 +237,7 @@ func deinitialize(level Level) {
 			hooks[i]()
 		}()
 	}
-	for i := len(lib.registered) - 1; i >= 0; i-- {
-		lib.registered[i].unregister()
-	}
-	lib.registered = nil
+	unregisterAll()
 	for k := range virtualNames {
 		virtualNames[k].Destroy()
 	}

@@ -83,6 +83,7 @@ var (
 	mbPackedSceneInstantiate = engineMethod("PackedScene", "instantiate", 2628778455)
 	mbResourceLoaderLoad     = engineMethod("ResourceLoader", "load", 3358495409)
 	mbEngineIsEditorHint     = engineMethod("Engine", "is_editor_hint", 36873697)
+	mbEngineGetMainLoop      = engineMethod("Engine", "get_main_loop", 1016888095)
 	mbEngineGetPhysicsFrames = engineMethod("Engine", "get_physics_frames", 3905245786)
 	mbEngineGetProcessFrames = engineMethod("Engine", "get_process_frames", 3905245786)
 	mbEngineGetPhysicsTicks  = engineMethod("Engine", "get_physics_ticks_per_second", 3905245786)

@@ -21,8 +21,8 @@ type apiRows struct {
 		Args          []apihash.Arg
 		// Hash44 and Args44 give the 4.4 signature of a method that changed
 		// since (the row's Hash and Args are the current ones).
-		Hash44            uint32        `json:"hash_4_4"`
-		Args44            []apihash.Arg `json:"args_4_4"`
+		Hash44 uint32        `json:"hash_4_4"`
+		Args44 []apihash.Arg `json:"args_4_4"`
 		// Hash47 and Args47 give the 4.7 signature of a method that
 		// changed in 4.7 (the row's Hash and Args are 4.6's).
 		Hash47            uint32        `json:"hash_4_7"`

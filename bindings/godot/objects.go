@@ -143,6 +143,9 @@ func Cast[W Wrapper](o Objecter) (W, bool) {
 // cast by class tag until 4.6, Object.is_class from 4.7 (where class tags
 // are deprecated).
 func isA(obj unsafe.Pointer, name string) bool {
+	if !loaded() {
+		return false
+	}
 	if C.gdx_has_class_tags() == 0 {
 		return Object{obj}.IsClass(name)
 	}
@@ -151,6 +154,9 @@ func isA(obj unsafe.Pointer, name string) bool {
 
 // classKnown reports whether the engine's ClassDB has the named class.
 func classKnown(name string) bool {
+	if !loaded() {
+		return false
+	}
 	if C.gdx_has_class_tags() == 0 {
 		return ClassExists(name)
 	}

@@ -178,3 +178,21 @@ func TestMethodHashesPerVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestQuitsAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--headless", "--path", ".", "--import"}, true},
+		{[]string{"--editor", "--quit"}, true},
+		{[]string{"--editor", "--quit-after", "600"}, true},
+		{[]string{"--headless", "--export-release", "Linux", "out/game"}, true},
+		{[]string{"--editor", "--path", "."}, false},
+		{[]string{"--path", ".", "--", "--import"}, false}, // the game's own arguments
+		{nil, false},
+		{[]string{"--import"}, true},
+	} {
+		assert.Equal(t, tc.want, quitsAtOnce(append([]string{"godot"}, tc.args...)), "%q", tc.args)
+	}
+}

@@ -180,8 +180,8 @@ func TestGodotQuitWithRoomOpen(t *testing.T) {
 	root := buildAddon(t, ctx)
 	env := append(isolatedEnv(t), "NZ_SERVER="+startServer(t))
 	dir := freshProject(t, root, map[string]string{
-		"main.gd":   quitWithRoom,
-		"main.tscn": "[gd_scene load_steps=2 format=3]\n\n[ext_resource type=\"Script\" path=\"res://main.gd\" id=\"1\"]\n\n[node name=\"Main\" type=\"Node\"]\nscript = ExtResource(\"1\")\n",
+		"main.gd":       quitWithRoom,
+		"main.tscn":     "[gd_scene load_steps=2 format=3]\n\n[ext_resource type=\"Script\" path=\"res://main.gd\" id=\"1\"]\n\n[node name=\"Main\" type=\"Node\"]\nscript = ExtResource(\"1\")\n",
 		"project.godot": "run/main_scene=\"res://main.tscn\"\n",
 	})
 	out, code := godotRun(t, ctx, env, 3*time.Minute, bin, "--headless", "--path", dir, "--import")
