@@ -377,3 +377,43 @@ func TestInvitePageRevealsNothing(t *testing.T) {
 	status, _ := e.get("/join/not-a-code")
 	assert.Equal(t, 404, status, "a malformed code reveals nothing about rooms")
 }
+
+// Attack: a player the host kicked rejoined at once under a fresh
+// identity (a hello without a token).
+func TestKickBansTheAddress(t *testing.T) {
+	e := newEnv(t, nil)
+	host := e.rawFrom("127.0.0.2")
+	host.hello()
+	code := host.request(&protocol.Create{}).(*protocol.Joined).Code
+	mate := e.rawFrom("127.0.0.2") // on the host's network
+	mate.hello()
+	mj, ok := mate.request(&protocol.Join{Code: code}).(*protocol.Joined)
+	require.True(t, ok)
+
+	victim := e.rawFrom("127.0.0.3")
+	victim.hello()
+	j, ok := victim.request(&protocol.Join{Code: code}).(*protocol.Joined)
+	require.True(t, ok, "the victim joins")
+	host.send(protocol.MustMarshal(&protocol.Kick{Slot: j.Slot}))
+	closeCode, _ := victim.closed()
+	require.Equal(t, protocol.CodeKicked, closeCode)
+
+	again := e.rawFrom("127.0.0.3")
+	w := again.hello()
+	require.NotEmpty(t, w.User, "a fresh identity")
+	m := again.request(&protocol.Join{Code: code})
+	require.IsType(t, &protocol.Error{}, m, "a new identity from the kicked address")
+	assert.Equal(t, protocol.CodeKicked, m.(*protocol.Error).Code)
+
+	other := e.rawFrom("127.0.0.4")
+	other.hello()
+	assert.IsType(t, &protocol.Joined{}, other.request(&protocol.Join{Code: code}), "other addresses still join")
+
+	// A kick of a player on the host's own network bans that user only.
+	host.send(protocol.MustMarshal(&protocol.Kick{Slot: mj.Slot}))
+	closeCode, _ = mate.closed()
+	require.Equal(t, protocol.CodeKicked, closeCode)
+	friend := e.rawFrom("127.0.0.2")
+	friend.hello()
+	assert.IsType(t, &protocol.Joined{}, friend.request(&protocol.Join{Code: code}), "the host's address is not banned")
+}

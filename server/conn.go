@@ -604,7 +604,7 @@ func (c *conn) seat(h *host, via protocol.Via) bool {
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
 	h.do(func(now time.Duration) {
 		c.count() // before Joined, which Join queues, can reach the client
-		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via}); err != nil {
+		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr}); err != nil {
 			c.uncount()
 			return
 		}

@@ -100,7 +100,8 @@
 // present longest (first in, held seats included), re-elected at once when
 // the host's seat is freed. Outside a round the host may Kick a player
 // (connected or held): closed with CodeKicked, and refused on rejoining for
-// KickBan. An empty room closes, and so does one whose
+// KickBan, as is a new seat from its address (Member.Addr; not the host's
+// own). An empty room closes, and so does one whose
 // seats are all only held (nobody connected) for EmptyHold (5 s), shorter
 // than the seat hold, so abandoned rooms do not pile up. A round that
 // loses its last seat still ends with its results.
