@@ -27,8 +27,15 @@ const (
 	DefaultControlQueueBytes = 256 * (wire.ControlHeaderSize + wire.MaxControlBody)
 	// Per-address limits (see Config). An address is the client's IP
 	// (its /64 for IPv6).
-	DefaultMaxConnsPerAddr  = 32
-	DefaultMaxRoomsPerAddr  = 8
+	DefaultMaxConnsPerAddr = 32
+	DefaultMaxRoomsPerAddr = 8
+	// DefaultMaxRoomsPerPrefix is the open rooms one network (/24, /48)
+	// may create: four addresses' worth, for a shared office or NAT.
+	DefaultMaxRoomsPerPrefix = 32
+	// DefaultPlayingReserve is the share of MaxRooms lobbies may not take.
+	DefaultPlayingReserve = 0.2
+	// DefaultLobbyTimeout is how long a lobby may sit with nobody ready.
+	DefaultLobbyTimeout     = 10 * time.Minute
 	DefaultNewIdentityRate  = 0.2 // one new identity per 5 s per address...
 	DefaultNewIdentityBurst = 20  // ...after 20 at once (a LAN party's first launch)
 	DefaultJoinFailRate     = 0.5 // one failed join per 2 s per address...
@@ -97,6 +104,21 @@ type Config struct {
 	// one more create fails with CodeRateLimited. Default 8; negative
 	// means no limit.
 	MaxRoomsPerAddr int
+	// MaxRoomsPerPrefix is the most open rooms created from one network
+	// prefix (/24 for IPv4, /48 for IPv6), so that many addresses of one
+	// network cannot fill the server; one more create fails with
+	// CodeRateLimited. Default 32; negative means no limit.
+	MaxRoomsPerPrefix int
+	// PlayingReserve is the share of MaxRooms kept for rooms with a round
+	// under way: rooms in the lobby may take at most MaxRooms minus this
+	// share (rounded down), past which a create fails with CodeServerFull.
+	// Idle lobbies then cannot stop rooms that are playing. Default 0.2;
+	// negative means none; below 1.
+	PlayingReserve float64
+	// LobbyTimeout closes a room that stays in the lobby this long with no
+	// player ready (its players get CodeTimeout), so that rooms nobody
+	// plays in do not hold capacity. Default 10 min; negative means never.
+	LobbyTimeout time.Duration
 	// NewIdentityRate and NewIdentityBurst limit Hellos without a token
 	// (each mints an identity) per address: NewIdentityRate per second
 	// after a burst of NewIdentityBurst. Over it the connection is closed
@@ -164,6 +186,15 @@ func (c *Config) withDefaults() Config {
 	if d.MaxRoomsPerAddr == 0 {
 		d.MaxRoomsPerAddr = DefaultMaxRoomsPerAddr
 	}
+	if d.MaxRoomsPerPrefix == 0 {
+		d.MaxRoomsPerPrefix = DefaultMaxRoomsPerPrefix
+	}
+	if d.PlayingReserve == 0 {
+		d.PlayingReserve = DefaultPlayingReserve
+	}
+	if d.LobbyTimeout == 0 {
+		d.LobbyTimeout = DefaultLobbyTimeout
+	}
 	if d.NewIdentityRate == 0 {
 		d.NewIdentityRate = DefaultNewIdentityRate
 	}
@@ -206,6 +237,8 @@ func (c *Config) Validate() error {
 		return bad("ControlQueueBytes %d below one control frame (%d)", d.ControlQueueBytes, wire.ControlHeaderSize+wire.MaxControlBody)
 	case d.NewIdentityBurst < 1 || d.JoinFailBurst < 1:
 		return bad("NewIdentityBurst %d and JoinFailBurst %d must be at least 1", d.NewIdentityBurst, d.JoinFailBurst)
+	case d.PlayingReserve >= 1:
+		return bad("PlayingReserve %v leaves lobbies no room (at least 1)", d.PlayingReserve)
 	case d.IdleTimeout <= 0:
 		return bad("IdleTimeout %v must be positive", d.IdleTimeout)
 	case d.MaxMessage < wire.MaxStateSize || d.MaxMessage < wire.ControlHeaderSize+1024:

@@ -49,5 +49,8 @@
 //   - Per-address limits (connections, open rooms, new identities, failed
 //     joins) key on the remote IP, /64 for IPv6 (limit.go); their limiter
 //     forgets idle addresses, so memory does not grow with addresses seen.
+//     Open rooms are also counted per network (/24, /48), rooms in the
+//     lobby may not take Config.PlayingReserve of MaxRooms, and a lobby
+//     nobody readies in closes after Config.LobbyTimeout (host.go).
 //   - Every goroutine the server starts ends at Shutdown.
 package server

@@ -125,6 +125,7 @@ type Server struct {
 
 	connsBy map[string]int // open connections by address
 	roomsBy map[string]int // open rooms by the address that created them
+	roomsIn map[string]int // the same by its network (prefixKeyOf)
 
 	players  atomic.Int64 // seated players with a connection
 	nextConn atomic.Uint64
@@ -157,7 +158,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
-		connsBy: map[string]int{}, roomsBy: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
+		connsBy: map[string]int{}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
 		newIDs:    newKeyLimiter(c.NewIdentityRate, float64(c.NewIdentityBurst)),
 		joinFails: newKeyLimiter(c.JoinFailRate, float64(c.JoinFailBurst)),
 	}
@@ -400,6 +401,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	hosts := s.hostsLocked()
 	clear(s.rooms)
 	clear(s.roomsBy)
+	clear(s.roomsIn)
 	s.mu.Unlock()
 	if s.cluster != nil {
 		for _, h := range hosts {
@@ -615,7 +617,7 @@ func (s *Server) janitor() {
 	every := min(s.cfg.WriteTimeout, s.cfg.HelloTimeout, s.cfg.IdleTimeout) / 4
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
-	var swept time.Duration
+	var swept, lobbies time.Duration
 	for {
 		select {
 		case <-s.stop:
@@ -628,6 +630,10 @@ func (s *Server) janitor() {
 			c.check(now)
 		}
 		s.mu.Unlock()
+		if lt := s.cfg.LobbyTimeout; lt > 0 && now-lobbies >= lt/8 {
+			lobbies = now
+			s.expireLobbies()
+		}
 		if now-swept >= sweepEvery {
 			swept = now
 			s.newIDs.sweep(now)

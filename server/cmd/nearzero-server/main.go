@@ -116,6 +116,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.hits.Tolerance2D, "hit-tolerance-2d", room.DefaultHitTolerance2, "the same for 2D games, in pixels")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
+	fs.IntVar(&o.limits.MaxRoomsPerPrefix, "max-rooms-per-prefix", server.DefaultMaxRoomsPerPrefix, "open rooms created per client network (/24 for IPv4, /48 for IPv6); -1 for no limit")
+	fs.Float64Var(&o.limits.PlayingReserve, "playing-reserve", server.DefaultPlayingReserve, "share of -max-rooms that rooms in the lobby may not take (kept for rooms playing a round); -1 for none")
+	fs.DurationVar(&o.limits.LobbyTimeout, "lobby-timeout", server.DefaultLobbyTimeout, "close a room that sits in the lobby this long with no player ready; -1s for never")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
 	fs.IntVar(&o.limits.NewIdentityBurst, "new-identity-burst", server.DefaultNewIdentityBurst, "new identities one address may take at once")
 	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
@@ -198,6 +201,7 @@ func (o *options) config() *server.Config {
 	l := &o.limits
 	c.MaxConnsPerAddr, c.MaxRoomsPerAddr, c.IdleTimeout = l.MaxConnsPerAddr, l.MaxRoomsPerAddr, l.IdleTimeout
 	c.NewIdentityRate, c.NewIdentityBurst = l.NewIdentityRate, l.NewIdentityBurst
+	c.MaxRoomsPerPrefix, c.PlayingReserve, c.LobbyTimeout = l.MaxRoomsPerPrefix, l.PlayingReserve, l.LobbyTimeout
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
 	c.TrustedProxies = o.proxies
 	return c
