@@ -87,10 +87,20 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("more than %d connections from your address", max), http.StatusTooManyRequests)
 		return
 	}
+	if max := s.cfg.MaxConns; max > 0 && s.wsConns >= max {
+		s.mu.Unlock()
+		s.m.Limited(metrics.LimitConns)
+		s.log.Debug("connection cap reached", "max", max)
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "the server is at its connection limit; try again soon", http.StatusServiceUnavailable)
+		return
+	}
 	s.connsBy[addr]++
+	s.wsConns++
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
+		s.wsConns--
 		if s.connsBy[addr]--; s.connsBy[addr] <= 0 {
 			delete(s.connsBy, addr)
 		}

@@ -52,5 +52,8 @@
 //     Open rooms are also counted per network (/24, /48), rooms in the
 //     lobby may not take Config.PlayingReserve of MaxRooms, and a lobby
 //     nobody readies in closes after Config.LobbyTimeout (host.go).
+//   - Connections are capped in all: the listener closes sockets over
+//     Config.MaxSockets (below the open-file limit) at accept, and /ws
+//     answers 503 over Config.MaxConns (listener.go, conn.go).
 //   - Every goroutine the server starts ends at Shutdown.
 package server

@@ -124,8 +124,11 @@ type Server struct {
 	addr       net.Addr
 
 	connsBy map[string]int // open connections by address
+	wsConns int            // open connections in all (MaxConns)
 	roomsBy map[string]int // open rooms by the address that created them
 	roomsIn map[string]int // the same by its network (prefixKeyOf)
+
+	socks sockets // accepted connections (MaxSockets; listener.go)
 
 	players  atomic.Int64 // seated players with a connection
 	nextConn atomic.Uint64
@@ -158,7 +161,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		cfg: c, log: deps.Log, reg: deps.Registry, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
-		connsBy: map[string]int{}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
+		connsBy: map[string]int{}, socks: sockets{by: map[string]int{}}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
 		newIDs:    newKeyLimiter(c.NewIdentityRate, float64(c.NewIdentityBurst)),
 		joinFails: newKeyLimiter(c.JoinFailRate, float64(c.JoinFailBurst)),
 	}
@@ -241,9 +244,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		_ = ln.Close()
 		return fmt.Errorf("serve: %w", ErrClosed)
 	}
-	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	// Without ReadTimeout or IdleTimeout, HeaderTimeout bounds a kept-alive
+	// connection's wait for its next request too.
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.cfg.HeaderTimeout,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.addr = ln.Addr()
+	ln = &capListener{Listener: ln, s: s}
 	srv := s.httpSrv
 	close(s.ready)
 	s.mu.Unlock()

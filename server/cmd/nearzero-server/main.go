@@ -123,6 +123,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.limits.NewIdentityBurst, "new-identity-burst", server.DefaultNewIdentityBurst, "new identities one address may take at once")
 	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
 	fs.IntVar(&o.limits.JoinFailBurst, "join-fail-burst", server.DefaultJoinFailBurst, "failed joins one address may make at once")
+	fs.IntVar(&o.limits.MaxConns, "max-conns", 0, fmt.Sprintf("open WebSocket connections in all; more get HTTP 503 before the upgrade (0: %d, or 3/4 of -max-sockets if lower; -1 for no limit)", server.DefaultMaxConns))
+	fs.IntVar(&o.limits.MaxSockets, "max-sockets", 0, fmt.Sprintf("open TCP connections in all (handshakes, HTTP and WebSockets), keep it below the open-file limit; more are closed at accept (0: the open-file limit less 128, at most %d; -1 for no limit)", server.DefaultMaxSockets))
+	fs.DurationVar(&o.limits.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "close a new connection that has not sent its HTTP request (the WebSocket handshake) within this time")
 	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
 	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.StringVar(&o.turn.Addr, "turn-addr", "", "UDP listen address of an embedded TURN relay for direct links, e.g. :3478 (default: none)")
@@ -202,6 +205,7 @@ func (o *options) config() *server.Config {
 	c.MaxConnsPerAddr, c.MaxRoomsPerAddr, c.IdleTimeout = l.MaxConnsPerAddr, l.MaxRoomsPerAddr, l.IdleTimeout
 	c.NewIdentityRate, c.NewIdentityBurst = l.NewIdentityRate, l.NewIdentityBurst
 	c.MaxRoomsPerPrefix, c.PlayingReserve, c.LobbyTimeout = l.MaxRoomsPerPrefix, l.PlayingReserve, l.LobbyTimeout
+	c.MaxConns, c.MaxSockets, c.HeaderTimeout = l.MaxConns, l.MaxSockets, l.HeaderTimeout
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
 	c.TrustedProxies = o.proxies
 	return c
@@ -253,6 +257,11 @@ func run(args []string, sig <-chan os.Signal, stdout, stderr io.Writer, ready fu
 }
 
 func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger, ready func(string)) error {
+	// Before the config: the connection caps' defaults follow this limit.
+	files, err := server.RaiseFileLimit()
+	if err != nil {
+		log.Warn("open-file limit not raised; the connection caps follow the lower one", "limit", files, "err", err)
+	}
 	cfg := o.config()
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -334,7 +343,8 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	go func() { served <- s.Serve(ln) }()
 	<-s.Ready()
 	log.Info("nearzero-server ready", "addr", ln.Addr().String(), "db", o.db, "protocol", wire.ProtocolVersion,
-		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace)
+		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace,
+		"open_file_limit", files, "max_conns", cfg.Effective().MaxConns, "max_sockets", cfg.Effective().MaxSockets)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
