@@ -22,8 +22,11 @@
 // is dropped and counted (states are droppable). Reliable messages go to a
 // queue of Config.ControlQueue messages and Config.ControlQueueBytes bytes
 // (what a join replays at once fits); when it overflows, the connection is
-// closed with CodeTooSlow. The writer sends reliable messages first, then every
-// queued state in one message (a batch), and a janitor closes a connection
+// closed with CodeTooSlow. The writer sends reliable messages in order and,
+// after each, every queued state in one message (a batch), so states never
+// wait behind a reliable backlog; the room refuses events for a connection
+// whose reliable backlog passes room.Config.BacklogBytes (conn implements
+// room.Backlogged), charging their senders. A janitor closes a connection
 // whose write has blocked longer than Config.WriteTimeout.
 //
 // # Draining

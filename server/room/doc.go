@@ -29,7 +29,10 @@
 // caller must tick at Next; phase changes go out at once. Signals are
 // relayed within a budget per sender and recipient (SignalRate,
 // SignalBytes); a sender that keeps exceeding it is closed with
-// CodeRateLimited, never the recipient.
+// CodeRateLimited, never the recipient. Events, chat and synced properties
+// share one budget per recipient (RecipientRate, RecipientBytes; inbox.go),
+// split evenly among its senders, and are refused toward a Backlogged peer
+// past BacklogBytes: the same way, the sender pays.
 //
 // Time sync: a peer sends protocol.Ping{TUS: its clock, RTTUS: its best
 // round trip}; the room answers protocol.Pong{TUS, ServerUS: now} at once

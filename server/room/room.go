@@ -80,6 +80,8 @@ type seat struct {
 	accepted    uint32 // states accepted (samples the offset metric)
 	n           int
 	buf         [wire.MaxStateSize]byte // last accepted state as relayed
+
+	relayIn [MaxSlots]shareBudget // what each slot may relay to this one (inbox.go)
 }
 
 // track is what the motion checks know of a player's last accepted state.

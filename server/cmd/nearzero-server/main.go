@@ -68,6 +68,8 @@ type options struct {
 
 	entities room.EntityLimits // -max-entities, -claim-radius*
 
+	recipient room.Config // -recipient-*, -reliable-backlog: only those fields
+
 	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
 	stun multi
 }
@@ -126,6 +128,9 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.limits.MaxConns, "max-conns", 0, fmt.Sprintf("open WebSocket connections in all; more get HTTP 503 before the upgrade (0: %d, or 3/4 of -max-sockets if lower; -1 for no limit)", server.DefaultMaxConns))
 	fs.IntVar(&o.limits.MaxSockets, "max-sockets", 0, fmt.Sprintf("open TCP connections in all (handshakes, HTTP and WebSockets), keep it below the open-file limit; more are closed at accept (0: the open-file limit less 128, at most %d; -1 for no limit)", server.DefaultMaxSockets))
 	fs.DurationVar(&o.limits.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "close a new connection that has not sent its HTTP request (the WebSocket handshake) within this time")
+	fs.Float64Var(&o.recipient.RecipientRate, "recipient-rate", room.DefaultRecipientRate, "events, chat lines and synced properties relayed to one player per second, shared evenly by the players sending to it; over a sender's share, the sender is refused (rate_limited) and closed if it keeps on")
+	fs.Float64Var(&o.recipient.RecipientBytes, "recipient-bytes", room.DefaultRecipientBytes, "the same budget in bytes per second")
+	fs.IntVar(&o.recipient.BacklogBytes, "reliable-backlog", room.DefaultBacklogBytes, "bytes of reliable messages waiting for a player past which events, chat and properties to it are refused the same way")
 	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
 	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.StringVar(&o.turn.Addr, "turn-addr", "", "UDP listen address of an embedded TURN relay for direct links, e.g. :3478 (default: none)")
@@ -189,6 +194,7 @@ func (o *options) config() *server.Config {
 	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
 	rc.Hits = o.hits
 	rc.Entities = o.entities
+	rc.RecipientRate, rc.RecipientBytes, rc.BacklogBytes = o.recipient.RecipientRate, o.recipient.RecipientBytes, o.recipient.BacklogBytes
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
 	}
