@@ -44,7 +44,7 @@ func startCluster(t *testing.T, n, rooms, players int) []string {
 			PublicURL: u, Memory: true, Registry: reg})
 		require.NoError(t, err)
 		s, err := server.New(&server.Config{MaxRooms: rooms + 1, MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1,
-			NewIdentityRate: -1, JoinFailRate: -1, Room: room.Config{MaxPlayers: max(players, 2)}},
+			MaxRoomsPerPrefix: -1, PlayingReserve: -1, NewIdentityRate: -1, JoinFailRate: -1, Room: room.Config{MaxPlayers: max(players, 2)}},
 			server.Deps{Cluster: cl, Secret: secret, Registry: reg})
 		require.NoError(t, err)
 		done := make(chan error, 1)
