@@ -19,6 +19,7 @@ import (
 
 	"github.com/nearzero/nearzero/server"
 	"github.com/nearzero/nearzero/server/cluster"
+	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
 )
 
@@ -43,9 +44,11 @@ func startCluster(t *testing.T, n, rooms, players int) []string {
 		cl, err := cluster.Start(context.Background(), &cluster.Config{URL: ns.ClientURL(), NodeID: fmt.Sprintf("n%d", i),
 			PublicURL: u, Memory: true, Registry: reg})
 		require.NoError(t, err)
+		m, h, err := prom.New(reg)
+		require.NoError(t, err)
 		s, err := server.New(&server.Config{MaxRooms: rooms + 1, MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1,
-			NewIdentityRate: -1, JoinFailRate: -1, Room: room.Config{MaxPlayers: max(players, 2)}},
-			server.Deps{Cluster: cl, Secret: secret})
+			MaxRoomsPerPrefix: -1, PlayingReserve: -1, NewIdentityRate: -1, JoinFailRate: -1, Room: room.Config{MaxPlayers: max(players, 2)}},
+			server.Deps{Cluster: cl, Secret: secret, Metrics: m, MetricsHandler: h})
 		require.NoError(t, err)
 		done := make(chan error, 1)
 		go func() { done <- s.Serve(ln) }()

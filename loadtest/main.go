@@ -45,7 +45,9 @@ import (
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
+	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Limits on what one run may ask for.
@@ -74,7 +76,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var urls string
-	fs.StringVar(&urls, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws, or several separated by commas (the nodes of a cluster) (default: start a server in this process); every bot is one address, so start servers with -max-conns-per-addr -1 -max-rooms-per-addr -1 -new-identity-rate -1")
+	fs.StringVar(&urls, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws, or several separated by commas (the nodes of a cluster) (default: start a server in this process); every bot is one address, so start servers with -max-conns-per-addr -1 -max-rooms-per-addr -1 -max-rooms-per-prefix -1 -playing-reserve -1 -new-identity-rate -1")
 	fs.IntVar(&c.rooms, "rooms", 50, fmt.Sprintf("rooms to fill (at most %d)", maxRooms))
 	fs.IntVar(&c.players, "players", 8, fmt.Sprintf("bots per room (at most %d)", maxPlayers))
 	fs.DurationVar(&c.duration, "duration", 60*time.Second, fmt.Sprintf("how long the bots play (at most %v)", maxDuration))
@@ -525,10 +527,16 @@ func closeAll(rooms []*botRoom) {
 
 // startServer runs a server on a free loopback port in this process.
 func startServer(c *config) (stop func(), wsURL string, err error) {
+	// Its /metrics is where the report reads what the server relayed.
+	m, h, err := prom.New(prometheus.NewRegistry())
+	if err != nil {
+		return nil, "", err
+	}
 	// Every bot comes from loopback: per-address limits off.
 	s, err := server.New(&server.Config{MaxRooms: c.rooms + 1,
 		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,
-		Room: room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{})
+		MaxRoomsPerPrefix: -1, PlayingReserve: -1, // every room is created before any plays
+		Room: room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{Metrics: m, MetricsHandler: h})
 	if err != nil {
 		return nil, "", err
 	}

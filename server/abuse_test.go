@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -376,4 +377,136 @@ func TestInvitePageRevealsNothing(t *testing.T) {
 	assert.Contains(t, realBody, "nearzero://join/"+real, "the page hands the code to the game")
 	status, _ := e.get("/join/not-a-code")
 	assert.Equal(t, 404, status, "a malformed code reveals nothing about rooms")
+}
+
+// Attack: a player the host kicked rejoined at once under a fresh
+// identity (a hello without a token).
+func TestKickBansTheAddress(t *testing.T) {
+	e := newEnv(t, nil)
+	host := e.rawFrom("127.0.0.2")
+	host.hello()
+	code := host.request(&protocol.Create{}).(*protocol.Joined).Code
+	mate := e.rawFrom("127.0.0.2") // on the host's network
+	mate.hello()
+	mj, ok := mate.request(&protocol.Join{Code: code}).(*protocol.Joined)
+	require.True(t, ok)
+
+	victim := e.rawFrom("127.0.0.3")
+	victim.hello()
+	j, ok := victim.request(&protocol.Join{Code: code}).(*protocol.Joined)
+	require.True(t, ok, "the victim joins")
+	host.send(protocol.MustMarshal(&protocol.Kick{Slot: j.Slot}))
+	closeCode, _ := victim.closed()
+	require.Equal(t, protocol.CodeKicked, closeCode)
+
+	again := e.rawFrom("127.0.0.3")
+	w := again.hello()
+	require.NotEmpty(t, w.User, "a fresh identity")
+	m := again.request(&protocol.Join{Code: code})
+	require.IsType(t, &protocol.Error{}, m, "a new identity from the kicked address")
+	assert.Equal(t, protocol.CodeKicked, m.(*protocol.Error).Code)
+
+	other := e.rawFrom("127.0.0.4")
+	other.hello()
+	assert.IsType(t, &protocol.Joined{}, other.request(&protocol.Join{Code: code}), "other addresses still join")
+
+	// A kick of a player on the host's own network bans that user only.
+	host.send(protocol.MustMarshal(&protocol.Kick{Slot: mj.Slot}))
+	closeCode, _ = mate.closed()
+	require.Equal(t, protocol.CodeKicked, closeCode)
+	friend := e.rawFrom("127.0.0.2")
+	friend.hello()
+	assert.IsType(t, &protocol.Joined{}, friend.request(&protocol.Join{Code: code}), "the host's address is not banned")
+}
+
+// Attack: 125 addresses x 8 rooms filled all 1000 rooms in 0.3 s; an
+// honest create got server_full. Here 6 addresses of one /24 x 2 rooms
+// against 12 rooms.
+func TestRoomsPerPrefix(t *testing.T) {
+	e := newEnv(t, func(c *Config) {
+		c.MaxRooms, c.MaxRoomsPerAddr, c.MaxRoomsPerPrefix, c.PlayingReserve = 12, 2, 4, -1
+		c.Room.SeatHold = time.Minute
+	})
+	created := 0
+	for i := range 6 {
+		for range 2 {
+			r := e.rawFrom(fmt.Sprintf("127.0.0.%d", i+1))
+			r.hello()
+			switch m := r.request(&protocol.Create{}).(type) {
+			case *protocol.Joined:
+				created++
+			case *protocol.Error:
+				assert.Equal(t, protocol.CodeRateLimited, m.Code)
+			}
+			_ = r.ws.CloseNow() // the seat is held; the room stays open
+		}
+	}
+	assert.Equal(t, 4, created, "rooms from one /24")
+	honest := e.rawFrom("127.0.1.1")
+	honest.hello()
+	m := honest.request(&protocol.Create{})
+	if err, ok := m.(*protocol.Error); ok {
+		t.Fatalf("an honest create from another network got %d %s", err.Code, err.Message)
+	}
+	assert.IsType(t, &protocol.Joined{}, m)
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="rooms_per_prefix"} 8`)
+}
+
+func TestPrefixKeyOf(t *testing.T) {
+	assert.Equal(t, "203.0.113.0/24", prefixKeyOf("203.0.113.77"))
+	assert.Equal(t, "2001:db8:1::/48", prefixKeyOf(addrKeyOf(netip.MustParseAddr("2001:db8:1:2:3::4"))))
+	assert.Equal(t, "pipe", prefixKeyOf("pipe"))
+}
+
+// Lobbies may not take the share of rooms kept for rounds under way.
+func TestLobbiesLeaveAShareForPlaying(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxRooms, c.PlayingReserve, c.Room.SeatHold = 5, 0.4, time.Minute })
+	ann := e.dial("Ann", nil)
+	j, err := ann.Create(ctxT(t), nil)
+	require.NoError(t, err)
+	for i := range 2 {
+		r := e.rawFrom(fmt.Sprintf("127.0.0.%d", i+2))
+		r.hello()
+		require.IsType(t, &protocol.Joined{}, r.request(&protocol.Create{}), "lobby %d", i+2)
+	}
+	late := e.rawFrom("127.0.0.9")
+	late.hello()
+	m := late.request(&protocol.Create{})
+	require.IsType(t, &protocol.Error{}, m, "a fourth lobby of 5 rooms with 40%% kept for play")
+	assert.Equal(t, protocol.CodeServerFull, m.(*protocol.Error).Code)
+
+	// Ann's room starts a round: it leaves the lobbies' share.
+	require.NoError(t, ann.Send(&protocol.Loading{Progress: 1}))
+	require.NoError(t, ann.Send(&protocol.Ready{Ready: true}))
+	ann.waitRoom("ready", func(s protocol.RoomState) bool { return len(s.Players) == 1 && s.Players[0].Ready })
+	require.NoError(t, ann.Send(&protocol.Start{}))
+	ann.waitRoom("handshake", func(s protocol.RoomState) bool { return s.Code == j.Code && s.Phase != protocol.PhaseLobby })
+	assert.IsType(t, &protocol.Joined{}, late.request(&protocol.Create{}))
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="lobbies"} 1`)
+}
+
+// Attack: rooms that nobody plays in held capacity for as long as their
+// creators stayed connected.
+func TestIdleLobbyCloses(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.LobbyTimeout = 300 * time.Millisecond })
+	idle := e.rawFrom("127.0.0.2")
+	idle.hello()
+	require.IsType(t, &protocol.Joined{}, idle.request(&protocol.Create{}))
+	keen := e.rawFrom("127.0.0.3")
+	keen.hello()
+	require.IsType(t, &protocol.Joined{}, keen.request(&protocol.Create{}))
+	keen.send(protocol.MustMarshal(&protocol.Ready{Ready: true}))
+	go func() { // keep both connections from the idle time-out; ends with the test's server
+		for range 30 { // 10 pings a second: within the control budget
+			time.Sleep(100 * time.Millisecond)
+			if keen.ws.Write(context.Background(), websocket.MessageBinary, protocol.MustMarshal(&protocol.Ping{})) != nil {
+				return
+			}
+			_ = idle.ws.Write(context.Background(), websocket.MessageBinary, protocol.MustMarshal(&protocol.Ping{}))
+		}
+	}()
+	code, errs := idle.closed()
+	assert.Equal(t, protocol.CodeTimeout, code, "%v", errs)
+	assert.Equal(t, 1, e.s.Health().Rooms, "the room with a ready player stays")
+	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="idle_lobby"} 1`)
 }

@@ -27,13 +27,33 @@ const (
 	DefaultControlQueueBytes = 256 * (wire.ControlHeaderSize + wire.MaxControlBody)
 	// Per-address limits (see Config). An address is the client's IP
 	// (its /64 for IPv6).
-	DefaultMaxConnsPerAddr  = 32
-	DefaultMaxRoomsPerAddr  = 8
+	DefaultMaxConnsPerAddr = 32
+	DefaultMaxRoomsPerAddr = 8
+	// DefaultMaxRoomsPerPrefix is the open rooms one network (/24, /48)
+	// may create: four addresses' worth, for a shared office or NAT.
+	DefaultMaxRoomsPerPrefix = 32
+	// DefaultPlayingReserve is the share of MaxRooms lobbies may not take.
+	DefaultPlayingReserve = 0.2
+	// DefaultLobbyTimeout is how long a lobby may sit with nobody ready.
+	DefaultLobbyTimeout     = 10 * time.Minute
 	DefaultNewIdentityRate  = 0.2 // one new identity per 5 s per address...
 	DefaultNewIdentityBurst = 20  // ...after 20 at once (a LAN party's first launch)
 	DefaultJoinFailRate     = 0.5 // one failed join per 2 s per address...
 	DefaultJoinFailBurst    = 10  // ...after 10 typos at once
 	DefaultIdleTimeout      = 30 * time.Second
+	// DefaultHeaderTimeout is how long a new connection has to send its
+	// HTTP request (the WebSocket handshake): a client on a slow mobile
+	// link needs well under a second.
+	DefaultHeaderTimeout = 3 * time.Second
+	// DefaultMaxConns is the most WebSocket connections in all, when the
+	// descriptor limit allows as many (see Config.MaxConns).
+	DefaultMaxConns = 10000
+	// DefaultMaxSockets is the most accepted connections in all when the
+	// descriptor limit is unknown or larger (see Config.MaxSockets).
+	DefaultMaxSockets = 40000
+	// fdReserve is what the connection caps leave of the descriptor limit
+	// for everything else: listeners, the database, logs, TURN, DNS.
+	fdReserve = 128
 	// DefaultMaxMessage is the largest message read: one control frame
 	// with the largest body.
 	DefaultMaxMessage = wire.ControlHeaderSize + wire.MaxControlBody
@@ -97,6 +117,21 @@ type Config struct {
 	// one more create fails with CodeRateLimited. Default 8; negative
 	// means no limit.
 	MaxRoomsPerAddr int
+	// MaxRoomsPerPrefix is the most open rooms created from one network
+	// prefix (/24 for IPv4, /48 for IPv6), so that many addresses of one
+	// network cannot fill the server; one more create fails with
+	// CodeRateLimited. Default 32; negative means no limit.
+	MaxRoomsPerPrefix int
+	// PlayingReserve is the share of MaxRooms kept for rooms with a round
+	// under way: rooms in the lobby may take at most MaxRooms minus this
+	// share (rounded down), past which a create fails with CodeServerFull.
+	// Idle lobbies then cannot stop rooms that are playing. Default 0.2;
+	// negative means none; below 1.
+	PlayingReserve float64
+	// LobbyTimeout closes a room that stays in the lobby this long with no
+	// player ready (its players get CodeTimeout), so that rooms nobody
+	// plays in do not hold capacity. Default 10 min; negative means never.
+	LobbyTimeout time.Duration
 	// NewIdentityRate and NewIdentityBurst limit Hellos without a token
 	// (each mints an identity) per address: NewIdentityRate per second
 	// after a burst of NewIdentityBurst. Over it the connection is closed
@@ -111,6 +146,22 @@ type Config struct {
 	// 10; a negative rate means no limit.
 	JoinFailRate  float64
 	JoinFailBurst int
+	// MaxConns is the most open WebSocket connections in all; more are
+	// answered HTTP 503 before the upgrade. Default DefaultMaxConns
+	// (10000), or three quarters of MaxSockets when that is lower;
+	// negative means no limit; at most MaxSockets.
+	MaxConns int
+	// MaxSockets is the most connections the listener holds at once
+	// (handshakes, HTTP requests and WebSockets), and one address at most
+	// twice MaxConnsPerAddr of them (trusted proxies excepted); past it a
+	// new connection is closed as it is accepted. Default: the open-file
+	// limit (RLIMIT_NOFILE, see RaiseFileLimit) less 128 for other files,
+	// at most DefaultMaxSockets (40000); negative means no limit. Above
+	// the open-file limit, accept fails and new connections stall.
+	MaxSockets int
+	// HeaderTimeout is how long a new connection has to send its HTTP
+	// request, the WebSocket handshake; then it is closed. Default 3 s.
+	HeaderTimeout time.Duration
 	// IdleTimeout closes a connection from which no message arrived for
 	// this long (CodeTimeout). Clients ping every 2 s. Default 30 s.
 	IdleTimeout time.Duration
@@ -164,6 +215,15 @@ func (c *Config) withDefaults() Config {
 	if d.MaxRoomsPerAddr == 0 {
 		d.MaxRoomsPerAddr = DefaultMaxRoomsPerAddr
 	}
+	if d.MaxRoomsPerPrefix == 0 {
+		d.MaxRoomsPerPrefix = DefaultMaxRoomsPerPrefix
+	}
+	if d.PlayingReserve == 0 {
+		d.PlayingReserve = DefaultPlayingReserve
+	}
+	if d.LobbyTimeout == 0 {
+		d.LobbyTimeout = DefaultLobbyTimeout
+	}
 	if d.NewIdentityRate == 0 {
 		d.NewIdentityRate = DefaultNewIdentityRate
 	}
@@ -179,8 +239,34 @@ func (c *Config) withDefaults() Config {
 	if d.IdleTimeout == 0 {
 		d.IdleTimeout = DefaultIdleTimeout
 	}
+	if d.HeaderTimeout == 0 {
+		d.HeaderTimeout = DefaultHeaderTimeout
+	}
+	if d.MaxSockets == 0 {
+		d.MaxSockets = defaultMaxSockets(fileLimit())
+	}
+	if d.MaxConns == 0 {
+		d.MaxConns = DefaultMaxConns
+		if d.MaxSockets > 0 {
+			d.MaxConns = min(d.MaxConns, max(1, d.MaxSockets*3/4))
+		}
+	}
 	return d
 }
+
+// defaultMaxSockets is MaxSockets's default under an open-file limit of
+// n (0: unknown).
+func defaultMaxSockets(n uint64) int {
+	if n == 0 || n > DefaultMaxSockets+fdReserve {
+		return DefaultMaxSockets
+	}
+	return int(n - min(fdReserve, n/2))
+}
+
+// Effective returns the configuration in force: a copy with every zero
+// field set to its default (the connection caps follow the open-file
+// limit at the time of the call).
+func (c *Config) Effective() Config { return c.withDefaults() }
 
 // Validate reports the first field out of range or contradiction, naming
 // both values; defaults are applied first.
@@ -206,6 +292,12 @@ func (c *Config) Validate() error {
 		return bad("ControlQueueBytes %d below one control frame (%d)", d.ControlQueueBytes, wire.ControlHeaderSize+wire.MaxControlBody)
 	case d.NewIdentityBurst < 1 || d.JoinFailBurst < 1:
 		return bad("NewIdentityBurst %d and JoinFailBurst %d must be at least 1", d.NewIdentityBurst, d.JoinFailBurst)
+	case d.PlayingReserve >= 1:
+		return bad("PlayingReserve %v leaves lobbies no room (at least 1)", d.PlayingReserve)
+	case d.MaxSockets > 0 && d.MaxConns > d.MaxSockets:
+		return bad("MaxConns %d above MaxSockets %d", d.MaxConns, d.MaxSockets)
+	case d.HeaderTimeout <= 0:
+		return bad("HeaderTimeout %v must be positive", d.HeaderTimeout)
 	case d.IdleTimeout <= 0:
 		return bad("IdleTimeout %v must be positive", d.IdleTimeout)
 	case d.MaxMessage < wire.MaxStateSize || d.MaxMessage < wire.ControlHeaderSize+1024:

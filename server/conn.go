@@ -69,6 +69,10 @@ type conn struct {
 	writeAt atomic.Int64  // server time a write started; 0 when idle
 	forced  atomic.Bool   // the janitor cut the connection
 	idle    atomic.Bool   // the janitor closed the connection as idle
+
+	// inflight is the bytes of reliable frames the writer has taken and
+	// not yet written (ReliableBacklog); written by the writer only.
+	inflight atomic.Int64
 }
 
 const slotSize = 1 + wire.MaxStateSize
@@ -87,10 +91,20 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("more than %d connections from your address", max), http.StatusTooManyRequests)
 		return
 	}
+	if max := s.cfg.MaxConns; max > 0 && s.wsConns >= max {
+		s.mu.Unlock()
+		s.m.Limited(metrics.LimitConns)
+		s.log.Debug("connection cap reached", "max", max)
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "the server is at its connection limit; try again soon", http.StatusServiceUnavailable)
+		return
+	}
 	s.connsBy[addr]++
+	s.wsConns++
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
+		s.wsConns--
 		if s.connsBy[addr]--; s.connsBy[addr] <= 0 {
 			delete(s.connsBy, addr)
 		}
@@ -604,7 +618,7 @@ func (c *conn) seat(h *host, via protocol.Via) bool {
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
 	h.do(func(now time.Duration) {
 		c.count() // before Joined, which Join queues, can reach the client
-		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via}); err != nil {
+		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr}); err != nil {
 			c.uncount()
 			return
 		}
@@ -709,8 +723,9 @@ func (c *conn) check(now time.Duration) {
 	}
 }
 
-// writeLoop writes queued frames: reliable ones first, then every queued
-// state in one batch message. It closes the connection when asked.
+// writeLoop writes queued frames: reliable ones in order, and after each
+// one every queued state in one batch message. It closes the connection
+// when asked.
 func (c *conn) writeLoop() {
 	defer close(c.done)
 	defer c.recoverConn()
@@ -727,18 +742,7 @@ func (c *conn) writeLoop() {
 			c.qmu.Lock()
 			ctl, c.ctl = c.ctl, ctl[:0]
 			c.ctlSize = 0
-			batch = batch[:0]
-			slots := len(c.ring) / slotSize
-			for c.n > 0 {
-				i := c.head * slotSize
-				l := int(c.ring[i])
-				if len(batch)+l > maxBatch {
-					break
-				}
-				batch = append(batch, c.ring[i+1:i+1+l]...)
-				c.head = (c.head + 1) % slots
-				c.n--
-			}
+			batch = c.takeStatesLocked(batch[:0])
 			closing, code, reason := c.closing, c.code, c.reason
 			if c.dropped > 0 {
 				c.s.m.DroppedTotal.Add(float64(c.dropped))
@@ -753,12 +757,28 @@ func (c *conn) writeLoop() {
 				}
 				break
 			}
+			for _, f := range ctl {
+				c.inflight.Add(int64(len(f)))
+			}
 			for i, f := range ctl {
 				if !c.write(ctx, f) {
 					c.drainQueues()
 					return
 				}
+				c.inflight.Add(-int64(len(f)))
 				ctl[i] = nil
+				// States go out between reliable frames, so that a reliable
+				// backlog (events for a slow reader) never holds them back;
+				// a reliable frame still leads (Joined before the states).
+				if !closing && i < len(ctl)-1 {
+					if batch = c.takeStates(batch); len(batch) > 0 {
+						if !c.write(ctx, batch) {
+							c.drainQueues()
+							return
+						}
+						batch = batch[:0]
+					}
+				}
 			}
 			if len(batch) > 0 && !closing {
 				if !c.write(ctx, batch) {
@@ -768,6 +788,38 @@ func (c *conn) writeLoop() {
 			}
 		}
 	}
+}
+
+// takeStates moves queued states into batch, up to maxBatch bytes.
+func (c *conn) takeStates(batch []byte) []byte {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return c.takeStatesLocked(batch)
+}
+
+// takeStatesLocked is takeStates with c.qmu held.
+func (c *conn) takeStatesLocked(batch []byte) []byte {
+	slots := len(c.ring) / slotSize
+	for c.n > 0 {
+		i := c.head * slotSize
+		l := int(c.ring[i])
+		if len(batch)+l > maxBatch {
+			break
+		}
+		batch = append(batch, c.ring[i+1:i+1+l]...)
+		c.head = (c.head + 1) % slots
+		c.n--
+	}
+	return batch
+}
+
+// ReliableBacklog implements room.Backlogged: the bytes of reliable frames
+// queued or being written.
+func (c *conn) ReliableBacklog() int {
+	c.qmu.Lock()
+	n := c.ctlSize
+	c.qmu.Unlock()
+	return n + int(c.inflight.Load())
 }
 
 // write writes one message, timing it for the janitor.
@@ -801,10 +853,14 @@ func (c *conn) drainQueues() {
 	c.closing = true
 	c.ctl, c.ctlSize, c.n = nil, 0, 0
 	c.qmu.Unlock()
+	c.inflight.Store(0)
 	_ = c.ws.CloseNow()
 }
 
 // fail answers a bad message from a connection (counted by the caller).
 func (c *conn) fail(e *protocol.Error) { c.strike(e, e.Code) }
 
-var _ room.Peer = (*conn)(nil)
+var (
+	_ room.Peer       = (*conn)(nil)
+	_ room.Backlogged = (*conn)(nil)
+)

@@ -15,7 +15,8 @@ import (
 
 func TestCreateRoomClaimsCodesAtomically(t *testing.T) {
 	const maxRooms = 40
-	s, err := New(&Config{MaxRooms: maxRooms}, Deps{})
+	// The creators share one /24 and no room plays: only MaxRooms limits.
+	s, err := New(&Config{MaxRooms: maxRooms, MaxRoomsPerPrefix: -1, PlayingReserve: -1}, Deps{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 

@@ -22,8 +22,11 @@
 // is dropped and counted (states are droppable). Reliable messages go to a
 // queue of Config.ControlQueue messages and Config.ControlQueueBytes bytes
 // (what a join replays at once fits); when it overflows, the connection is
-// closed with CodeTooSlow. The writer sends reliable messages first, then every
-// queued state in one message (a batch), and a janitor closes a connection
+// closed with CodeTooSlow. The writer sends reliable messages in order and,
+// after each, every queued state in one message (a batch), so states never
+// wait behind a reliable backlog; the room refuses events for a connection
+// whose reliable backlog passes room.Config.BacklogBytes (conn implements
+// room.Backlogged), charging their senders. A janitor closes a connection
 // whose write has blocked longer than Config.WriteTimeout.
 //
 // # Draining
@@ -53,5 +56,11 @@
 //   - Per-address limits (connections, open rooms, new identities, failed
 //     joins) key on the remote IP, /64 for IPv6 (limit.go); their limiter
 //     forgets idle addresses, so memory does not grow with addresses seen.
+//     Open rooms are also counted per network (/24, /48), rooms in the
+//     lobby may not take Config.PlayingReserve of MaxRooms, and a lobby
+//     nobody readies in closes after Config.LobbyTimeout (host.go).
+//   - Connections are capped in all: the listener closes sockets over
+//     Config.MaxSockets (below the open-file limit) at accept, and /ws
+//     answers 503 over Config.MaxConns (listener.go, conn.go).
 //   - Every goroutine the server starts ends at Shutdown.
 package server

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -17,6 +19,10 @@ type host struct {
 	s    *Server
 	code string // read-only
 	addr string // read-only: the address that created the room
+	net  string // read-only: its network (prefixKeyOf)
+	// lobby is whether the room is in the lobby (PlayingReserve counts
+	// these); set under mu, read under Server.mu, which never holds mu.
+	lobby atomic.Bool
 
 	mu     sync.Mutex // guards everything below, and r
 	r      *room.Room
@@ -24,11 +30,15 @@ type host struct {
 	next   time.Duration // when timer fires; valid while armed
 	armed  bool
 	closed bool
+	// busyAt is when the room was last seen out of the lobby or with a
+	// player ready (LobbyTimeout).
+	busyAt time.Duration
 }
 
 // newHost creates a room; the caller adds it to the directory.
 func (s *Server) newHost(code, addr string) (*host, error) {
-	h := &host{s: s, code: code, addr: addr}
+	h := &host{s: s, code: code, addr: addr, net: prefixKeyOf(addr), busyAt: s.now()}
+	h.lobby.Store(true)
 	hooks := &room.Hooks{
 		Metrics: s.m,
 		Event:   s.emit,
@@ -81,6 +91,11 @@ func (h *host) afterLocked(now time.Duration) bool {
 		h.stopTimerLocked()
 		return true
 	}
+	inLobby := h.r.Phase() == protocol.PhaseLobby
+	if !inLobby {
+		h.busyAt = now
+	}
+	h.lobby.Store(inLobby)
 	at, ok := h.r.Next()
 	if !ok {
 		h.stopTimerLocked()
@@ -161,6 +176,9 @@ func (s *Server) retire(h *host) {
 		if s.roomsBy[h.addr]--; s.roomsBy[h.addr] <= 0 {
 			delete(s.roomsBy, h.addr)
 		}
+		if s.roomsIn[h.net]--; s.roomsIn[h.net] <= 0 {
+			delete(s.roomsIn, h.net)
+		}
 	}
 	s.mu.Unlock()
 	if gone && s.cluster != nil {
@@ -214,8 +232,26 @@ func (s *Server) refuseCreateLocked(addr string) *protocol.Error {
 		s.m.Limited(metrics.LimitRoomsPerAddr)
 		return protocol.Errorf(protocol.CodeRateLimited,
 			"your address already has %d open rooms; leave one or wait for it to close", s.cfg.MaxRoomsPerAddr)
+	case s.cfg.MaxRoomsPerPrefix > 0 && s.roomsIn[prefixKeyOf(addr)] >= s.cfg.MaxRoomsPerPrefix:
+		s.m.Limited(metrics.LimitRoomsPerNet)
+		return protocol.Errorf(protocol.CodeRateLimited,
+			"your network already has %d open rooms; leave one or wait for it to close", s.cfg.MaxRoomsPerPrefix)
 	case len(s.rooms) >= s.cfg.MaxRooms:
 		return protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
+	}
+	if s.cfg.PlayingReserve > 0 {
+		most := s.cfg.MaxRooms - int(float64(s.cfg.MaxRooms)*s.cfg.PlayingReserve)
+		lobbies := 0
+		for _, h := range s.rooms {
+			if h.lobby.Load() {
+				lobbies++
+			}
+		}
+		if lobbies >= most {
+			s.m.Limited(metrics.LimitLobbies)
+			return protocol.Errorf(protocol.CodeServerFull,
+				"the server has %d rooms waiting in their lobbies, its maximum; try again in a minute", most)
+		}
 	}
 	return nil
 }
@@ -249,8 +285,39 @@ func (s *Server) openRoom(addr, code string) (*host, *protocol.Error) {
 	}
 	s.rooms[code] = h
 	s.roomsBy[addr]++
+	s.roomsIn[h.net]++
 	s.m.Rooms.Inc()
 	return h, nil
+}
+
+// expireLobbies closes every room that has sat in the lobby with nobody
+// ready for LobbyTimeout; its players are closed with CodeTimeout.
+func (s *Server) expireLobbies() {
+	s.mu.Lock()
+	hosts := s.hostsLocked()
+	s.mu.Unlock()
+	for _, h := range hosts { // outside s.mu: never with a host's lock
+		h.do(func(now time.Duration) {
+			if h.r.Phase() != protocol.PhaseLobby || anyReady(h.r.Snapshot()) {
+				h.busyAt = now
+				return
+			}
+			if idle := now - h.busyAt; idle >= s.cfg.LobbyTimeout {
+				s.m.Limited(metrics.LimitIdleLobby)
+				s.log.Info("idle lobby closed", "room", h.code, "idle", idle)
+				h.r.Close(protocol.CodeTimeout, fmt.Sprintf("nobody got ready in the lobby for %v: room closed", s.cfg.LobbyTimeout))
+			}
+		})
+	}
+}
+
+func anyReady(st protocol.RoomState) bool {
+	for _, p := range st.Players {
+		if p.Ready {
+			return true
+		}
+	}
+	return false
 }
 
 // lookupRoom returns the room with code, or nil.

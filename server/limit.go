@@ -136,6 +136,26 @@ func addrKeyOf(ip netip.Addr) string {
 	return ip.String()
 }
 
+// prefixKeyOf is the network of an address key (addrKeyOf): its /24 for
+// IPv4, its /48 for IPv6; a key that is neither is its own network.
+func prefixKeyOf(key string) string {
+	if ip, err := netip.ParseAddr(key); err == nil {
+		bits := 24
+		if ip.Is6() {
+			bits = 48
+		}
+		if p, err := ip.Prefix(bits); err == nil {
+			return p.String()
+		}
+	}
+	if p, err := netip.ParsePrefix(key); err == nil && p.Addr().Is6() {
+		if q, err := p.Addr().Prefix(48); err == nil {
+			return q.String()
+		}
+	}
+	return key
+}
+
 // parseProxies parses Config.TrustedProxies: addresses or CIDR prefixes.
 func parseProxies(list []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix

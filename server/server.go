@@ -134,7 +134,11 @@ type Server struct {
 	addr       net.Addr
 
 	connsBy map[string]int // open connections by address
+	wsConns int            // open connections in all (MaxConns)
 	roomsBy map[string]int // open rooms by the address that created them
+	roomsIn map[string]int // the same by its network (prefixKeyOf)
+
+	socks sockets // accepted connections (MaxSockets; listener.go)
 
 	players  atomic.Int64 // seated players with a connection
 	nextConn atomic.Uint64
@@ -167,7 +171,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
-		connsBy: map[string]int{}, roomsBy: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
+		connsBy: map[string]int{}, socks: sockets{by: map[string]int{}}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
 		newIDs:    newKeyLimiter(c.NewIdentityRate, float64(c.NewIdentityBurst)),
 		joinFails: newKeyLimiter(c.JoinFailRate, float64(c.JoinFailBurst)),
 	}
@@ -245,9 +249,12 @@ func (s *Server) Serve(ln net.Listener) error {
 		_ = ln.Close()
 		return fmt.Errorf("serve: %w", ErrClosed)
 	}
-	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	// Without ReadTimeout or IdleTimeout, HeaderTimeout bounds a kept-alive
+	// connection's wait for its next request too.
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.cfg.HeaderTimeout,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	s.addr = ln.Addr()
+	ln = &capListener{Listener: ln, s: s}
 	srv := s.httpSrv
 	close(s.ready)
 	s.mu.Unlock()
@@ -405,6 +412,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	hosts := s.hostsLocked()
 	clear(s.rooms)
 	clear(s.roomsBy)
+	clear(s.roomsIn)
 	s.mu.Unlock()
 	if s.cluster != nil {
 		for _, h := range hosts {
@@ -620,7 +628,7 @@ func (s *Server) janitor() {
 	every := min(s.cfg.WriteTimeout, s.cfg.HelloTimeout, s.cfg.IdleTimeout) / 4
 	t := time.NewTicker(max(every, 10*time.Millisecond))
 	defer t.Stop()
-	var swept time.Duration
+	var swept, lobbies time.Duration
 	for {
 		select {
 		case <-s.stop:
@@ -633,6 +641,10 @@ func (s *Server) janitor() {
 			c.check(now)
 		}
 		s.mu.Unlock()
+		if lt := s.cfg.LobbyTimeout; lt > 0 && now-lobbies >= lt/8 {
+			lobbies = now
+			s.expireLobbies()
+		}
 		if now-swept >= sweepEvery {
 			swept = now
 			s.newIDs.sweep(now)

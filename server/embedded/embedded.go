@@ -118,6 +118,7 @@ func Start(cfg Config) (*Server, error) {
 		// A LAN's players may all share one public address, and the host
 		// invites whom it likes: no per-address limits.
 		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,
+		MaxRoomsPerPrefix: -1,
 		// Stop does not drain: rounds end with the host.
 		DrainGrace: time.Second,
 	}, server.Deps{Secret: secret, Log: log})

@@ -75,17 +75,24 @@ func (m *Metrics) Families() []Family { return m.families }
 
 // Per-address and abuse limits, the label of nearzero_limited_total.
 const (
-	LimitConnsPerAddr  = "conns_per_addr" // a connection over Config.MaxConnsPerAddr
-	LimitRoomsPerAddr  = "rooms_per_addr" // a create over Config.MaxRoomsPerAddr
-	LimitNewIdentities = "new_identities" // a tokenless hello over Config.NewIdentityRate
-	LimitJoinFailures  = "join_failures"  // a join refused after too many failed joins
-	LimitIdle          = "idle"           // a connection closed after Config.IdleTimeout of silence
-	LimitPingFrames    = "ping_frames"    // a connection closed for WebSocket ping/pong floods
+	LimitConnsPerAddr   = "conns_per_addr"   // a connection over Config.MaxConnsPerAddr
+	LimitRoomsPerAddr   = "rooms_per_addr"   // a create over Config.MaxRoomsPerAddr
+	LimitRoomsPerNet    = "rooms_per_prefix" // a create over Config.MaxRoomsPerPrefix
+	LimitLobbies        = "lobbies"          // a create refused to keep Config.PlayingReserve
+	LimitConns          = "conns"            // a connection over Config.MaxConns (HTTP 503)
+	LimitSockets        = "sockets"          // a connection closed at accept over Config.MaxSockets
+	LimitSocketsPerAddr = "sockets_per_addr" // the same over one address's share
+	LimitIdleLobby      = "idle_lobby"       // a room closed after Config.LobbyTimeout in the lobby, nobody ready
+	LimitNewIdentities  = "new_identities"   // a tokenless hello over Config.NewIdentityRate
+	LimitJoinFailures   = "join_failures"    // a join refused after too many failed joins
+	LimitIdle           = "idle"             // a connection closed after Config.IdleTimeout of silence
+	LimitPingFrames     = "ping_frames"      // a connection closed for WebSocket ping/pong floods
 )
 
 // Limits lists the limit labels (for docs and tests).
 func Limits() []string {
-	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames}
+	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames,
+		LimitRoomsPerNet, LimitLobbies, LimitIdleLobby, LimitConns, LimitSockets, LimitSocketsPerAddr}
 }
 
 // Connection-level rejection reasons (the room's come from room.Reject).

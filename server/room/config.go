@@ -170,6 +170,20 @@ type Config struct {
 	// in the abuse score, so a sender that keeps flooding is closed with
 	// CodeRateLimited; the recipient is never affected.
 	SignalBytes, SignalBytesBurst float64
+	// RecipientRate and RecipientBurst bound the events, chat lines and
+	// synced properties relayed to one player, in messages per second and
+	// at once; RecipientBytes and RecipientBytesBurst the same in bytes.
+	// The budget is shared evenly by the other connected players, so that
+	// senders within their own rates cannot together bury a recipient on a
+	// slow link. A message over a sender's share is not relayed to that
+	// recipient, and weighs 5 in the sender's abuse score (closed with
+	// CodeRateLimited if it keeps on); the recipient is never affected.
+	// Defaults 960/s, 1920, 96 KiB/s, 384 KiB.
+	RecipientRate, RecipientBurst, RecipientBytes, RecipientBytesBurst float64
+	// BacklogBytes is how many bytes of reliable frames may wait for a
+	// recipient (a Peer that is Backlogged) before events, chat and synced
+	// properties to it are refused the same way. Default 512 KiB.
+	BacklogBytes int
 	// SnapshotEvery is the least time between two room states (RoomState)
 	// sent to the players: changes within it are merged into one room state
 	// sent at its end; phase changes go out at once. Default 100 ms.
@@ -234,6 +248,11 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.SignalBurst, DefaultSignalBurst)
 	setDefault(&d.SignalBytes, DefaultSignalBytes)
 	setDefault(&d.SignalBytesBurst, DefaultSignalBytesBurst)
+	setDefault(&d.RecipientRate, DefaultRecipientRate)
+	setDefault(&d.RecipientBurst, DefaultRecipientBurst)
+	setDefault(&d.RecipientBytes, DefaultRecipientBytes)
+	setDefault(&d.RecipientBytesBurst, DefaultRecipientBytesBurst)
+	setDefault(&d.BacklogBytes, DefaultBacklogBytes)
 	setDefault(&d.SnapshotEvery, DefaultSnapshotEvery)
 	setDefault(&d.KickBan, DefaultKickBan)
 	setDefault(&d.AbuseLimit, DefaultAbuseLimit)
@@ -296,6 +315,9 @@ func (c *Config) Validate() error {
 	case d.SignalRate <= 0 || d.SignalBurst < 1 || d.SignalBytes <= 0 || d.SignalBytesBurst < protocol.MaxSignalData:
 		return bad("SignalRate %v, SignalBurst %v, SignalBytes %v, SignalBytesBurst %v: need positive, at least 1, positive, at least %d",
 			d.SignalRate, d.SignalBurst, d.SignalBytes, d.SignalBytesBurst, protocol.MaxSignalData)
+	case d.RecipientRate <= 0 || d.RecipientBurst < 1 || d.RecipientBytes <= 0 || d.RecipientBytesBurst < 1 || d.BacklogBytes < 1:
+		return bad("RecipientRate %v, RecipientBurst %v, RecipientBytes %v, RecipientBytesBurst %v, BacklogBytes %d: need positive, at least 1",
+			d.RecipientRate, d.RecipientBurst, d.RecipientBytes, d.RecipientBytesBurst, d.BacklogBytes)
 	case d.SnapshotEvery < 0 || d.KickBan < 0:
 		return bad("negative SnapshotEvery %v or KickBan %v", d.SnapshotEvery, d.KickBan)
 	case len(d.InviteBase) > MaxInviteBase:

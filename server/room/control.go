@@ -204,7 +204,8 @@ func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
 // hostKick is the host removing another player (connected or held), so one
 // who never readies cannot block every start. Not during a round: a
 // running round has its own exits (time limit, restart vote). The player
-// is closed with CodeKicked and may not rejoin for KickBan.
+// is closed with CodeKicked and may not rejoin for KickBan, nor may a new
+// seat from its address (unless that is the host's).
 func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
 	if s.slot != r.host {
 		return protocol.Errorf(protocol.CodeNotHost, "only the host kicks")
@@ -221,7 +222,17 @@ func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
 			delete(r.banned, u)
 		}
 	}
+	for a, until := range r.bannedA {
+		if until <= now {
+			delete(r.bannedA, a)
+		}
+	}
 	r.banned[o.user] = now + r.cfg.KickBan
+	// The address too, or the kicked player rejoins at once as a new
+	// identity; never the host's own, which would lock its network out.
+	if o.addr != "" && o.addr != s.addr {
+		r.bannedA[o.addr] = now + r.cfg.KickBan
+	}
 	r.m.Kicked(protocol.CodeKicked)
 	r.hooks.Log.Info("player kicked by the host", "slot", o.slot, "user", o.user, "host", s.user)
 	const why = "the host removed you from the room"

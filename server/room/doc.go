@@ -29,7 +29,10 @@
 // caller must tick at Next; phase changes go out at once. Signals are
 // relayed within a budget per sender and recipient (SignalRate,
 // SignalBytes); a sender that keeps exceeding it is closed with
-// CodeRateLimited, never the recipient.
+// CodeRateLimited, never the recipient. Events, chat and synced properties
+// share one budget per recipient (RecipientRate, RecipientBytes; inbox.go),
+// split evenly among its senders, and are refused toward a Backlogged peer
+// past BacklogBytes: the same way, the sender pays.
 //
 // Time sync: a peer sends protocol.Ping{TUS: its clock, RTTUS: its best
 // round trip}; the room answers protocol.Pong{TUS, ServerUS: now} at once
@@ -103,7 +106,8 @@
 // present longest (first in, held seats included), re-elected at once when
 // the host's seat is freed. Outside a round the host may Kick a player
 // (connected or held): closed with CodeKicked, and refused on rejoining for
-// KickBan. An empty room closes, and so does one whose
+// KickBan, as is a new seat from its address (Member.Addr; not the host's
+// own). An empty room closes, and so does one whose
 // seats are all only held (nobody connected) for EmptyHold (5 s), shorter
 // than the seat hold, so abandoned rooms do not pile up. A round that
 // loses its last seat still ends with its results.

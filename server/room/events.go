@@ -164,7 +164,7 @@ func (r *Room) relayEvent(now time.Duration, s *seat, m *protocol.Event) *protoc
 			"event %q refused: more than %.0f events per second (burst %.0f)", m.Name, l.EventRate, l.EventBurst))
 		return nil
 	}
-	r.sendTo(to, &protocol.Event{Name: m.Name, Args: m.Args, To: m.To, From: s.slot})
+	r.relayTo(now, s, to, &protocol.Event{Name: m.Name, Args: m.Args, To: m.To, From: s.slot})
 	return nil
 }
 
@@ -192,7 +192,7 @@ func (r *Room) relayChat(now time.Duration, s *seat, m *protocol.Chat) *protocol
 			"chat refused: more than %.0f lines per second (burst %.0f)", l.ChatRate, l.ChatBurst))
 		return nil
 	}
-	r.sendTo(to, &protocol.Chat{Text: text, To: m.To, From: s.slot})
+	r.relayTo(now, s, to, &protocol.Chat{Text: text, To: m.To, From: s.slot})
 	return nil
 }
 
@@ -231,7 +231,7 @@ func (r *Room) setProp(now time.Duration, s *seat, m *protocol.Prop) *protocol.E
 	// A copy: the decoded message's bytes are the sender's to reuse.
 	s.ev.kept[k] = append(json.RawMessage(nil), m.Value...)
 	to, _ := r.recipients(s, protocol.ToAll)
-	r.sendTo(to, &protocol.Prop{Slot: s.slot, Entity: m.Entity, Key: m.Key, Value: m.Value})
+	r.relayTo(now, s, to, &protocol.Prop{Slot: s.slot, Entity: m.Entity, Key: m.Key, Value: m.Value})
 	return nil
 }
 

@@ -23,11 +23,13 @@ const (
 	RejectBounds                    // state outside Config.WorldBounds
 	RejectSignalRate                // Signal over its sender→recipient budget
 	RejectEntities                  // state of a new entity past EntityLimits.MaxPerPlayer
+	RejectRecipient                 // event, chat or property over its recipient's budget (inbox.go)
 	numRejects
 )
 
 var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
-	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate", "entities"}
+	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate", "entities",
+	"recipient_budget"}
 
 // String returns the reason's snake_case name (a metrics label).
 func (r Reject) String() string {
@@ -49,7 +51,7 @@ func Rejects() []Reject {
 // weight is how much abuse score a rejection adds.
 func (r Reject) weight() float64 {
 	switch r {
-	case RejectMalformed, RejectUnknownType, RejectVersion, RejectSignalRate:
+	case RejectMalformed, RejectUnknownType, RejectVersion, RejectSignalRate, RejectRecipient:
 		return 5
 	case RejectBadRequest:
 		return 2
@@ -60,7 +62,7 @@ func (r Reject) weight() float64 {
 // code is the close code for a player disconnected for repeated r.
 func (r Reject) code() protocol.Code {
 	switch r {
-	case RejectRate, RejectControlRate, RejectSignalRate:
+	case RejectRate, RejectControlRate, RejectSignalRate, RejectRecipient:
 		return protocol.CodeRateLimited
 	case RejectSpeed, RejectTeleport, RejectBounds:
 		return protocol.CodeImplausible

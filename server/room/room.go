@@ -38,6 +38,10 @@ type Member struct {
 	User string       // stable user id; the seat belongs to it
 	Name string       // display name, already normalised
 	Via  protocol.Via // how they arrived (analytics); default ViaCode
+	// Addr is the client's network address as the caller keys it (the
+	// server: its IP, /64 for IPv6); a host's kick bans it as well as User,
+	// since a fresh identity is free. Empty: none.
+	Addr string
 }
 
 // seat is one player's place in the room. Owned by the room.
@@ -46,6 +50,7 @@ type seat struct {
 	user      string
 	name      string
 	via       protocol.Via
+	addr      string        // Member.Addr of the latest join
 	peer      Peer          // nil while the seat is held
 	joinedAt  time.Duration // first arrival: the host is the longest present
 	heldUntil time.Duration // while peer is nil
@@ -75,6 +80,8 @@ type seat struct {
 	accepted    uint32 // states accepted (samples the offset metric)
 	n           int
 	buf         [wire.MaxStateSize]byte // last accepted state as relayed
+
+	relayIn [MaxSlots]shareBudget // what each slot may relay to this one (inbox.go)
 }
 
 // track is what the motion checks know of a player's last accepted state.
@@ -154,6 +161,7 @@ type Room struct {
 	dim2D   bool                     // the room carries 2D states
 	gone    map[string]track         // by user: players who gave up their seat
 	banned  map[string]time.Duration // by user: kicked by the host, until then
+	bannedA map[string]time.Duration // by Member.Addr: the same, for new seats
 	emptyAt time.Duration            // when the last connection went, while seats are only held
 
 	rev     uint64
@@ -181,6 +189,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		byUser:   make(map[string]*seat),
 		gone:     make(map[string]track),
 		banned:   make(map[string]time.Duration),
+		bannedA:  make(map[string]time.Duration),
 		host:     -1,
 		phase:    protocol.PhaseLobby,
 		phaseAt:  now,
@@ -261,7 +270,8 @@ func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
 // back (a reconnect); if another connection still sits in it, that one is
 // closed with CodeSessionReplaced. Errors are *protocol.Error with
 // CodeRoomNotFound (closed room), CodeRoomFull, CodeAlreadyInRoom or
-// CodeKicked (the host kicked this user less than KickBan ago).
+// CodeKicked (the host kicked this user, or a new seat's address, less
+// than KickBan ago).
 func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	if r.closed {
 		return -1, protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", r.code)
@@ -288,6 +298,7 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		}
 		reconnected = true
 		s.peer = p
+		s.addr = m.Addr
 		s.heldUntil = 0
 		if m.Name != "" && m.Name != s.name {
 			s.name = m.Name
@@ -295,6 +306,15 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		r.resetRelay(s)
 		r.hooks.Log.Debug("reconnected", "slot", s.slot, "user", s.user)
 	} else {
+		// Only new seats: a player seated before the kick, on the same
+		// network as the kicked one, may still reconnect.
+		if until, ok := r.bannedA[m.Addr]; ok && m.Addr != "" {
+			if now < until {
+				return -1, protocol.Errorf(protocol.CodeKicked, "the host removed a player at your address from room %s; you may join in %v",
+					r.code, (until - now).Round(time.Second))
+			}
+			delete(r.bannedA, m.Addr)
+		}
 		slot := -1
 		for i, o := range r.seats {
 			if o == nil {
@@ -309,7 +329,7 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		if err != nil { // cannot happen: New validated the config
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
-		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, peer: p, joinedAt: now, rs: rs,
+		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, addr: m.Addr, peer: p, joinedAt: now, rs: rs,
 			states:   ratelimit.Full(now, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
 		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left

@@ -70,6 +70,8 @@ type options struct {
 
 	entities room.EntityLimits // -max-entities, -claim-radius*
 
+	recipient room.Config // -recipient-*, -reliable-backlog: only those fields
+
 	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
 	stun multi
 }
@@ -121,10 +123,19 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.hits.Range2D, "hit-range-2d", 0, "the same for 2D games, in pixels (0: no range rule)")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
+	fs.IntVar(&o.limits.MaxRoomsPerPrefix, "max-rooms-per-prefix", server.DefaultMaxRoomsPerPrefix, "open rooms created per client network (/24 for IPv4, /48 for IPv6); -1 for no limit")
+	fs.Float64Var(&o.limits.PlayingReserve, "playing-reserve", server.DefaultPlayingReserve, "share of -max-rooms that rooms in the lobby may not take (kept for rooms playing a round); -1 for none")
+	fs.DurationVar(&o.limits.LobbyTimeout, "lobby-timeout", server.DefaultLobbyTimeout, "close a room that sits in the lobby this long with no player ready; -1s for never")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
 	fs.IntVar(&o.limits.NewIdentityBurst, "new-identity-burst", server.DefaultNewIdentityBurst, "new identities one address may take at once")
 	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
 	fs.IntVar(&o.limits.JoinFailBurst, "join-fail-burst", server.DefaultJoinFailBurst, "failed joins one address may make at once")
+	fs.IntVar(&o.limits.MaxConns, "max-conns", 0, fmt.Sprintf("open WebSocket connections in all; more get HTTP 503 before the upgrade (0: %d, or 3/4 of -max-sockets if lower; -1 for no limit)", server.DefaultMaxConns))
+	fs.IntVar(&o.limits.MaxSockets, "max-sockets", 0, fmt.Sprintf("open TCP connections in all (handshakes, HTTP and WebSockets), keep it below the open-file limit; more are closed at accept (0: the open-file limit less 128, at most %d; -1 for no limit)", server.DefaultMaxSockets))
+	fs.DurationVar(&o.limits.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "close a new connection that has not sent its HTTP request (the WebSocket handshake) within this time")
+	fs.Float64Var(&o.recipient.RecipientRate, "recipient-rate", room.DefaultRecipientRate, "events, chat lines and synced properties relayed to one player per second, shared evenly by the players sending to it; over a sender's share, the sender is refused (rate_limited) and closed if it keeps on")
+	fs.Float64Var(&o.recipient.RecipientBytes, "recipient-bytes", room.DefaultRecipientBytes, "the same budget in bytes per second")
+	fs.IntVar(&o.recipient.BacklogBytes, "reliable-backlog", room.DefaultBacklogBytes, "bytes of reliable messages waiting for a player past which events, chat and properties to it are refused the same way")
 	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
 	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.StringVar(&o.turn.Addr, "turn-addr", "", "UDP listen address of an embedded TURN relay for direct links, e.g. :3478 (default: none)")
@@ -188,6 +199,7 @@ func (o *options) config() *server.Config {
 	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
 	rc.Hits = o.hits
 	rc.Entities = o.entities
+	rc.RecipientRate, rc.RecipientBytes, rc.BacklogBytes = o.recipient.RecipientRate, o.recipient.RecipientBytes, o.recipient.BacklogBytes
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
 	}
@@ -203,6 +215,8 @@ func (o *options) config() *server.Config {
 	l := &o.limits
 	c.MaxConnsPerAddr, c.MaxRoomsPerAddr, c.IdleTimeout = l.MaxConnsPerAddr, l.MaxRoomsPerAddr, l.IdleTimeout
 	c.NewIdentityRate, c.NewIdentityBurst = l.NewIdentityRate, l.NewIdentityBurst
+	c.MaxRoomsPerPrefix, c.PlayingReserve, c.LobbyTimeout = l.MaxRoomsPerPrefix, l.PlayingReserve, l.LobbyTimeout
+	c.MaxConns, c.MaxSockets, c.HeaderTimeout = l.MaxConns, l.MaxSockets, l.HeaderTimeout
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
 	c.TrustedProxies = o.proxies
 	return c
@@ -254,6 +268,11 @@ func run(args []string, sig <-chan os.Signal, stdout, stderr io.Writer, ready fu
 }
 
 func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger, ready func(string)) error {
+	// Before the config: the connection caps' defaults follow this limit.
+	files, err := server.RaiseFileLimit()
+	if err != nil {
+		log.Warn("open-file limit not raised; the connection caps follow the lower one", "limit", files, "err", err)
+	}
 	cfg := o.config()
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -337,7 +356,8 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	go func() { served <- s.Serve(ln) }()
 	<-s.Ready()
 	log.Info("nearzero-server ready", "addr", ln.Addr().String(), "db", o.db, "protocol", wire.ProtocolVersion,
-		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace)
+		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace,
+		"open_file_limit", files, "max_conns", cfg.Effective().MaxConns, "max_sockets", cfg.Effective().MaxSockets)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
