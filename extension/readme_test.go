@@ -43,7 +43,7 @@ var notMembers = []string{
 	"is_inside_tree", "set_multiplayer_authority", "is_multiplayer_authority", "get_unique_id",
 	"peer_connected", "peer_disconnected", "spawn_function", "replication_config", "root_path",
 	// the server, the build, the demo and the bench
-	"build_sh", "nearzero_init", "lan_address", "host_ip", "target_slot", "drawn_hit_point", "muzzle", "from_slot",
+	"build_sh", "nearzero_init", "_nearzero_init", "lan_address", "host_ip", "target_slot", "drawn_hit_point", "muzzle", "from_slot",
 	"owner_slot", "delay_ms", "go_allocations", "top_speed", "spawn_radius", "claim_radius",
 	"godot_project", "x86_64", "bench_predictors", "physics_interpolation_mode",
 	// the README's own example code

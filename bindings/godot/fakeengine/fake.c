@@ -89,10 +89,11 @@ enum { T_NIL = 0, T_BOOL = 1, T_INT = 2, T_FLOAT = 3, T_STRING = 4, T_STRING_NAM
 static size_t payload_size(uint32_t t) {
 	switch (t) {
 		case 1: return 1;
-		case 5: return 8;
-		case 9: return 12;
+		case 5: case 6: return 8;
+		case 9: case 10: return 12;
 		case 11: return 24;
-		case 15: case 20: return 16;
+		case 7: case 12: case 15: case 20: return 16;
+		case 17: return 36;
 		case 18: return 48;
 		case 29: case 34: return 16;
 		default: return 8;
@@ -139,7 +140,7 @@ static void f_variant_to(uint32_t t, void *r_value, void *variant) {
 #define CONV(T) \
 	static void from_##T(void *v, void *x) { f_variant_from(T, v, x); } \
 	static void to_##T(void *x, void *v) { f_variant_to(T, x, v); }
-CONV(1) CONV(2) CONV(3) CONV(4) CONV(5) CONV(9) CONV(11) CONV(15) CONV(18) CONV(20)
+CONV(1) CONV(2) CONV(3) CONV(4) CONV(5) CONV(6) CONV(7) CONV(9) CONV(10) CONV(11) CONV(12) CONV(15) CONV(17) CONV(18) CONV(20)
 CONV(21) CONV(22) CONV(24) CONV(27) CONV(28) CONV(29) CONV(34)
 #undef CONV
 
@@ -147,6 +148,8 @@ static void *get_from(uint32_t t) {
 	switch (t) {
 		case 1: return (void *)from_1; case 2: return (void *)from_2; case 3: return (void *)from_3;
 		case 4: return (void *)from_4; case 5: return (void *)from_5; case 9: return (void *)from_9;
+		case 6: return (void *)from_6; case 7: return (void *)from_7; case 10: return (void *)from_10;
+		case 12: return (void *)from_12; case 17: return (void *)from_17;
 		case 11: return (void *)from_11; case 15: return (void *)from_15; case 18: return (void *)from_18;
 		case 20: return (void *)from_20; case 21: return (void *)from_21; case 22: return (void *)from_22;
 		case 24: return (void *)from_24; case 27: return (void *)from_27; case 28: return (void *)from_28;
@@ -159,6 +162,8 @@ static void *get_to(uint32_t t) {
 	switch (t) {
 		case 1: return (void *)to_1; case 2: return (void *)to_2; case 3: return (void *)to_3;
 		case 4: return (void *)to_4; case 5: return (void *)to_5; case 9: return (void *)to_9;
+		case 6: return (void *)to_6; case 7: return (void *)to_7; case 10: return (void *)to_10;
+		case 12: return (void *)to_12; case 17: return (void *)to_17;
 		case 11: return (void *)to_11; case 15: return (void *)to_15; case 18: return (void *)to_18;
 		case 20: return (void *)to_20; case 21: return (void *)to_21; case 22: return (void *)to_22;
 		case 24: return (void *)to_24; case 27: return (void *)to_27; case 28: return (void *)to_28;
