@@ -26,6 +26,16 @@ func init() {
 	godot.Method3(c, "send_event_to", func(n *NetRoom, slot int64, name string, args godot.Array) {
 		n.sendEvent(name, args, int(slot))
 	}, "slot", "name", "args")
+	godot.Method2(c, "send_event_all", func(n *NetRoom, name string, args godot.Array) {
+		if vals, ok := n.eventArgs(name, args); ok {
+			_ = n.model.SendEventAll(name, vals)
+		}
+	}, "name", "args")
+	godot.Method2(c, "send_event_to_host", func(n *NetRoom, name string, args godot.Array) {
+		if vals, ok := n.eventArgs(name, args); ok {
+			_ = n.model.SendEventToHost(name, vals)
+		}
+	}, "name", "args")
 	godot.Method1(c, "send_chat", func(n *NetRoom, text string) { _ = n.model.SendChat(text, protocol.ToAll) }, "text")
 	godot.Method3(c, "report_hit", func(n *NetRoom, target int64, fireTime float64, point godot.Vector3) {
 		_ = n.model.ReportHit(int(target), duration(fireTime), vec3From(point))
@@ -52,12 +62,20 @@ func hitDict(h *protocol.HitResult) godot.Dictionary {
 // sendEvent converts args and hands the event to the model; a refusal
 // comes back as room_error, like every other request.
 func (n *NetRoom) sendEvent(name string, args godot.Array, to int) {
+	if vals, ok := n.eventArgs(name, args); ok {
+		_ = n.model.SendEvent(name, vals, to)
+	}
+}
+
+// eventArgs converts an event's args; false when refused (reported
+// through room_error).
+func (n *NetRoom) eventArgs(name string, args godot.Array) ([]any, bool) {
 	vals, err := argsFromArray(args, 1)
 	if err != nil {
-		_ = n.model.RefuseEvent(name, err) // reported through room_error
-		return
+		_ = n.model.RefuseEvent(name, err)
+		return nil, false
 	}
-	_ = n.model.SendEvent(name, vals, to)
+	return vals, true
 }
 
 // emitGameEvent emits event_received or chat_received for e.

@@ -22,22 +22,73 @@ const MaxArgDepth = protocol.MaxArgDepth
 
 // SendEvent sends a named event with args, reliable and ordered through
 // the server, to slot to or to every other player (protocol.ToAll). Args
-// hold what EncodeArgs takes. An event the server would refuse for its size
-// or name is refused here, with EventError and the error returned; the
-// server's rate limit (30 per second, burst 60, by default) comes back as
-// EventError with protocol.CodeRateLimited.
+// hold what EncodeArgs takes. When to is our own slot the event is not
+// sent: it comes back here (see SendEventAll). An event the server would
+// refuse for its size or name is refused here, with EventError and the
+// error returned; the server's rate limit (30 per second, burst 60, by
+// default) comes back as EventError with protocol.CodeRateLimited.
 func (r *Room) SendEvent(name string, args []any, to int) error {
-	raw, err := EncodeArgs(args)
+	raw, err := r.checkEvent(name, args, to)
 	if err != nil {
-		return r.fail(fmt.Errorf("send_event %q: %w", name, err))
+		return err
 	}
-	if err := protocol.CheckEvent(name, raw); err != nil {
-		return r.fail(fmt.Errorf("send_event: %w", err))
-	}
-	if to < protocol.ToAll {
-		return r.fail(fmt.Errorf("send_event %q: to %d: want a slot or -1 for everyone", name, to))
+	if to == r.slot && r.inRoom {
+		return r.deliverLocal(name, raw)
 	}
 	return r.sendInRoom(&protocol.Event{Name: name, Args: raw, To: to})
+}
+
+// SendEventAll sends the event to every other player and runs it here
+// too, what @rpc("call_local") does: EventGameEvent from our own slot at
+// the next Update (not during this call), with args decoded as the others
+// get them. Nothing runs here when the send is refused.
+func (r *Room) SendEventAll(name string, args []any) error {
+	raw, err := r.checkEvent(name, args, protocol.ToAll)
+	if err != nil {
+		return err
+	}
+	if err := r.sendInRoom(&protocol.Event{Name: name, Args: raw, To: protocol.ToAll}); err != nil {
+		return err
+	}
+	return r.deliverLocal(name, raw)
+}
+
+// SendEventToHost sends the event to the room's host alone (it runs here
+// when we are the host): for requests one machine decides.
+func (r *Room) SendEventToHost(name string, args []any) error {
+	if !r.inRoom {
+		return r.fail(fmt.Errorf("send_event_to_host %q: %w", name, ErrNotInRoom))
+	}
+	return r.SendEvent(name, args, r.Host())
+}
+
+// checkEvent encodes and checks an event as the server will.
+func (r *Room) checkEvent(name string, args []any, to int) (json.RawMessage, error) {
+	raw, err := EncodeArgs(args)
+	if err != nil {
+		return nil, r.fail(fmt.Errorf("send_event %q: %w", name, err))
+	}
+	if err := protocol.CheckEvent(name, raw); err != nil {
+		return nil, r.fail(fmt.Errorf("send_event: %w", err))
+	}
+	if to < protocol.ToAll {
+		return nil, r.fail(fmt.Errorf("send_event %q: to %d: want a slot or -1 for everyone", name, to))
+	}
+	return raw, nil
+}
+
+// deliverLocal queues an event of ours as received from our own slot,
+// decoded from the bytes the others get so the types match theirs.
+func (r *Room) deliverLocal(name string, raw json.RawMessage) error {
+	if !r.inRoom {
+		return r.fail(fmt.Errorf("event %q: %w", name, ErrNotInRoom))
+	}
+	args, err := DecodeArgs(raw)
+	if err != nil {
+		return r.fail(fmt.Errorf("event %q: %w", name, err))
+	}
+	r.emit(Event{Kind: EventGameEvent, Slot: r.slot, Text: name, Args: args})
+	return nil
 }
 
 // RefuseEvent reports an event whose arguments the caller could not

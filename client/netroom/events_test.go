@@ -190,3 +190,62 @@ func TestReportHitAndResult(t *testing.T) {
 	assert.Equal(t, res, evs[0].Hit)
 	assert.Equal(t, 1, evs[0].Slot)
 }
+
+// TestEventModes: an event run here too (call_local), one to our own
+// slot, and one to the host, whether that is another player or us.
+func TestEventModes(t *testing.T) {
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	sent := func() []protocol.Message { // what was sent since the last call
+		h.link.mu.Lock()
+		defer h.link.mu.Unlock()
+		out := h.link.sent
+		h.link.sent = nil
+		return out
+	}
+	sent()
+
+	games := func(evs []Event) []Event {
+		var out []Event
+		for _, e := range evs {
+			if e.Kind == EventGameEvent {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	require.NoError(t, h.room.SendEventAll("boom", []any{Vector2{1, 2}, 3}))
+	assert.Equal(t, []protocol.Message{&protocol.Event{Name: "boom", Args: []byte(`[{"@":"Vector2","v":"AACAPwAAAEA="},3]`), To: protocol.ToAll}},
+		sent())
+	assert.Equal(t, []Event{{Kind: EventGameEvent, Slot: 1, Text: "boom", Args: []any{Vector2{1, 2}, int64(3)}}},
+		games(h.update()), "run here too, from our own slot, at the next Update")
+
+	// The host is slot 0: sent to it alone, nothing here.
+	require.NoError(t, h.room.SendEventToHost("buy", []any{"sword"}))
+	assert.Equal(t, []protocol.Message{&protocol.Event{Name: "buy", Args: []byte(`["sword"]`), To: 0}}, sent())
+	assert.Empty(t, games(h.update()))
+
+	// To our own slot: not sent, run here.
+	require.NoError(t, h.room.SendEvent("self", nil, 1))
+	assert.Empty(t, sent())
+	assert.Equal(t, []Event{{Kind: EventGameEvent, Slot: 1, Text: "self"}}, games(h.update()))
+
+	// We become the host: a request to the host runs here only.
+	st := h.room.State()
+	st.Host, st.Rev = 1, st.Rev+1
+	h.link.msg(&st)
+	h.update()
+	require.Equal(t, 1, h.room.Host())
+	require.NoError(t, h.room.SendEventToHost("buy", []any{"shield"}))
+	assert.Empty(t, sent())
+	assert.Equal(t, []Event{{Kind: EventGameEvent, Slot: 1, Text: "buy", Args: []any{"shield"}}}, games(h.update()))
+
+	// A refused event runs nowhere.
+	assert.ErrorIs(t, h.room.SendEventAll("bad", []any{math.NaN()}), ErrBadArg)
+	evs := h.update()
+	assert.Empty(t, games(evs))
+	assert.True(t, has(EventError)(evs))
+}
