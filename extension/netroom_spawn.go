@@ -118,9 +118,9 @@ func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	if err != nil {
 		return fail(err)
 	}
-	parent := n.spawnParent()
+	parent, where := n.entityParent(scenePath)
 	if parent.IsNull() {
-		return fail(fmt.Errorf("spawn_path %q is not a node", n.spawnPath.String()))
+		return fail(fmt.Errorf("%s is not a node", where))
 	}
 	inst, err := n.instantiate(scenePath)
 	if err != nil {
@@ -148,6 +148,20 @@ func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	return inst
 }
 
+// entityParent returns the node instances of scene go under: the parent
+// its spawnable_scenes entry names ("res://rocket.tscn|Projectiles", a
+// path from the NetRoom), else spawn_path's node; and that place in words
+// for an error.
+func (n *NetRoom) entityParent(scene string) (godot.Node, string) {
+	path, _ := netroom.SpawnParent(n.ents.scenes, scene)
+	if path == "" {
+		return n.spawnParent(), fmt.Sprintf("spawn_path %q", n.spawnPath.String())
+	}
+	np := godot.NewNodePath(path)
+	defer np.Destroy()
+	return n.GetNodeOrNull(np), fmt.Sprintf("the parent %q of %s in spawnable_scenes", path, scene)
+}
+
 // despawnFreed despawns our spawned entities whose nodes were freed.
 func (n *NetRoom) despawnFreed() {
 	for id, oid := range n.ents.local {
@@ -162,10 +176,9 @@ func (n *NetRoom) despawnFreed() {
 // entity_spawned. A scene outside spawnable_scenes is refused with an
 // error line.
 func (n *NetRoom) spawnRemoteEntity(e *netroom.Event) error {
-	parent := n.spawnParent()
+	parent, where := n.entityParent(e.Text)
 	if parent.IsNull() {
-		godot.PrintErrorf("NetRoom: spawn_path %q is not a node; entity %d of player %d not spawned",
-			n.spawnPath.String(), e.Entity, e.Slot)
+		godot.PrintErrorf("NetRoom: %s is not a node; entity %d of player %d not spawned", where, e.Entity, e.Slot)
 		return nil
 	}
 	inst, err := n.instantiate(e.Text)
