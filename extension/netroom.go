@@ -33,11 +33,11 @@ type NetRoom struct {
 	// spawnPending: player_scene was set; the players without a scene
 	// get one at the next _process.
 	spawnPending bool
-	inTree      bool
-	applying    bool           // inside apply: a signal handler may free the node
-	self        godot.ObjectID // to notice a handler freeing the node
-	lan         lanHosting     // hosting.go: the embedded server and UDP relays
-	ents        roomEntities   // netroom_spawn.go: spawned entities
+	inTree       bool
+	applying     bool           // inside apply: a signal handler may free the node
+	self         godot.ObjectID // to notice a handler freeing the node
+	lan          lanHosting     // hosting.go: the embedded server and UDP relays
+	ents         roomEntities   // netroom_spawn.go: spawned entities
 }
 
 var (
