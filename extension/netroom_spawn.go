@@ -95,8 +95,8 @@ func predictorsIn(node godot.Node, out []*NetPredictor) []*NetPredictor {
 }
 
 // spawnEntity is spawn_entity: it instantiates scenePath for this player,
-// binds its NetPredictor to a free entity id, announces it with args and
-// adds it under spawn_path. It returns the node (null on a refusal, which
+// binds its NetPredictor, if it has one, to a free entity id, announces it
+// with args and adds it under its parent. It returns the node (null on a refusal, which
 // is printed).
 func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	fail := func(err error) godot.Node {
@@ -127,13 +127,15 @@ func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 		return fail(err)
 	}
 	preds := predictorsIn(inst, nil)
-	if len(preds) != 1 {
-		inst.QueueFree()
-		return fail(fmt.Errorf("%q has %d NetPredictors; a spawned scene needs exactly one", scenePath, len(preds)))
-	}
-	if err := preds[0].m.BindLocalEntity(n.model, id); err != nil {
+	if err := netroom.CheckSpawnScene(scenePath, len(preds)); err != nil {
 		inst.QueueFree()
 		return fail(err)
+	}
+	for _, p := range preds { // none: spawned and despawned only, no states
+		if err := p.m.BindLocalEntity(n.model, id); err != nil {
+			inst.QueueFree()
+			return fail(err)
+		}
 	}
 	if err := n.model.Spawn(id, scenePath, raw); err != nil {
 		inst.QueueFree()

@@ -23,6 +23,9 @@ var (
 	// ErrNoFreeEntity indicates that every id of the player's own
 	// entities is taken.
 	ErrNoFreeEntity = errors.New("netroom: no free entity id (despawn some)")
+	// ErrSpawnScene indicates a scene spawn_entity cannot spawn (more than
+	// one NetPredictor).
+	ErrSpawnScene = errors.New("netroom: scene not spawnable")
 )
 
 // Key names a remote entity: a player's entity is (Slot, Entity); a shared
@@ -222,6 +225,18 @@ func (r *Room) RemoteSpawns() []protocol.Spawn {
 		out = append(out, s)
 	}
 	return out
+}
+
+// CheckSpawnScene checks a scene about to be spawned as an entity holds
+// at most one NetPredictor (predictors of them): with one, the entity
+// moves (its states drawn everywhere); with none, it is only spawned and
+// despawned everywhere (a pickup, a decal, a door) and sends no states.
+// Two would be one entity id for two bodies.
+func CheckSpawnScene(scene string, predictors int) error {
+	if predictors > 1 {
+		return fmt.Errorf("%w: %q has %d NetPredictors; a spawned scene holds one at most", ErrSpawnScene, scene, predictors)
+	}
+	return nil
 }
 
 // SceneAllowed reports whether scene is one of list (NetRoom's

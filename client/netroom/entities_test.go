@@ -334,3 +334,31 @@ func TestMissingSpawns(t *testing.T) {
 	h.update()
 	assert.Equal(t, []int{2}, h.room.MissingSpawns(none))
 }
+
+// TestSpawnSceneWithoutPredictor: a spawned scene may hold no NetPredictor
+// (spawned and despawned everywhere, no states) or one, not two; the
+// announcement goes out either way and the id stays taken until despawned.
+func TestSpawnSceneWithoutPredictor(t *testing.T) {
+	assert.NoError(t, CheckSpawnScene("res://pickup.tscn", 0))
+	assert.NoError(t, CheckSpawnScene("res://rocket.tscn", 1))
+	assert.ErrorIs(t, CheckSpawnScene("res://two.tscn", 2), ErrSpawnScene)
+
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	id, err := h.room.FreeEntity()
+	require.NoError(t, err)
+	require.NoError(t, h.room.Spawn(id, "res://pickup.tscn", nil))
+	next, err := h.room.FreeEntity()
+	require.NoError(t, err)
+	assert.NotEqual(t, id, next, "a spawn without states keeps its id")
+	require.NoError(t, h.room.Despawn(id))
+	h.link.mu.Lock()
+	sent, states := append([]protocol.Message(nil), h.link.sent...), len(h.link.sentSt)
+	h.link.mu.Unlock()
+	assert.Contains(t, sent, protocol.Message(&protocol.Spawn{Entity: id, Scene: "res://pickup.tscn"}))
+	assert.Contains(t, sent, protocol.Message(&protocol.Despawn{Entity: id}))
+	assert.Zero(t, states, "no states")
+}
