@@ -17,9 +17,12 @@ func TestArgsGlue(t *testing.T) { runChild(t, "TestArgsGlueChild") }
 
 // TestArgsGlueChild converts every argument type the fake engine models
 // from a Variant to netroom's value, through the wire, and back to a
-// Variant of the same type and value. The fake has no Array, Dictionary
-// or packed array contents (their engine methods do nothing there), so
-// those are covered by netroom's tests of the wire alone.
+// Variant of the same type and value: the scalars, the math types, Arrays,
+// Dictionaries and the packed arrays of numbers and vectors. The fake's
+// PackedByteArray and PackedStringArray hold no contents (their engine
+// methods do nothing there), and its packed arrays keep each element as
+// the Variant put in (no float32 narrowing): netroom's wire tests cover
+// those.
 func TestArgsGlueChild(t *testing.T) {
 	if os.Getenv(glueChildEnv) != "1" {
 		t.Skip("skipped: runs in the child process TestArgsGlue starts")
@@ -58,6 +61,58 @@ func TestArgsGlueChild(t *testing.T) {
 		{godot.NewVariant(godot.Transform3D{Basis: godot.Basis{Rows: [3]godot.Vector3{{X: 1, Y: 2, Z: 3}, {X: 4, Y: 5, Z: 6}, {X: 7, Y: 8, Z: 9}}},
 			Origin: godot.Vector3{X: 10, Y: 11, Z: 12}}), netroom.Transform3D{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
 	}
+	// An Array, a Dictionary with int, String and StringName keys (in its
+	// order), and the packed arrays, built as the engine would.
+	arr := godot.NewArray()
+	godot.ArrayAppend(arr, int64(1))
+	godot.ArrayAppend(arr, godot.Vector2{X: 1, Y: 2})
+	inner := godot.NewArray()
+	godot.ArrayAppend(inner, "deep")
+	godot.ArrayAppend(arr, inner)
+	inner.Destroy()
+	dict := godot.NewDictionary()
+	for _, kv := range [][2]godot.Variant{
+		{godot.NewVariant(int64(2)), godot.NewVariant("two")},
+		{godot.NewVariant("name"), godot.NewVariant(godot.Vector3i{X: 1, Y: 2, Z: 3})},
+		{godot.NewVariant(sn), godot.NewVariant(true)},
+		{godot.NewVariant("2"), godot.NewVariant(2.5)},
+	} {
+		dict.Set(kv[0], kv[1])
+		kv[0].Destroy()
+		kv[1].Destroy()
+	}
+	packed := func(typ godot.VariantType, elems ...godot.Variant) godot.Variant {
+		a := godot.NewArray()
+		for _, e := range elems {
+			a.Append(e)
+			e.Destroy()
+		}
+		av := godot.NewVariant(a)
+		a.Destroy()
+		p, ok := av.Convert(typ)
+		require.True(t, ok, "%s", typ)
+		av.Destroy()
+		return p
+	}
+	f := func(x float64) godot.Variant { return godot.NewVariant(x) }
+	i := func(x int64) godot.Variant { return godot.NewVariant(x) }
+	tests = append(tests, []struct {
+		v    godot.Variant
+		want any
+	}{
+		{godot.NewVariant(arr), []any{int64(1), netroom.Vector2{1, 2}, []any{"deep"}}},
+		{godot.NewVariant(dict), netroom.Dict{{Key: int64(2), Value: "two"}, {Key: "name", Value: netroom.Vector3i{1, 2, 3}},
+			{Key: netroom.StringName("jump"), Value: true}, {Key: "2", Value: 2.5}}},
+		{packed(godot.TypePackedInt32Array, i(-1), i(1<<30)), []int32{-1, 1 << 30}},
+		{packed(godot.TypePackedInt64Array, i(-1), i(1<<62)), []int64{-1, 1 << 62}},
+		{packed(godot.TypePackedFloat32Array, f(0.5), f(-2)), []float32{0.5, -2}},
+		{packed(godot.TypePackedFloat64Array, f(0.1), f(1e300)), []float64{0.1, 1e300}},
+		{packed(godot.TypePackedVector2Array, godot.NewVariant(godot.Vector2{X: 1, Y: 2})), netroom.PackedVector2Array{{1, 2}}},
+		{packed(godot.TypePackedVector3Array, godot.NewVariant(godot.Vector3{X: 1, Y: 2, Z: 3})), netroom.PackedVector3Array{{1, 2, 3}}},
+	}...)
+	arr.Destroy()
+	dict.Destroy()
+
 	for _, tc := range tests {
 		typ := tc.v.Type()
 		x, err := argFromVariant(tc.v, 1)
@@ -89,5 +144,23 @@ func TestArgsGlueChild(t *testing.T) {
 	assert.ErrorContains(t, err, "NodePath")
 	npv.Destroy()
 	np.Destroy()
+	// A Dictionary key of another type, and an Object deep in an Array.
+	bad := godot.NewDictionary()
+	k, e := godot.NewVariant(2.5), godot.NewVariant(1.0)
+	bad.Set(k, e)
+	k.Destroy()
+	e.Destroy()
+	badv := godot.NewVariant(bad)
+	bad.Destroy()
+	_, err = argFromVariant(badv, 1)
+	assert.ErrorContains(t, err, "dictionary key of type float")
+	badv.Destroy()
+	nested := godot.NewArray()
+	nested.Append(obj)
+	_, err = argsFromArray(nested, 1)
+	assert.ErrorContains(t, err, "[0]: ")
+	assert.ErrorIs(t, err, netroom.ErrBadArg)
+	nested.Destroy()
+	obj.Destroy()
 	fakeengine.Destroy(room)
 }

@@ -84,7 +84,74 @@ typedef struct {
 	} v;
 } fvariant;
 
-enum { T_NIL = 0, T_BOOL = 1, T_INT = 2, T_FLOAT = 3, T_STRING = 4, T_STRING_NAME = 21, T_NODE_PATH = 22, T_OBJECT = 24 };
+enum { T_NIL = 0, T_BOOL = 1, T_INT = 2, T_FLOAT = 3, T_STRING = 4, T_STRING_NAME = 21, T_NODE_PATH = 22, T_OBJECT = 24,
+	T_DICTIONARY = 27, T_ARRAY = 28 };
+
+// ---- Arrays, Dictionaries and the packed arrays of numbers and vectors:
+// an opaque handle (8 bytes; a packed array's first 8) points to an fcoll
+// of Variants, reference counted. Packed arrays convert to and from Arrays
+// element for element (no narrowing: a test sees the Go side's values). ----
+typedef struct {
+	int64_t refs;
+	int64_t n, cap;
+	fvariant *keys; // a Dictionary's, in insertion order
+	fvariant *vals;
+} fcoll;
+
+static int is_coll(uint32_t t) {
+	return t == T_DICTIONARY || t == T_ARRAY || (t >= 30 && t <= 33) || t == 35 || t == 36;
+}
+
+static void variant_new_copy(void *dst, const void *src);
+static void variant_destroy(void *p);
+
+static fcoll *fcoll_new(void) {
+	fcoll *c = calloc(1, sizeof *c);
+	c->refs = 1;
+	return c;
+}
+
+static void fcoll_unref(fcoll *c) {
+	if (!c || --c->refs > 0) {
+		return;
+	}
+	for (int64_t i = 0; i < c->n; i++) {
+		if (c->keys) {
+			variant_destroy(&c->keys[i]);
+		}
+		variant_destroy(&c->vals[i]);
+	}
+	free(c->keys);
+	free(c->vals);
+	free(c);
+}
+
+static int64_t fcoll_add(fcoll *c, const fvariant *key, const fvariant *val) {
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 4;
+		c->vals = realloc(c->vals, (size_t)c->cap * sizeof(fvariant));
+		if (key || c->keys) {
+			c->keys = realloc(c->keys, (size_t)c->cap * sizeof(fvariant));
+		}
+	}
+	memset(&c->vals[c->n], 0, sizeof(fvariant));
+	if (val) {
+		variant_new_copy(&c->vals[c->n], val);
+	}
+	if (key) {
+		variant_new_copy(&c->keys[c->n], key);
+	}
+	return c->n++;
+}
+
+// fcoll_copy returns a new collection holding copies of c's elements.
+static fcoll *fcoll_copy(const fcoll *c) {
+	fcoll *d = fcoll_new();
+	for (int64_t i = 0; c && i < c->n; i++) {
+		fcoll_add(d, c->keys ? &c->keys[i] : NULL, &c->vals[i]);
+	}
+	return d;
+}
 
 static size_t payload_size(uint32_t t) {
 	switch (t) {
@@ -119,6 +186,9 @@ static void f_variant_from(uint32_t t, void *r_variant, void *value) {
 			s->refs++;
 		}
 	}
+	if (is_coll(t) && v->v.p) {
+		((fcoll *)v->v.p)->refs++;
+	}
 }
 
 static void f_variant_to(uint32_t t, void *r_value, void *variant) {
@@ -134,6 +204,9 @@ static void f_variant_to(uint32_t t, void *r_value, void *variant) {
 		if (s) {
 			s->refs++;
 		}
+	}
+	if (is_coll(t) && v->v.p) {
+		((fcoll *)v->v.p)->refs++;
 	}
 }
 
@@ -178,6 +251,9 @@ static void variant_new_copy(void *dst, const void *src) {
 	if ((v->type == T_STRING || v->type == T_NODE_PATH) && v->v.p) {
 		((fstr *)v->v.p)->refs++;
 	}
+	if (is_coll(v->type) && v->v.p) {
+		((fcoll *)v->v.p)->refs++;
+	}
 }
 
 static void variant_new_nil(void *dst) { memset(dst, 0, sizeof(fvariant)); }
@@ -186,6 +262,9 @@ static void variant_destroy(void *p) {
 	fvariant *v = p;
 	if (v->type == T_STRING || v->type == T_NODE_PATH) {
 		fstr_unref(v->v.p);
+	}
+	if (is_coll(v->type)) {
+		fcoll_unref(v->v.p);
 	}
 	memset(v, 0, sizeof *v);
 }
@@ -199,9 +278,14 @@ static void variant_stringify(const void *p, void *r_string) {
 	*(fstr **)r_string = fstr_new(buf, n);
 }
 
+// packed_array reports whether t is a packed array the fake converts
+// to and from an Array.
+static int packed_array(uint32_t t) { return is_coll(t) && t != T_ARRAY && t != T_DICTIONARY; }
+
 static gdx_bool can_convert_strict(uint32_t from, uint32_t to) {
 	return from == to || (from == T_INT && to == T_FLOAT) || (from == T_FLOAT && to == T_INT) ||
-			(from == T_NIL && to == T_OBJECT);
+			(from == T_NIL && to == T_OBJECT) || (from == T_ARRAY && packed_array(to)) ||
+			(packed_array(from) && to == T_ARRAY);
 }
 
 static void variant_construct(uint32_t type, void *r, const void **args, int32_t argc, gdx_call_error *err) {
@@ -218,6 +302,8 @@ static void variant_construct(uint32_t type, void *r, const void **args, int32_t
 		out->v.f = (double)in->v.i;
 	} else if (type == T_INT && in->type == T_FLOAT) {
 		out->v.i = (int64_t)in->v.f;
+	} else if ((in->type == T_ARRAY && packed_array(type)) || (packed_array(in->type) && type == T_ARRAY)) {
+		out->v.p = fcoll_copy(in->v.p);
 	} else if (!(type == T_OBJECT && in->type == T_NIL)) {
 		err->error = 2;
 	}
@@ -247,8 +333,20 @@ static void nop_dtor(void *p) { (void)p; }
 static void blob_ctor0(void *r, const void **a) { (void)a; memset(r, 0, 16); }
 static void blob_ctor1(void *r, const void **a) { memcpy(r, a[0], 16); }
 
+static void coll_ctor0(void *r, const void **a) { (void)a; *(fcoll **)r = fcoll_new(); }
+static void coll_ctor1(void *r, const void **a) {
+	fcoll *c = *(fcoll *const *)a[0];
+	if (c) {
+		c->refs++;
+	}
+	*(fcoll **)r = c;
+}
+static void coll_dtor(void *p) { fcoll_unref(*(fcoll **)p); *(fcoll **)p = NULL; }
+
 static void *get_ctor(uint32_t t, int32_t index) {
 	switch (t) {
+		case T_ARRAY: case T_DICTIONARY:
+			return index == 0 ? (void *)coll_ctor0 : index == 1 ? (void *)coll_ctor1 : NULL;
 		case T_STRING: case T_NODE_PATH:
 			switch (index) {
 				case 0: return (void *)str_ctor0;
@@ -270,11 +368,77 @@ static void *get_ctor(uint32_t t, int32_t index) {
 }
 
 static void *get_dtor(uint32_t t) {
+	if (t == T_ARRAY || t == T_DICTIONARY) {
+		return (void *)coll_dtor;
+	}
 	return (t == T_STRING || t == T_NODE_PATH) ? (void *)str_dtor : (void *)nop_dtor;
 }
 
 static void builtin_nop(void *base, const void **args, void *ret, int argc) { (void)base, (void)args, (void)ret, (void)argc; }
-static void *get_builtin(uint32_t t, const void *name, gdx_int hash) { (void)t, (void)name, (void)hash; return (void *)builtin_nop; }
+
+static int variant_equal(const fvariant *a, const fvariant *b) {
+	if (a->type != b->type) {
+		return 0;
+	}
+	switch (a->type) {
+		case T_NIL: return 1;
+		case T_BOOL: return a->v.b == b->v.b;
+		case T_INT: return a->v.i == b->v.i;
+		case T_FLOAT: return a->v.f == b->v.f;
+		case T_STRING: case T_NODE_PATH: {
+			const fstr *x = a->v.p, *y = b->v.p;
+			int64_t nx = x ? x->len : 0, ny = y ? y->len : 0;
+			return nx == ny && (nx == 0 || memcmp(x->data, y->data, (size_t)nx) == 0);
+		}
+		default: return memcmp(a->v.raw, b->v.raw, 16) == 0;
+	}
+}
+
+static int64_t dict_find(const fcoll *c, const fvariant *key) {
+	for (int64_t i = 0; c && i < c->n; i++) {
+		if (variant_equal(&c->keys[i], key)) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void coll_size(void *base, const void **args, void *ret, int argc) {
+	(void)args, (void)argc;
+	const fcoll *c = *(fcoll **)base;
+	*(int64_t *)ret = c ? c->n : 0;
+}
+static void array_push_back(void *base, const void **args, void *ret, int argc) {
+	(void)ret, (void)argc;
+	fcoll *c = *(fcoll **)base;
+	if (c) {
+		fcoll_add(c, NULL, args[0]);
+	}
+}
+static void dict_has(void *base, const void **args, void *ret, int argc) {
+	(void)argc;
+	*(uint8_t *)ret = dict_find(*(fcoll **)base, args[0]) >= 0;
+}
+static void dict_keys(void *base, const void **args, void *ret, int argc) {
+	(void)args, (void)argc;
+	const fcoll *c = *(fcoll **)base;
+	fcoll *k = fcoll_new();
+	for (int64_t i = 0; c && i < c->n; i++) {
+		fcoll_add(k, NULL, &c->keys[i]);
+	}
+	*(fcoll **)ret = k;
+}
+
+static void *get_builtin(uint32_t t, const void *name, gdx_int hash) {
+	(void)hash;
+	const char *n = sn_text(name);
+	if (t == T_ARRAY && strcmp(n, "size") == 0) return (void *)coll_size;
+	if (t == T_ARRAY && strcmp(n, "push_back") == 0) return (void *)array_push_back;
+	if (t == T_DICTIONARY && strcmp(n, "size") == 0) return (void *)coll_size;
+	if (t == T_DICTIONARY && strcmp(n, "has") == 0) return (void *)dict_has;
+	if (t == T_DICTIONARY && strcmp(n, "keys") == 0) return (void *)dict_keys;
+	return (void *)builtin_nop;
+}
 
 // ---- recording ----
 #define MAX_REC 4096
@@ -337,8 +501,21 @@ static void sn_new_len(void *r, const char *p, gdx_int n) { *(fsn **)r = intern(
 static uint8_t byte_slot;
 static uint8_t *pba_index(void *a, gdx_int i) { (void)a, (void)i; return &byte_slot; }
 static fvariant var_slot;
-static void *variant_index(void *a, const void *k) { (void)a, (void)k; return &var_slot; }
-static void *variant_index_i(void *a, gdx_int i) { (void)a, (void)i; return &var_slot; }
+static void *variant_index(void *a, const void *k) {
+	fcoll *c = *(fcoll **)a;
+	if (!c) {
+		return &var_slot;
+	}
+	int64_t i = dict_find(c, k);
+	if (i < 0) {
+		i = fcoll_add(c, k, NULL);
+	}
+	return &c->vals[i];
+}
+static void *variant_index_i(void *a, gdx_int i) {
+	fcoll *c = *(fcoll **)a;
+	return c && i >= 0 && i < c->n ? (void *)&c->vals[i] : (void *)&var_slot;
+}
 static fstr *str_slot;
 static void *psa_index(void *a, gdx_int i) { (void)a, (void)i; return &str_slot; }
 
