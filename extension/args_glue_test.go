@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/bindings/godot/fakeengine"
+	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 func TestArgsGlue(t *testing.T) { runChild(t, "TestArgsGlueChild") }
@@ -163,4 +168,118 @@ func TestArgsGlueChild(t *testing.T) {
 	nested.Destroy()
 	obj.Destroy()
 	fakeengine.Destroy(room)
+}
+
+func TestEventsGlue(t *testing.T) { runChild(t, "TestEventsGlueChild") }
+
+// sendLink is a glueLink that keeps what the NetRoom sent.
+type sendLink struct {
+	glueLink
+	sent []protocol.Message
+}
+
+func (l *sendLink) Send(m protocol.Message) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sent = append(l.sent, m)
+	return nil
+}
+
+// TestEventsGlueChild drives send_event_all, send_event_to_host and
+// event_received through the glue: typed arguments leave as typed values
+// on the wire and arrive, here too for call_local, as the same types.
+func TestEventsGlueChild(t *testing.T) {
+	if os.Getenv(glueChildEnv) != "1" {
+		t.Skip("skipped: runs in the child process TestEventsGlue starts")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	link := &sendLink{}
+	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
+	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene} {
+		fakeengine.Initialize(uint32(l))
+	}
+	main := node(t, "Node", "Main")
+	room := fakeengine.Construct("NetRoom")
+	fakeengine.SetName(room, "Room")
+	fakeengine.AddChild(main, room)
+	fakeengine.SetInTree(main, true)
+	virtual(t, room, "_enter_tree")
+	fakeengine.Call("NetRoom", "set_server_address", room, "127.0.0.1:1")
+	fakeengine.Call("NetRoom", "create_room", room)
+	from := len(fakeengine.Records())
+	for deadline := time.Now().Add(5 * time.Second); !contains(since(from), "emit connected") && time.Now().Before(deadline); {
+		virtual(t, room, "_process")
+		time.Sleep(time.Millisecond)
+	}
+	// We are slot 1; the host is slot 0.
+	link.push(&protocol.Joined{Code: "ABCDEF", Slot: 1, Room: protocol.RoomState{Code: "ABCDEF", Rev: 1,
+		Phase: protocol.PhaseLobby, Host: 0, Players: []protocol.PlayerState{{Slot: 0, Name: "Ann"}, {Slot: 1, Name: "Bob"}}}})
+	virtual(t, room, "_process")
+	require.True(t, contains(since(from), "emit room_joined ABCDEF 1"), "%v", since(from))
+
+	call := func(method string, name string, vals ...godot.Variant) {
+		t.Helper()
+		s := godot.NewString(name)
+		defer s.Destroy()
+		a := godot.NewArray()
+		defer a.Destroy()
+		for _, v := range vals {
+			a.Append(v)
+			v.Destroy()
+		}
+		require.True(t, fakeengine.Ptrcall("NetRoom", method, room,
+			[]unsafe.Pointer{unsafe.Pointer(&s), unsafe.Pointer(&a)}, nil), method)
+	}
+	sentEvents := func() []*protocol.Event {
+		link.mu.Lock()
+		defer link.mu.Unlock()
+		var out []*protocol.Event
+		for _, m := range link.sent {
+			if e, ok := m.(*protocol.Event); ok {
+				out = append(out, e)
+			}
+		}
+		link.sent = nil
+		return out
+	}
+
+	call("send_event_all", "boom", godot.NewVariant(godot.Vector2{X: 1, Y: 2}), godot.NewVariant(godot.Vector2i{X: 3, Y: 4}))
+	sent := sentEvents()
+	require.Len(t, sent, 1)
+	assert.Equal(t, protocol.ToAll, sent[0].To)
+	vals, err := netroom.DecodeArgs(sent[0].Args)
+	require.NoError(t, err)
+	assert.Equal(t, []any{netroom.Vector2{1, 2}, netroom.Vector2i{3, 4}}, vals, "typed on the wire")
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	assert.True(t, contains(since(from), "emit event_received 1 boom [5,6]"),
+		"run here too, from our slot, a Vector2 and a Vector2i: %v", since(from))
+
+	call("send_event_to_host", "buy", godot.NewVariant("sword"))
+	sent = sentEvents()
+	require.Len(t, sent, 1)
+	assert.Equal(t, 0, sent[0].To, "to the host's slot")
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	assert.False(t, contains(since(from), "emit event_received"), "not run here: we are not the host")
+
+	// Another player's event with typed arguments arrives typed.
+	raw, err := netroom.EncodeArgs([]any{netroom.Transform2D{1, 0, 0, 1, 5, 6}, netroom.Dict{{Key: int64(1), Value: "one"}},
+		[]float32{0.5}})
+	require.NoError(t, err)
+	link.push(&protocol.Event{Name: "hello", Args: raw, From: 0, To: protocol.ToAll})
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	assert.True(t, contains(since(from), "emit event_received 0 hello [11,27,32]"),
+		"a Transform2D, a Dictionary, a PackedFloat32Array: %v", since(from))
+
+	// An argument events do not carry: room_error, nothing sent.
+	call("send_event_all", "bad", godot.NewVariant(godot.ObjectFromPtr(room)))
+	assert.Empty(t, sentEvents())
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	assert.True(t, contains(since(from), "emit room_error 0"), "%v", since(from))
+	assert.False(t, contains(since(from), "emit event_received"))
 }

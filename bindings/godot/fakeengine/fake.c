@@ -833,6 +833,17 @@ static void method_call(void *mb, void *obj, const void **args, gdx_int argc, vo
 				case T_INT: n += snprintf(line + n, sizeof line - (size_t)n, " %lld", (long long)a->v.i); break;
 				case T_FLOAT: n += snprintf(line + n, sizeof line - (size_t)n, " %g", a->v.f); break;
 				case T_STRING: n += snprintf(line + n, sizeof line - (size_t)n, " %s", a->v.p ? ((fstr *)a->v.p)->data : ""); break;
+				case T_ARRAY: { // the element types: [5,6] is a Vector2 then a Vector2i
+					const fcoll *c = a->v.p;
+					n += snprintf(line + n, sizeof line - (size_t)n, " [");
+					for (int64_t j = 0; c && j < c->n && n < (int)sizeof line; j++) {
+						n += snprintf(line + n, sizeof line - (size_t)n, j ? ",%u" : "%u", c->vals[j].type);
+					}
+					if (n < (int)sizeof line) {
+						n += snprintf(line + n, sizeof line - (size_t)n, "]");
+					}
+					break;
+				}
 				default: n += snprintf(line + n, sizeof line - (size_t)n, " <%u>", a->type);
 			}
 		}
