@@ -164,14 +164,14 @@ func (l *Local) Teleport() { l.snd.Teleport() }
 // play); the next state is flagged as a teleport.
 func (l *Local) Reset() {
 	l.snd.Reset()
-	l.has = false
+	l.has, l.sent = false, false
 }
 
 // Restart is Reset without the teleport flag (sender.Sender.Restart): a
 // shared object's new owner continues what receivers already draw.
 func (l *Local) Restart() {
 	l.snd.Restart()
-	l.has = false
+	l.has, l.sent = false, false // the first state after is never held back
 }
 
 // Stats returns the sender's counters.

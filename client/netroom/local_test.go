@@ -139,10 +139,16 @@ func TestLocalAtRest(t *testing.T) {
 	loc.SetExtras(3, 0)
 	_, ok = frame(300, geom.Vec3{})
 	assert.True(t, ok, "a changed anim_state is not rest")
+	// After a Restart (a shared object taken over again) the first
+	// state goes out at once, even where the entity rested before.
+	loc.Restart()
+	loc.SetExtras(3, 0) // as before: only the restart differs
+	_, ok = frame(301, geom.Vec3{})
+	assert.True(t, ok, "the first state after Restart")
 	// Off: the full rate.
 	loc.SetRestKeepAlive(false)
 	sentAt = nil
-	for i := 301; i < 361; i++ {
+	for i := 302; i < 362; i++ {
 		frame(i, geom.Vec3{})
 	}
 	assert.Len(t, sentAt, 60)
