@@ -283,3 +283,132 @@ func TestEventsGlueChild(t *testing.T) {
 	assert.True(t, contains(since(from), "emit room_error 0"), "%v", since(from))
 	assert.False(t, contains(since(from), "emit event_received"))
 }
+
+func TestSpawnGlue(t *testing.T) { runChild(t, "TestSpawnGlueChild") }
+
+// TestSpawnGlueChild: players already in the room are spawned when
+// player_scene is set (at the next _process) and by spawn_players(); a
+// spawnable scene's entry names its parent; a scene without a
+// NetPredictor is spawned and announced with no states.
+func TestSpawnGlueChild(t *testing.T) {
+	if os.Getenv(glueChildEnv) != "1" {
+		t.Skip("skipped: runs in the child process TestSpawnGlue starts")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	link := &sendLink{}
+	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
+	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene} {
+		fakeengine.Initialize(uint32(l))
+	}
+	main := node(t, "Node", "Main")
+	level := node(t, "Node2D", "Level")
+	shots := node(t, "Node2D", "Projectiles")
+	room := fakeengine.Construct("NetRoom")
+	fakeengine.SetName(room, "Room")
+	fakeengine.AddChild(main, level)
+	fakeengine.AddChild(level, shots)
+	fakeengine.AddChild(main, room)
+	fakeengine.SetInTree(main, true)
+	virtual(t, room, "_enter_tree")
+	n, ok := godot.InstanceOf[NetRoom](godot.ObjectFromPtr(room))
+	require.True(t, ok)
+
+	scenes := godot.NewArray()
+	godot.ArrayAppend(scenes, "res://pickup.tscn | ../Level/Projectiles")
+	godot.ArrayAppend(scenes, "res://mover_predictor.tscn")
+	require.True(t, fakeengine.Ptrcall("NetRoom", "set_spawnable_scenes", room, []unsafe.Pointer{unsafe.Pointer(&scenes)}, nil))
+	scenes.Destroy()
+
+	fakeengine.Call("NetRoom", "set_server_address", room, "127.0.0.1:1")
+	fakeengine.Call("NetRoom", "create_room", room)
+	from := len(fakeengine.Records())
+	for deadline := time.Now().Add(5 * time.Second); !contains(since(from), "emit connected") && time.Now().Before(deadline); {
+		virtual(t, room, "_process")
+		time.Sleep(time.Millisecond)
+	}
+	// In the lobby with two others, and no player_scene yet: nobody spawned.
+	link.push(&protocol.Joined{Code: "ABCDEF", Slot: 0, Room: protocol.RoomState{Code: "ABCDEF", Rev: 1,
+		Phase: protocol.PhaseLobby, Host: 0, Players: []protocol.PlayerState{{Slot: 0, Name: "Ann"}, {Slot: 1, Name: "Bob"},
+			{Slot: 2, Name: "Cy"}}}})
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	require.True(t, contains(since(from), "emit room_joined ABCDEF 0"), "%v", since(from))
+	assert.False(t, contains(since(from), "emit player_spawned"))
+	r, _ := fakeengine.Call("NetRoom", "spawn_players", room)
+	assert.Zero(t, r.Int, "no player_scene: nothing to spawn")
+
+	// player_scene set after the lobby: the players already there get
+	// theirs at the next _process, not inside the setter.
+	res, err := godot.Load("res://player.tscn")
+	require.NoError(t, err)
+	scene := res.Ptr()
+	from = len(fakeengine.Records())
+	require.True(t, fakeengine.Ptrcall("NetRoom", "set_player_scene", room, []unsafe.Pointer{unsafe.Pointer(&scene)}, nil))
+	assert.False(t, contains(since(from), "emit player_spawned"), "not inside the setter")
+	virtual(t, room, "_process")
+	got := since(from)
+	assert.True(t, contains(got, "add_child Main Player1"), "%v", got)
+	assert.True(t, contains(got, "emit player_spawned 1"), "%v", got)
+	assert.True(t, contains(got, "emit player_spawned 2"), "%v", got)
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	assert.False(t, contains(since(from), "emit player_spawned"), "once")
+
+	// A freed copy comes back with spawn_players(), at once.
+	obj := n.spawned[2].Object()
+	require.False(t, obj.IsNull())
+	fakeengine.Destroy(obj.Ptr())
+	from = len(fakeengine.Records())
+	r, _ = fakeengine.Call("NetRoom", "spawn_players", room)
+	assert.Equal(t, int64(1), r.Int)
+	assert.True(t, contains(since(from), "emit player_spawned 2"), "%v", since(from))
+
+	// A scene without a NetPredictor goes under its entry's parent, is
+	// announced, and sends no states.
+	spawn := func(path string) unsafe.Pointer {
+		t.Helper()
+		s := godot.NewString(path)
+		defer s.Destroy()
+		a := godot.NewArray()
+		defer a.Destroy()
+		godot.ArrayAppend(a, godot.Vector2{X: 5, Y: 6})
+		var ret unsafe.Pointer
+		require.True(t, fakeengine.Ptrcall("NetRoom", "spawn_entity", room,
+			[]unsafe.Pointer{unsafe.Pointer(&s), unsafe.Pointer(&a)}, unsafe.Pointer(&ret)))
+		return ret
+	}
+	from = len(fakeengine.Records())
+	pickup := spawn("res://pickup.tscn")
+	require.NotNil(t, pickup, "%v", since(from))
+	assert.True(t, contains(since(from), "add_child Projectiles Entity0_"), "under its own parent: %v", since(from))
+	link.mu.Lock()
+	var spawns []*protocol.Spawn
+	for _, m := range link.sent {
+		if s, ok := m.(*protocol.Spawn); ok {
+			spawns = append(spawns, s)
+		}
+	}
+	link.mu.Unlock()
+	require.Len(t, spawns, 1)
+	assert.Equal(t, "res://pickup.tscn", spawns[0].Scene)
+	vals, err := netroom.DecodeArgs(spawns[0].Args)
+	require.NoError(t, err)
+	assert.Equal(t, []any{netroom.Vector2{5, 6}}, vals, "spawn args keep their types")
+
+	// With a NetPredictor, under spawn_path (the NetRoom's parent).
+	from = len(fakeengine.Records())
+	require.NotNil(t, spawn("res://mover_predictor.tscn"), "%v", since(from))
+	assert.True(t, contains(since(from), "add_child Main Entity0_"), "%v", since(from))
+
+	// Another player's pickup: under the same parent, args typed.
+	raw, err := netroom.EncodeArgs([]any{netroom.Color{1, 0, 0, 1}})
+	require.NoError(t, err)
+	link.push(&protocol.Spawn{Slot: 1, Entity: 5, Scene: "res://pickup.tscn", Args: raw})
+	from = len(fakeengine.Records())
+	virtual(t, room, "_process")
+	got = since(from)
+	assert.True(t, contains(got, "add_child Projectiles Entity1_5"), "%v", got)
+	assert.True(t, contains(got, "emit entity_spawned <24> 1 [20]"), "a Color: %v", got)
+}

@@ -1,7 +1,9 @@
 // fake.c: a tiny stand-in for the Godot engine's GDExtension interface, so
 // tests can drive the binding's real entry symbol, C shims, registration and
 // dispatch without Godot. Only what the binding uses is modelled: Strings,
-// interned StringNames, scalar and string Variants, ClassDB registration
+// interned StringNames, scalar and string Variants, Arrays, Dictionaries,
+// scenes loaded by path (a Node2D, with a NetPredictor for a path naming
+// "predictor"), ClassDB registration
 // (recorded), objects with extension instances, and a few method binds.
 // Not thread-safe; single test process only.
 
@@ -756,8 +758,28 @@ static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
 	} else if (strcmp(m, "has_feature") == 0) {
 		const fstr *tag = *(fstr *const *)args[0];
 		*(uint8_t *)ret = double_build && tag && strcmp(tag->data, "double") == 0;
+	} else if (strcmp(m, "load") == 0) {
+		// ResourceLoader.load: a PackedScene named by its path (see instantiate).
+		const fstr *path = *(fstr *const *)args[0];
+		fsn *cls = intern("PackedScene", 11);
+		fobject *scene = construct_object2(&cls);
+		snprintf(scene->name, sizeof scene->name, "%s", path ? path->data : "");
+		*(void **)ret = scene;
 	} else if (!o || o->magic != 0x0B1EC7) {
 		return; // singletons and the like: zero results
+	} else if (strcmp(m, "instantiate") == 0) {
+		// A Node2D "Scene"; a scene whose path names "predictor" has a
+		// NetPredictor child.
+		fsn *cls = intern("Node2D", 6);
+		fobject *root = construct_object2(&cls);
+		snprintf(root->name, sizeof root->name, "Scene");
+		if (strstr(o->name, "predictor")) {
+			fsn *pc = intern("NetPredictor", 12);
+			fobject *p = construct_object2(&pc);
+			snprintf(p->name, sizeof p->name, "NetPredictor");
+			fake_add_child(root, p);
+		}
+		*(void **)ret = root;
 	} else if (strcmp(m, "get_child_count") == 0) {
 		*(int64_t *)ret = o->nchildren;
 	} else if (strcmp(m, "get_child") == 0) {
