@@ -153,3 +153,38 @@ func TestLocalAtRest(t *testing.T) {
 	}
 	assert.Len(t, sentAt, 60)
 }
+
+// TestPredictorAtRest: a local NetPredictor's model at rest hands the room
+// one state per RestKeepAlive, and every frame again once it moves.
+func TestPredictorAtRest(t *testing.T) {
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Connect())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 1, 1, player(1, "Ann")))
+	h.until(has(EventJoined))
+	p := NewPredictor()
+	p.SetDim(Dim2D)
+	p.Ready(h.room)
+	sent := func() int {
+		h.link.mu.Lock()
+		defer h.link.mu.Unlock()
+		n := len(h.link.sentSt)
+		h.link.sentSt = nil
+		return n
+	}
+	const step = time.Second / 60
+	start := time.Second
+	for i := range 120 { // 2 s still
+		ft := start + time.Duration(i)*step
+		h.clock.add(ft - h.clock.Now())
+		p.Sample(ft, geom.Vec3{X: 10, Y: 20}, geom.Identity, geom.Vec3{}, true)
+	}
+	n := sent()
+	assert.InDelta(t, 1+int(2*time.Second/RestKeepAlive), n, 3, "about one state per %v at rest, not 120", RestKeepAlive)
+	for i := 120; i < 180; i++ { // 1 s moving
+		ft := start + time.Duration(i)*step
+		h.clock.add(ft - h.clock.Now())
+		p.Sample(ft, geom.Vec3{X: 10 + float64(i-119)*5, Y: 20}, geom.Identity, geom.Vec3{X: 300}, true)
+	}
+	assert.Equal(t, 60, sent(), "every frame while it moves")
+}
