@@ -598,5 +598,15 @@ func (n *NetRoom) ConfigurationWarnings() []string {
 		s.SpawnPath = n.spawnPath.String()
 		s.SpawnPathOK = !n.GetNodeOrNull(n.spawnPath).IsNull()
 	}
+	if n.IsInsideTree() {
+		for _, e := range n.ents.scenes {
+			// Only entries naming a parent: the others use spawn_path, warned above.
+			if scene, path := netroom.ParseSpawnable(e); scene != "" && path != "" {
+				if parent, _ := n.entityParent(scene); parent.IsNull() {
+					s.LostParents = append(s.LostParents, e)
+				}
+			}
+		}
+	}
 	return netroom.RoomWarnings(s)
 }

@@ -45,6 +45,7 @@ func init() {
 					n.ents.scenes = append(n.ents.scenes, s)
 				}
 			}
+			n.UpdateConfigurationWarnings() // an entry's parent may be lost
 		})
 	godot.Method2R(c, "spawn_entity", (*NetRoom).spawnEntity, "scene_path", "args").ReturnClass("Node")
 	godot.Method1(c, "despawn_entity", func(n *NetRoom, node godot.Node) {
