@@ -26,6 +26,16 @@ func init() {
 	godot.Method3(c, "send_event_to", func(n *NetRoom, slot int64, name string, args godot.Array) {
 		n.sendEvent(name, args, int(slot))
 	}, "slot", "name", "args")
+	godot.Method2(c, "send_event_all", func(n *NetRoom, name string, args godot.Array) {
+		if vals, ok := n.eventArgs(name, args); ok {
+			_ = n.model.SendEventAll(name, vals)
+		}
+	}, "name", "args")
+	godot.Method2(c, "send_event_to_host", func(n *NetRoom, name string, args godot.Array) {
+		if vals, ok := n.eventArgs(name, args); ok {
+			_ = n.model.SendEventToHost(name, vals)
+		}
+	}, "name", "args")
 	godot.Method1(c, "send_chat", func(n *NetRoom, text string) { _ = n.model.SendChat(text, protocol.ToAll) }, "text")
 	godot.Method3(c, "report_hit", func(n *NetRoom, target int64, fireTime float64, point godot.Vector3) {
 		_ = n.model.ReportHit(int(target), duration(fireTime), vec3From(point))
@@ -52,12 +62,20 @@ func hitDict(h *protocol.HitResult) godot.Dictionary {
 // sendEvent converts args and hands the event to the model; a refusal
 // comes back as room_error, like every other request.
 func (n *NetRoom) sendEvent(name string, args godot.Array, to int) {
+	if vals, ok := n.eventArgs(name, args); ok {
+		_ = n.model.SendEvent(name, vals, to)
+	}
+}
+
+// eventArgs converts an event's args; false when refused (reported
+// through room_error).
+func (n *NetRoom) eventArgs(name string, args godot.Array) ([]any, bool) {
 	vals, err := argsFromArray(args, 1)
 	if err != nil {
-		_ = n.model.RefuseEvent(name, err) // reported through room_error
-		return
+		_ = n.model.RefuseEvent(name, err)
+		return nil, false
 	}
-	_ = n.model.SendEvent(name, vals, to)
+	return vals, true
 }
 
 // emitGameEvent emits event_received or chat_received for e.
@@ -93,10 +111,12 @@ func argsFromArray(a godot.Array, depth int) ([]any, error) {
 	return out, nil
 }
 
-// argFromVariant converts one Variant: null, bool, int, float, String,
-// StringName, Vector2/3 (as arrays of floats), Color (as [r, g, b, a]),
-// Array, and Dictionary with String keys. Anything else (objects,
-// callables, packed arrays...) is refused naming its type.
+// argFromVariant converts one Variant to the netroom value of the same
+// Godot type (netroom.EncodeArgs lists them): null, bool, int, float,
+// String, StringName, the math types, Array, Dictionary with int, String
+// or StringName keys, and the packed arrays but PackedColorArray and
+// PackedVector4Array. Anything else (objects, callables, NodePath...) is
+// refused naming its type.
 func argFromVariant(v godot.Variant, depth int) (any, error) {
 	if depth > netroom.MaxArgDepth {
 		return nil, fmt.Errorf("%w: nested more than %d deep", netroom.ErrBadArg, netroom.MaxArgDepth)
@@ -116,49 +136,189 @@ func argFromVariant(v godot.Variant, depth int) (any, error) {
 			return nil, fmt.Errorf("%w: %v is not finite", netroom.ErrBadArg, f)
 		}
 		return f, nil
-	case godot.TypeString, godot.TypeStringName:
+	case godot.TypeString:
 		s, _ := godot.VariantAs[string](v)
 		return s, nil
+	case godot.TypeStringName:
+		return netroom.StringName(stringNameOf(v)), nil
 	case godot.TypeVector2:
 		p, _ := godot.VariantAs[godot.Vector2](v)
-		return []float32{p.X, p.Y}, nil
+		return netroom.Vector2{p.X, p.Y}, nil
+	case godot.TypeVector2i:
+		p, _ := godot.VariantAs[godot.Vector2i](v)
+		return netroom.Vector2i{p.X, p.Y}, nil
 	case godot.TypeVector3:
 		p, _ := godot.VariantAs[godot.Vector3](v)
-		return []float32{p.X, p.Y, p.Z}, nil
+		return netroom.Vector3{p.X, p.Y, p.Z}, nil
+	case godot.TypeVector3i:
+		p, _ := godot.VariantAs[godot.Vector3i](v)
+		return netroom.Vector3i{p.X, p.Y, p.Z}, nil
+	case godot.TypeVector4:
+		p, _ := godot.VariantAs[godot.Vector4](v)
+		return netroom.Vector4{p.X, p.Y, p.Z, p.W}, nil
 	case godot.TypeColor:
 		c, _ := godot.VariantAs[godot.Color](v)
-		return []float32{c.R, c.G, c.B, c.A}, nil
+		return netroom.Color{c.R, c.G, c.B, c.A}, nil
+	case godot.TypeQuaternion:
+		q, _ := godot.VariantAs[godot.Quaternion](v)
+		return netroom.Quaternion{q.X, q.Y, q.Z, q.W}, nil
+	case godot.TypeRect2:
+		r, _ := godot.VariantAs[godot.Rect2](v)
+		return netroom.Rect2{r.Position.X, r.Position.Y, r.Size.X, r.Size.Y}, nil
+	case godot.TypeBasis:
+		b, _ := godot.VariantAs[godot.Basis](v)
+		return netroom.Basis(basisNumbers(b)), nil
+	case godot.TypeTransform2D:
+		t, _ := godot.VariantAs[godot.Transform2D](v)
+		return netroom.Transform2D{t.X.X, t.X.Y, t.Y.X, t.Y.Y, t.Origin.X, t.Origin.Y}, nil
+	case godot.TypeTransform3D:
+		t, _ := godot.VariantAs[godot.Transform3D](v)
+		var out netroom.Transform3D
+		b := basisNumbers(t.Basis)
+		copy(out[:], b[:])
+		out[9], out[10], out[11] = t.Origin.X, t.Origin.Y, t.Origin.Z
+		return out, nil
+	case godot.TypePackedByteArray:
+		b, _ := godot.VariantAs[[]byte](v)
+		if b == nil {
+			b = []byte{}
+		}
+		return b, nil
+	case godot.TypePackedInt32Array, godot.TypePackedInt64Array, godot.TypePackedFloat32Array,
+		godot.TypePackedFloat64Array, godot.TypePackedVector2Array, godot.TypePackedVector3Array,
+		godot.TypePackedStringArray:
+		return packedFromVariant(v)
 	case godot.TypeArray:
 		a, _ := godot.VariantAs[godot.Array](v)
 		defer a.Destroy()
 		return argsFromArray(a, depth+1)
 	case godot.TypeDictionary:
-		d, _ := godot.VariantAs[godot.Dictionary](v)
-		defer d.Destroy()
-		keys := d.Keys()
-		defer keys.Destroy()
-		m := make(map[string]any, keys.Len())
-		for i := range keys.Len() {
-			k, _ := keys.At(i)
-			if k.Type() != godot.TypeString && k.Type() != godot.TypeStringName {
-				err := fmt.Errorf("%w: dictionary key of type %s (only String keys)", netroom.ErrBadArg, k.Type())
-				k.Destroy()
-				return nil, err
-			}
-			ks, _ := godot.VariantAs[string](k)
-			e, _ := d.Get(k)
-			k.Destroy()
-			x, err := argFromVariant(e, depth+1)
-			e.Destroy()
-			if err != nil {
-				return nil, fmt.Errorf("[%q]: %w", ks, err)
-			}
-			m[ks] = x
-		}
-		return m, nil
+		return dictFromVariant(v, depth)
 	}
-	return nil, fmt.Errorf("%w: %s (events carry null, bool, int, float, String, Vector2/3, Color, Array and Dictionary with String keys)",
-		netroom.ErrBadArg, v.Type())
+	return nil, fmt.Errorf("%w: %s (events carry null, bool, int, float, String, StringName, Vector2/2i/3/3i/4, Color, "+
+		"Quaternion, Rect2, Basis, Transform2D/3D, Array, Dictionary with int or String keys and the packed arrays "+
+		"of bytes, ints, floats, strings and Vector2/3)", netroom.ErrBadArg, v.Type())
+}
+
+// stringNameOf returns the text of a StringName Variant.
+func stringNameOf(v godot.Variant) string {
+	n, _ := godot.VariantAs[godot.StringName](v)
+	defer n.Destroy()
+	return n.String()
+}
+
+// basisNumbers returns b's rows, row after row.
+func basisNumbers(b godot.Basis) [9]float32 {
+	var out [9]float32
+	for r, row := range b.Rows {
+		out[3*r], out[3*r+1], out[3*r+2] = row.X, row.Y, row.Z
+	}
+	return out
+}
+
+// basisOf is basisNumbers's inverse.
+func basisOf(n []float32) godot.Basis {
+	var b godot.Basis
+	for r := range b.Rows {
+		b.Rows[r] = godot.Vector3{X: n[3*r], Y: n[3*r+1], Z: n[3*r+2]}
+	}
+	return b
+}
+
+// packedFromVariant converts a packed array other than bytes through an
+// Array of its elements: the engine converts packed arrays to and from
+// Arrays, so the bindings need no accessor per packed type.
+func packedFromVariant(v godot.Variant) (any, error) {
+	t := v.Type()
+	av, ok := v.Convert(godot.TypeArray)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s not converted to an Array", netroom.ErrBadArg, t)
+	}
+	defer av.Destroy()
+	a, _ := godot.VariantAs[godot.Array](av)
+	defer a.Destroy()
+	n := a.Len()
+	switch t {
+	case godot.TypePackedInt32Array:
+		out := make([]int32, n)
+		for i := range out {
+			x, _ := godot.ArrayAt[int64](a, i)
+			out[i] = int32(x)
+		}
+		return out, nil
+	case godot.TypePackedInt64Array:
+		out := make([]int64, n)
+		for i := range out {
+			out[i], _ = godot.ArrayAt[int64](a, i)
+		}
+		return out, nil
+	case godot.TypePackedFloat32Array:
+		out := make([]float32, n)
+		for i := range out {
+			out[i], _ = godot.ArrayAt[float32](a, i)
+		}
+		return out, nil
+	case godot.TypePackedFloat64Array:
+		out := make([]float64, n)
+		for i := range out {
+			out[i], _ = godot.ArrayAt[float64](a, i)
+		}
+		return out, nil
+	case godot.TypePackedVector2Array:
+		out := make(netroom.PackedVector2Array, n)
+		for i := range out {
+			p, _ := godot.ArrayAt[godot.Vector2](a, i)
+			out[i] = netroom.Vector2{p.X, p.Y}
+		}
+		return out, nil
+	case godot.TypePackedVector3Array:
+		out := make(netroom.PackedVector3Array, n)
+		for i := range out {
+			p, _ := godot.ArrayAt[godot.Vector3](a, i)
+			out[i] = netroom.Vector3{p.X, p.Y, p.Z}
+		}
+		return out, nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i], _ = godot.ArrayAt[string](a, i)
+	}
+	return out, nil
+}
+
+// dictFromVariant converts a Dictionary, in its order, keeping int, String
+// and StringName keys apart.
+func dictFromVariant(v godot.Variant, depth int) (any, error) {
+	d, _ := godot.VariantAs[godot.Dictionary](v)
+	defer d.Destroy()
+	keys := d.Keys()
+	defer keys.Destroy()
+	out := make(netroom.Dict, 0, keys.Len())
+	for i := range keys.Len() {
+		k, _ := keys.At(i)
+		var key any
+		switch k.Type() {
+		case godot.TypeString:
+			key, _ = godot.VariantAs[string](k)
+		case godot.TypeStringName:
+			key = netroom.StringName(stringNameOf(k))
+		case godot.TypeInt:
+			key, _ = godot.VariantAs[int64](k)
+		default:
+			err := fmt.Errorf("%w: dictionary key of type %s (only int, String and StringName keys)", netroom.ErrBadArg, k.Type())
+			k.Destroy()
+			return nil, err
+		}
+		e, _ := d.Get(k)
+		k.Destroy()
+		x, err := argFromVariant(e, depth+1)
+		e.Destroy()
+		if err != nil {
+			return nil, fmt.Errorf("[%v]: %w", key, err)
+		}
+		out = append(out, netroom.KeyValue{Key: key, Value: x})
+	}
+	return out, nil
 }
 
 // arrayOf converts decoded event values back to an Array (Destroy it).
@@ -172,7 +332,8 @@ func arrayOf(vals []any) godot.Array {
 	return a
 }
 
-// variantOf converts one decoded value (netroom.DecodeArgs) to a Variant.
+// variantOf converts one decoded value (netroom.DecodeArgs) to a Variant
+// of the type it left as.
 func variantOf(x any) godot.Variant {
 	switch x := x.(type) {
 	case bool:
@@ -183,16 +344,64 @@ func variantOf(x any) godot.Variant {
 		return godot.NewVariant(x)
 	case string:
 		return godot.NewVariant(x)
+	case netroom.StringName:
+		n := godot.NewStringName(string(x))
+		defer n.Destroy()
+		return godot.NewVariant(n)
+	case netroom.Vector2:
+		return godot.NewVariant(godot.Vector2{X: x[0], Y: x[1]})
+	case netroom.Vector2i:
+		return godot.NewVariant(godot.Vector2i{X: x[0], Y: x[1]})
+	case netroom.Vector3:
+		return godot.NewVariant(godot.Vector3{X: x[0], Y: x[1], Z: x[2]})
+	case netroom.Vector3i:
+		return godot.NewVariant(godot.Vector3i{X: x[0], Y: x[1], Z: x[2]})
+	case netroom.Vector4:
+		return godot.NewVariant(godot.Vector4{X: x[0], Y: x[1], Z: x[2], W: x[3]})
+	case netroom.Color:
+		return godot.NewVariant(godot.Color{R: x[0], G: x[1], B: x[2], A: x[3]})
+	case netroom.Quaternion:
+		return godot.NewVariant(godot.Quaternion{X: x[0], Y: x[1], Z: x[2], W: x[3]})
+	case netroom.Rect2:
+		return godot.NewVariant(godot.Rect2{Position: godot.Vector2{X: x[0], Y: x[1]}, Size: godot.Vector2{X: x[2], Y: x[3]}})
+	case netroom.Basis:
+		return godot.NewVariant(basisOf(x[:]))
+	case netroom.Transform2D:
+		return godot.NewVariant(godot.Transform2D{X: godot.Vector2{X: x[0], Y: x[1]}, Y: godot.Vector2{X: x[2], Y: x[3]},
+			Origin: godot.Vector2{X: x[4], Y: x[5]}})
+	case netroom.Transform3D:
+		return godot.NewVariant(godot.Transform3D{Basis: basisOf(x[:9]), Origin: godot.Vector3{X: x[9], Y: x[10], Z: x[11]}})
+	case []byte:
+		return godot.NewVariant(x)
+	case []int32:
+		return packedVariant(godot.TypePackedInt32Array, len(x), func(i int) godot.Variant { return godot.NewVariant(int64(x[i])) })
+	case []int64:
+		return packedVariant(godot.TypePackedInt64Array, len(x), func(i int) godot.Variant { return godot.NewVariant(x[i]) })
+	case []float32:
+		return packedVariant(godot.TypePackedFloat32Array, len(x), func(i int) godot.Variant { return godot.NewVariant(float64(x[i])) })
+	case []float64:
+		return packedVariant(godot.TypePackedFloat64Array, len(x), func(i int) godot.Variant { return godot.NewVariant(x[i]) })
+	case netroom.PackedVector2Array:
+		return packedVariant(godot.TypePackedVector2Array, len(x), func(i int) godot.Variant {
+			return godot.NewVariant(godot.Vector2{X: x[i][0], Y: x[i][1]})
+		})
+	case netroom.PackedVector3Array:
+		return packedVariant(godot.TypePackedVector3Array, len(x), func(i int) godot.Variant {
+			return godot.NewVariant(godot.Vector3{X: x[i][0], Y: x[i][1], Z: x[i][2]})
+		})
+	case []string:
+		return packedVariant(godot.TypePackedStringArray, len(x), func(i int) godot.Variant { return godot.NewVariant(x[i]) })
 	case []any:
 		a := arrayOf(x)
 		v := godot.NewVariant(a)
 		a.Destroy()
 		return v
-	case map[string]any:
+	case netroom.Dict:
 		d := godot.NewDictionary()
-		for k, e := range x {
-			ev := variantOf(e)
-			godot.DictionarySet(d, k, ev)
+		for _, kv := range x {
+			k, ev := variantOf(kv.Key), variantOf(kv.Value)
+			d.Set(k, ev)
+			k.Destroy()
 			ev.Destroy()
 		}
 		v := godot.NewVariant(d)
@@ -200,4 +409,20 @@ func variantOf(x any) godot.Variant {
 		return v
 	}
 	return godot.Variant{}
+}
+
+// packedVariant builds a packed array of type t from n elements through
+// an Array (see packedFromVariant); Nil if the engine refuses.
+func packedVariant(t godot.VariantType, n int, elem func(i int) godot.Variant) godot.Variant {
+	a := godot.NewArray()
+	defer a.Destroy()
+	for i := range n {
+		e := elem(i)
+		a.Append(e)
+		e.Destroy()
+	}
+	av := godot.NewVariant(a)
+	defer av.Destroy()
+	p, _ := av.Convert(t)
+	return p
 }

@@ -30,11 +30,14 @@ type NetRoom struct {
 	lagLoss     float64 // percent
 	spawned     [netroom.MaxSlots]godot.ObjectID
 	warnedScene bool
-	inTree      bool
-	applying    bool           // inside apply: a signal handler may free the node
-	self        godot.ObjectID // to notice a handler freeing the node
-	lan         lanHosting     // hosting.go: the embedded server and UDP relays
-	ents        roomEntities   // netroom_spawn.go: spawned entities
+	// spawnPending: player_scene was set; the players without a scene
+	// get one at the next _process.
+	spawnPending bool
+	inTree       bool
+	applying     bool           // inside apply: a signal handler may free the node
+	self         godot.ObjectID // to notice a handler freeing the node
+	lan          lanHosting     // hosting.go: the embedded server and UDP relays
+	ents         roomEntities   // netroom_spawn.go: spawned entities
 }
 
 var (
@@ -115,7 +118,14 @@ func init() {
 	godot.Property(c, "display_name", func(n *NetRoom) string { return n.name },
 		func(n *NetRoom, v string) { n.name = v; _ = n.model.SetName(v) })
 	godot.Property(c, "player_scene", func(n *NetRoom) godot.PackedScene { return n.scene.Get() },
-		func(n *NetRoom, v godot.PackedScene) { n.scene.Set(v); n.UpdateConfigurationWarnings() })
+		func(n *NetRoom, v godot.PackedScene) {
+			n.scene.Set(v)
+			// Players already in the room get theirs at the next _process,
+			// not inside the setter: a setter may run mid-scene-load.
+			n.spawnPending = !v.IsNull()
+			n.UpdateConfigurationWarnings()
+		})
+	godot.Method0R(c, "spawn_players", func(n *NetRoom) int64 { return int64(n.spawnPlayers()) })
 	godot.Property(c, "spawn_path", func(n *NetRoom) godot.NodePath { return n.spawnPath.Copy() },
 		func(n *NetRoom, v godot.NodePath) {
 			n.spawnPath.Destroy()
@@ -318,7 +328,37 @@ func (n *NetRoom) Process(delta float64) {
 		return // freed by a signal handler
 	}
 	n.despawnFreed() // netroom_spawn.go
+	if n.spawnPending {
+		n.spawnPending = false
+		n.spawnPlayers()
+		if !n.alive() {
+			return // freed by a player_spawned handler
+		}
+	}
 	n.model.Route()
+}
+
+// spawnPlayers spawns player_scene for every remote player in the room
+// without a live one (netroom.Room.MissingSpawns) and returns how many it
+// spawned.
+func (n *NetRoom) spawnPlayers() int {
+	if n.scene.Get().IsNull() || !n.IsInsideTree() {
+		return 0
+	}
+	count := 0
+	for _, slot := range n.model.MissingSpawns(func(slot int) bool { return !n.spawned[slot].Object().IsNull() }) {
+		err := n.spawn(slot)
+		if !n.alive() {
+			return count
+		}
+		if err != nil {
+			godot.PrintErrorf("NetRoom: signal player_spawned: %v", err)
+		}
+		if !n.spawned[slot].Object().IsNull() {
+			count++
+		}
+	}
+	return count
 }
 
 // PhysicsProcess fixes the physics frame's time early in the frame.
@@ -557,6 +597,16 @@ func (n *NetRoom) ConfigurationWarnings() []string {
 	if !n.spawnPath.IsEmpty() && n.IsInsideTree() {
 		s.SpawnPath = n.spawnPath.String()
 		s.SpawnPathOK = !n.GetNodeOrNull(n.spawnPath).IsNull()
+	}
+	if n.IsInsideTree() {
+		for _, e := range n.ents.scenes {
+			// Only entries naming a parent: the others use spawn_path, warned above.
+			if scene, path := netroom.ParseSpawnable(e); scene != "" && path != "" {
+				if parent, _ := n.entityParent(scene); parent.IsNull() {
+					s.LostParents = append(s.LostParents, e)
+				}
+			}
+		}
 	}
 	return netroom.RoomWarnings(s)
 }

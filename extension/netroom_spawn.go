@@ -45,6 +45,7 @@ func init() {
 					n.ents.scenes = append(n.ents.scenes, s)
 				}
 			}
+			n.UpdateConfigurationWarnings() // an entry's parent may be lost
 		})
 	godot.Method2R(c, "spawn_entity", (*NetRoom).spawnEntity, "scene_path", "args").ReturnClass("Node")
 	godot.Method1(c, "despawn_entity", func(n *NetRoom, node godot.Node) {
@@ -95,8 +96,8 @@ func predictorsIn(node godot.Node, out []*NetPredictor) []*NetPredictor {
 }
 
 // spawnEntity is spawn_entity: it instantiates scenePath for this player,
-// binds its NetPredictor to a free entity id, announces it with args and
-// adds it under spawn_path. It returns the node (null on a refusal, which
+// binds its NetPredictor, if it has one, to a free entity id, announces it
+// with args and adds it under its parent. It returns the node (null on a refusal, which
 // is printed).
 func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	fail := func(err error) godot.Node {
@@ -118,22 +119,24 @@ func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	if err != nil {
 		return fail(err)
 	}
-	parent := n.spawnParent()
+	parent, where := n.entityParent(scenePath)
 	if parent.IsNull() {
-		return fail(fmt.Errorf("spawn_path %q is not a node", n.spawnPath.String()))
+		return fail(fmt.Errorf("%s is not a node", where))
 	}
 	inst, err := n.instantiate(scenePath)
 	if err != nil {
 		return fail(err)
 	}
 	preds := predictorsIn(inst, nil)
-	if len(preds) != 1 {
-		inst.QueueFree()
-		return fail(fmt.Errorf("%q has %d NetPredictors; a spawned scene needs exactly one", scenePath, len(preds)))
-	}
-	if err := preds[0].m.BindLocalEntity(n.model, id); err != nil {
+	if err := netroom.CheckSpawnScene(scenePath, len(preds)); err != nil {
 		inst.QueueFree()
 		return fail(err)
+	}
+	for _, p := range preds { // none: spawned and despawned only, no states
+		if err := p.m.BindLocalEntity(n.model, id); err != nil {
+			inst.QueueFree()
+			return fail(err)
+		}
 	}
 	if err := n.model.Spawn(id, scenePath, raw); err != nil {
 		inst.QueueFree()
@@ -146,6 +149,20 @@ func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	inst.SetName(fmt.Sprintf("Entity%d_%d", n.model.Slot(), id))
 	parent.AddChild(inst)
 	return inst
+}
+
+// entityParent returns the node instances of scene go under: the parent
+// its spawnable_scenes entry names ("res://rocket.tscn|Projectiles", a
+// path from the NetRoom), else spawn_path's node; and that place in words
+// for an error.
+func (n *NetRoom) entityParent(scene string) (godot.Node, string) {
+	path, _ := netroom.SpawnParent(n.ents.scenes, scene)
+	if path == "" {
+		return n.spawnParent(), fmt.Sprintf("spawn_path %q", n.spawnPath.String())
+	}
+	np := godot.NewNodePath(path)
+	defer np.Destroy()
+	return n.GetNodeOrNull(np), fmt.Sprintf("the parent %q of %s in spawnable_scenes", path, scene)
 }
 
 // despawnFreed despawns our spawned entities whose nodes were freed.
@@ -162,10 +179,9 @@ func (n *NetRoom) despawnFreed() {
 // entity_spawned. A scene outside spawnable_scenes is refused with an
 // error line.
 func (n *NetRoom) spawnRemoteEntity(e *netroom.Event) error {
-	parent := n.spawnParent()
+	parent, where := n.entityParent(e.Text)
 	if parent.IsNull() {
-		godot.PrintErrorf("NetRoom: spawn_path %q is not a node; entity %d of player %d not spawned",
-			n.spawnPath.String(), e.Entity, e.Slot)
+		godot.PrintErrorf("NetRoom: %s is not a node; entity %d of player %d not spawned", where, e.Entity, e.Slot)
 		return nil
 	}
 	inst, err := n.instantiate(e.Text)

@@ -42,12 +42,16 @@ var notMembers = []string{
 	"get_texture", "get_viewport", "save_png", "rendering_driver", "quit_after", "add_custom_monitor",
 	"is_inside_tree", "set_multiplayer_authority", "is_multiplayer_authority", "get_unique_id",
 	"peer_connected", "peer_disconnected", "spawn_function", "replication_config", "root_path",
+	"rpc_id", "call_local", "call_remote", "add_spawnable_scene", "set_visibility_for", "any_peer", "unreliable_ordered", "get_remote_sender_id",
+	"get_multiplayer_authority", "get_peers", "is_server", "connected_to_server",
+	"server_disconnected", "connection_failed", "public_visibility", "delta_interval", "replication_interval",
 	// the server, the build, the demo and the bench
 	"build_sh", "nearzero_init", "_nearzero_init", "lan_address", "host_ip", "target_slot", "drawn_hit_point", "muzzle", "from_slot",
 	"owner_slot", "delay_ms", "go_allocations", "top_speed", "spawn_radius", "claim_radius",
 	"godot_project", "x86_64", "bench_predictors", "physics_interpolation_mode",
 	// the README's own example code
-	"net_room", "_on_touch", "next_time", "next_phase_time", "start_countdown", "show_full",
+	"net_room", "_on_touch", "try_pick_up", "item_id", "pick_up", "picked_up", "give_item", "_on_event_received",
+	"door_opened", "next_time", "next_phase_time", "start_countdown", "show_full",
 }
 
 // classNames returns every name NetRoom and NetPredictor register:

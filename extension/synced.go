@@ -102,9 +102,8 @@ func (p *NetPredictor) syncProps() {
 // applyProp sets a received synced property on the entity's node: the
 // spawned player scene's root for a player's own entity, the spawned
 // scene for one made with spawn_entity, else the root of the NetPredictor
-// with that entity_id in the player's scene (a trailer). Arrays become the
-// property's current type (Vector2, Vector3, Color), numbers int or float
-// as the property is.
+// with that entity_id in the player's scene (a trailer). Values keep
+// their types; numbers become int or float as the property is.
 func (n *NetRoom) applyProp(e *netroom.Event) {
 	if e.Slot < 0 || e.Slot >= netroom.MaxSlots || len(e.Args) != 1 {
 		return
@@ -161,18 +160,10 @@ func setProp(root godot.Node, key string, x any) {
 	v.Destroy()
 }
 
-// propVariant converts a received value to a Variant of type like where
-// it can (a synced Color arrives as [r, g, b, a]).
+// propVariant converts a received value to a Variant, as the type it
+// left as; a number becomes int or float as the property is, so a float
+// property set to 3 stays a float.
 func propVariant(x any, like godot.VariantType) godot.Variant {
-	f := func(a any) (float32, bool) {
-		switch v := a.(type) {
-		case float64:
-			return float32(v), true
-		case int64:
-			return float32(v), true
-		}
-		return 0, false
-	}
 	switch xv := x.(type) {
 	case int64:
 		if like == godot.TypeFloat {
@@ -181,21 +172,6 @@ func propVariant(x any, like godot.VariantType) godot.Variant {
 	case float64:
 		if like == godot.TypeInt {
 			return godot.NewVariant(int64(xv))
-		}
-	case []any:
-		fs := make([]float32, 0, 4)
-		for _, e := range xv {
-			if v, ok := f(e); ok {
-				fs = append(fs, v)
-			}
-		}
-		switch {
-		case like == godot.TypeVector2 && len(fs) == 2 && len(xv) == 2:
-			return godot.NewVariant(godot.Vector2{X: fs[0], Y: fs[1]})
-		case like == godot.TypeVector3 && len(fs) == 3 && len(xv) == 3:
-			return godot.NewVariant(godot.Vector3{X: fs[0], Y: fs[1], Z: fs[2]})
-		case like == godot.TypeColor && len(fs) == 4 && len(xv) == 4:
-			return godot.NewVariant(godot.Color{R: fs[0], G: fs[1], B: fs[2], A: fs[3]})
 		}
 	}
 	return variantOf(x)

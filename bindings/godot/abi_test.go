@@ -71,6 +71,11 @@ func TestGoLayout(t *testing.T) {
 		{"Transform3D", unsafe.Sizeof(Transform3D{}), 48},
 		{"Transform3D.origin", unsafe.Offsetof(Transform3D{}.Origin), 36},
 		{"Quaternion.w", unsafe.Offsetof(Quaternion{}.W), 12},
+		{"Vector2i", unsafe.Sizeof(Vector2i{}), 8},
+		{"Vector3i", unsafe.Sizeof(Vector3i{}), 12},
+		{"Vector4", unsafe.Sizeof(Vector4{}), 16},
+		{"Rect2", unsafe.Sizeof(Rect2{}), 16},
+		{"Rect2.size", unsafe.Offsetof(Rect2{}.Size), 8},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, tc.got, tc.name)

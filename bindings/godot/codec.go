@@ -72,6 +72,14 @@ func codecFor[V any]() *codec[V] {
 		return any(vector2Codec).(*codec[V])
 	case Vector3:
 		return any(vector3Codec).(*codec[V])
+	case Vector2i:
+		return any(vector2iCodec).(*codec[V])
+	case Vector3i:
+		return any(vector3iCodec).(*codec[V])
+	case Vector4:
+		return any(vector4Codec).(*codec[V])
+	case Rect2:
+		return any(rect2Codec).(*codec[V])
 	case Quaternion:
 		return any(quaternionCodec).(*codec[V])
 	case Color:
@@ -165,6 +173,10 @@ var (
 	float64Codec     = rawCodec(TypeFloat, metaNone, same[float64], same[float64])
 	vector2Codec     = rawCodec(TypeVector2, metaNone, same[Vector2], same[Vector2])
 	vector3Codec     = rawCodec(TypeVector3, metaNone, same[Vector3], same[Vector3])
+	vector2iCodec    = rawCodec(TypeVector2i, metaNone, same[Vector2i], same[Vector2i])
+	vector3iCodec    = rawCodec(TypeVector3i, metaNone, same[Vector3i], same[Vector3i])
+	vector4Codec     = rawCodec(TypeVector4, metaNone, same[Vector4], same[Vector4])
+	rect2Codec       = rawCodec(TypeRect2, metaNone, same[Rect2], same[Rect2])
 	quaternionCodec  = rawCodec(TypeQuaternion, metaNone, same[Quaternion], same[Quaternion])
 	colorCodec       = rawCodec(TypeColor, metaNone, same[Color], same[Color])
 	basisCodec       = rawCodec(TypeBasis, metaNone, same[Basis], same[Basis])

@@ -229,7 +229,7 @@ static int load_interface(void) {
 	}
 
 	// Conversions and constructors of the types the Go side uses.
-	static const uint32_t convertible[] = { 1, 2, 3, 4, 5, 9, 11, 15, 18, 20, 21, 22, 24, 27, 28, 29, 34 };
+	static const uint32_t convertible[] = { 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 15, 17, 18, 20, 21, 22, 24, 27, 28, 29, 34 };
 	for (size_t i = 0; i < sizeof convertible / sizeof convertible[0]; i++) {
 		uint32_t t = convertible[i];
 		from_type[t] = p_get_variant_from_type_constructor(t);

@@ -10,31 +10,39 @@ type VariantType uint32
 
 // The Variant types this package converts (the rest keep their engine numbers).
 const (
-	TypeNil               VariantType = 0
-	TypeBool              VariantType = 1
-	TypeInt               VariantType = 2
-	TypeFloat             VariantType = 3
-	TypeString            VariantType = 4
-	TypeVector2           VariantType = 5
-	TypeVector2i          VariantType = 6
-	TypeRect2             VariantType = 7
-	TypeVector3           VariantType = 9
-	TypeTransform2D       VariantType = 11
-	TypeQuaternion        VariantType = 15
-	TypeBasis             VariantType = 17
-	TypeTransform3D       VariantType = 18
-	TypeColor             VariantType = 20
-	TypeStringName        VariantType = 21
-	TypeNodePath          VariantType = 22
-	TypeRID               VariantType = 23
-	TypeObject            VariantType = 24
-	TypeCallable          VariantType = 25
-	TypeSignal            VariantType = 26
-	TypeDictionary        VariantType = 27
-	TypeArray             VariantType = 28
-	TypePackedByteArray   VariantType = 29
-	TypePackedStringArray VariantType = 34
-	typeMax               VariantType = 39
+	TypeNil                VariantType = 0
+	TypeBool               VariantType = 1
+	TypeInt                VariantType = 2
+	TypeFloat              VariantType = 3
+	TypeString             VariantType = 4
+	TypeVector2            VariantType = 5
+	TypeVector2i           VariantType = 6
+	TypeRect2              VariantType = 7
+	TypeVector3            VariantType = 9
+	TypeVector3i           VariantType = 10
+	TypeTransform2D        VariantType = 11
+	TypeVector4            VariantType = 12
+	TypeQuaternion         VariantType = 15
+	TypeBasis              VariantType = 17
+	TypeTransform3D        VariantType = 18
+	TypeColor              VariantType = 20
+	TypeStringName         VariantType = 21
+	TypeNodePath           VariantType = 22
+	TypeRID                VariantType = 23
+	TypeObject             VariantType = 24
+	TypeCallable           VariantType = 25
+	TypeSignal             VariantType = 26
+	TypeDictionary         VariantType = 27
+	TypeArray              VariantType = 28
+	TypePackedByteArray    VariantType = 29
+	TypePackedInt32Array   VariantType = 30
+	TypePackedInt64Array   VariantType = 31
+	TypePackedFloat32Array VariantType = 32
+	TypePackedFloat64Array VariantType = 33
+	TypePackedStringArray  VariantType = 34
+	TypePackedVector2Array VariantType = 35
+	TypePackedVector3Array VariantType = 36
+	typeMax                VariantType = 39
 )
 
 var variantTypeNames = map[VariantType]string{
@@ -45,6 +53,10 @@ var variantTypeNames = map[VariantType]string{
 	TypeNodePath: "NodePath", TypeRID: "RID", TypeObject: "Object", TypeCallable: "Callable",
 	TypeSignal: "Signal", TypeDictionary: "Dictionary", TypeArray: "Array",
 	TypePackedByteArray: "PackedByteArray", TypePackedStringArray: "PackedStringArray",
+	TypeVector3i: "Vector3i", TypeVector4: "Vector4", TypePackedInt32Array: "PackedInt32Array",
+	TypePackedInt64Array: "PackedInt64Array", TypePackedFloat32Array: "PackedFloat32Array",
+	TypePackedFloat64Array: "PackedFloat64Array", TypePackedVector2Array: "PackedVector2Array",
+	TypePackedVector3Array: "PackedVector3Array",
 }
 
 // String returns the engine's name of the type ("Vector3"), or "Type(n)".
@@ -60,6 +72,18 @@ type Vector2 struct{ X, Y float32 }
 
 // Vector3 is Godot's Vector3 (3 × float32, 12 B).
 type Vector3 struct{ X, Y, Z float32 }
+
+// Vector2i is Godot's Vector2i (2 × int32, 8 B).
+type Vector2i struct{ X, Y int32 }
+
+// Vector3i is Godot's Vector3i (3 × int32, 12 B).
+type Vector3i struct{ X, Y, Z int32 }
+
+// Vector4 is Godot's Vector4 (4 × float32, 16 B).
+type Vector4 struct{ X, Y, Z, W float32 }
+
+// Rect2 is Godot's Rect2: its position then its size (16 B).
+type Rect2 struct{ Position, Size Vector2 }
 
 // Quaternion is Godot's Quaternion (x, y, z vector part, w scalar; 16 B).
 type Quaternion struct{ X, Y, Z, W float32 }

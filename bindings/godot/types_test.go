@@ -70,5 +70,7 @@ func TestRangeHint(t *testing.T) {
 func TestVariantTypeString(t *testing.T) {
 	assert.Equal(t, "Vector3", TypeVector3.String())
 	assert.Equal(t, "PackedStringArray", TypePackedStringArray.String())
+	assert.Equal(t, "PackedVector3Array", TypePackedVector3Array.String())
+	assert.Equal(t, "Vector4", TypeVector4.String())
 	assert.Equal(t, "Type(38)", VariantType(38).String())
 }

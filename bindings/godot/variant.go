@@ -42,6 +42,20 @@ func (v Variant) String() string {
 	return s.String()
 }
 
+// Convert returns a new Variant of type t holding v converted with the
+// engine's strict rules (an Array to a PackedFloat32Array and back, int
+// to float); false when the engine does not convert v to t.
+func (v Variant) Convert(t VariantType) (Variant, bool) {
+	if v.Type() == t {
+		return v.Copy(), true
+	}
+	c := C.gdx_variant_convert(C.uint32_t(t), *(*C.gdx_variant)(unsafe.Pointer(&v)))
+	if c.ok == 0 {
+		return Variant{}, false
+	}
+	return *(*Variant)(unsafe.Pointer(&c.value)), true
+}
+
 // Convertible lists the Go types that map onto a Variant type: method
 // arguments and returns, property values, signal arguments and the generic
 // Variant, Dictionary and Array helpers take these.
@@ -53,6 +67,7 @@ func (v Variant) String() string {
 type Convertible interface {
 	bool | int | int32 | int64 | float32 | float64 | string | []byte | []string |
 		Vector2 | Vector3 | Quaternion | Color | Basis | Transform2D | Transform3D |
+		Vector2i | Vector3i | Vector4 | Rect2 |
 		StringName | NodePath | Dictionary | Array | Variant |
 		Object | RefCounted | Resource | PackedScene | Node | CanvasItem | Node2D | Node3D |
 		CharacterBody2D | CharacterBody3D | RigidBody2D | RigidBody3D

@@ -87,6 +87,12 @@ func TestFramePathDoesNotAllocate(t *testing.T) {
 		loc.Poll(1)
 	})
 	assert.Zero(t, allocs, "Local.Sample and Poll")
+	allocs = testing.AllocsPerRun(200, func() {
+		i++
+		loc.Sample(time.Duration(i)*time.Second/60, geom.Vec3{}, rigRot, geom.Vec3{}, false)
+		loc.Poll(1)
+	})
+	assert.Zero(t, allocs, "Local.Sample and Poll at rest")
 }
 
 // BenchmarkFrame64 is one frame of 64 remote entities, each with a new

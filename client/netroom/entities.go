@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -22,6 +23,9 @@ var (
 	// ErrNoFreeEntity indicates that every id of the player's own
 	// entities is taken.
 	ErrNoFreeEntity = errors.New("netroom: no free entity id (despawn some)")
+	// ErrSpawnScene indicates a scene spawn_entity cannot spawn (more than
+	// one NetPredictor).
+	ErrSpawnScene = errors.New("netroom: scene not spawnable")
 )
 
 // Key names a remote entity: a player's entity is (Slot, Entity); a shared
@@ -223,16 +227,63 @@ func (r *Room) RemoteSpawns() []protocol.Spawn {
 	return out
 }
 
+// CheckSpawnScene checks a scene about to be spawned as an entity holds
+// at most one NetPredictor (predictors of them): with one, the entity
+// moves (its states drawn everywhere); with none, it is only spawned and
+// despawned everywhere (a pickup, a decal, a door) and sends no states.
+// Two would be one entity id for two bodies.
+func CheckSpawnScene(scene string, predictors int) error {
+	if predictors > 1 {
+		return fmt.Errorf("%w: %q has %d NetPredictors; a spawned scene holds one at most", ErrSpawnScene, scene, predictors)
+	}
+	return nil
+}
+
 // SceneAllowed reports whether scene is one of list (NetRoom's
-// spawnable_scenes): a NetRoom instantiates only those for other players,
-// so a peer cannot make it load any resource it names.
+// spawnable_scenes, entries as ParseSpawnable reads them): a NetRoom
+// instantiates only those for other players, so a peer cannot make it
+// load any resource it names.
 func SceneAllowed(list []string, scene string) bool {
-	for _, s := range list {
-		if s == scene {
-			return true
+	_, ok := SpawnParent(list, scene)
+	return ok
+}
+
+// spawnSep separates a spawnable_scenes entry's scene from its parent: no
+// portable file name has one, and it reads as "scene | where".
+const spawnSep = "|"
+
+// ParseSpawnable splits an entry of spawnable_scenes, "res://rocket.tscn"
+// or "res://rocket.tscn|Projectiles", into its scene path and the path of
+// the node its instances go under ("" when none: spawn_path), both with
+// spaces around them trimmed.
+func ParseSpawnable(entry string) (scene, parent string) {
+	scene, parent, _ = strings.Cut(entry, spawnSep)
+	return strings.TrimSpace(scene), strings.TrimSpace(parent)
+}
+
+// SpawnParent returns the parent path the entry of list for scene names
+// ("" for spawn_path) and whether scene is listed at all.
+func SpawnParent(list []string, scene string) (string, bool) {
+	for _, e := range list {
+		if s, parent := ParseSpawnable(e); s == scene && s != "" {
+			return parent, true
 		}
 	}
-	return false
+	return "", false
+}
+
+// MissingSpawns returns the remote players the room counts as spawned
+// (EventSpawn came for them) whose scene has(slot) says is not there: the
+// players already in the room when the player scene was set, or whose
+// scene failed to spawn or was freed. The node spawns them again.
+func (r *Room) MissingSpawns(has func(slot int) bool) []int {
+	var out []int
+	for slot, spawned := range r.spawned {
+		if spawned && slot != r.slot && !has(slot) {
+			out = append(out, slot)
+		}
+	}
+	return out
 }
 
 // applyEntityMessage handles the entity messages; it reports whether m

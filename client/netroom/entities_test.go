@@ -288,3 +288,77 @@ func TestBindLocalEntity(t *testing.T) {
 	assert.True(t, SceneAllowed([]string{"res://a.tscn", "res://b.tscn"}, "res://b.tscn"))
 	assert.False(t, SceneAllowed([]string{"res://a.tscn"}, "res://secret.tres"))
 }
+
+// TestSpawnableWithParent: an entry of spawnable_scenes may name where its
+// instances go; the scene part alone decides what may be spawned.
+func TestSpawnableWithParent(t *testing.T) {
+	list := []string{"res://a.tscn", " res://rocket.tscn | Level/Projectiles ", "|Nowhere"}
+	scene, parent := ParseSpawnable(list[1])
+	assert.Equal(t, "res://rocket.tscn", scene)
+	assert.Equal(t, "Level/Projectiles", parent)
+	p, ok := SpawnParent(list, "res://rocket.tscn")
+	assert.True(t, ok)
+	assert.Equal(t, "Level/Projectiles", p)
+	p, ok = SpawnParent(list, "res://a.tscn")
+	assert.True(t, ok)
+	assert.Empty(t, p, "spawn_path")
+	assert.True(t, SceneAllowed(list, "res://rocket.tscn"))
+	assert.False(t, SceneAllowed(list, "res://rocket.tscn | Level/Projectiles"), "the whole entry is not a scene")
+	assert.False(t, SceneAllowed(list, ""), "an entry without a scene allows nothing")
+}
+
+// TestMissingSpawns: players already in the room when the player scene
+// is set (their EventSpawn found no scene) are spawned on request; so are
+// those whose scene was freed, never our own slot.
+func TestMissingSpawns(t *testing.T) {
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
+	evs := h.until(has(EventJoined))
+	var spawns []int
+	for _, e := range evs {
+		if e.Kind == EventSpawn {
+			spawns = append(spawns, e.Slot)
+		}
+	}
+	require.Equal(t, []int{0, 2}, spawns)
+	none := func(int) bool { return false }
+	assert.Equal(t, []int{0, 2}, h.room.MissingSpawns(none), "no scene was made for them")
+	assert.Equal(t, []int{2}, h.room.MissingSpawns(func(slot int) bool { return slot == 0 }))
+	assert.Empty(t, h.room.MissingSpawns(func(int) bool { return true }))
+	// A player who left is not missing.
+	st := h.room.State()
+	st.Players, st.Rev = []protocol.PlayerState{player(1, "Bob"), player(2, "Cy")}, st.Rev+1
+	h.link.msg(&st)
+	h.update()
+	assert.Equal(t, []int{2}, h.room.MissingSpawns(none))
+}
+
+// TestSpawnSceneWithoutPredictor: a spawned scene may hold no NetPredictor
+// (spawned and despawned everywhere, no states) or one, not two; the
+// announcement goes out either way and the id stays taken until despawned.
+func TestSpawnSceneWithoutPredictor(t *testing.T) {
+	assert.NoError(t, CheckSpawnScene("res://pickup.tscn", 0))
+	assert.NoError(t, CheckSpawnScene("res://rocket.tscn", 1))
+	assert.ErrorIs(t, CheckSpawnScene("res://two.tscn", 2), ErrSpawnScene)
+
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	id, err := h.room.FreeEntity()
+	require.NoError(t, err)
+	require.NoError(t, h.room.Spawn(id, "res://pickup.tscn", nil))
+	next, err := h.room.FreeEntity()
+	require.NoError(t, err)
+	assert.NotEqual(t, id, next, "a spawn without states keeps its id")
+	require.NoError(t, h.room.Despawn(id))
+	h.link.mu.Lock()
+	sent, states := append([]protocol.Message(nil), h.link.sent...), len(h.link.sentSt)
+	h.link.mu.Unlock()
+	assert.Contains(t, sent, protocol.Message(&protocol.Spawn{Entity: id, Scene: "res://pickup.tscn"}))
+	assert.Contains(t, sent, protocol.Message(&protocol.Despawn{Entity: id}))
+	assert.Zero(t, states, "no states")
+}

@@ -1,13 +1,10 @@
 package netroom
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -15,8 +12,8 @@ import (
 )
 
 // ErrBadArg indicates an event argument of a type events cannot carry
-// (only null, bool, integers, finite floats, strings, arrays and
-// string-keyed maps of those), or nested too deep.
+// (EncodeArgs lists those), a float that is not finite, or arguments
+// nested too deep.
 var ErrBadArg = errors.New("netroom: event argument not carried")
 
 // MaxArgDepth is how deeply event arguments may nest (arrays in arrays):
@@ -25,22 +22,73 @@ const MaxArgDepth = protocol.MaxArgDepth
 
 // SendEvent sends a named event with args, reliable and ordered through
 // the server, to slot to or to every other player (protocol.ToAll). Args
-// hold what EncodeArgs takes. An event the server would refuse for its size
-// or name is refused here, with EventError and the error returned; the
-// server's rate limit (30 per second, burst 60, by default) comes back as
-// EventError with protocol.CodeRateLimited.
+// hold what EncodeArgs takes. When to is our own slot the event is not
+// sent: it comes back here (see SendEventAll). An event the server would
+// refuse for its size or name is refused here, with EventError and the
+// error returned; the server's rate limit (30 per second, burst 60, by
+// default) comes back as EventError with protocol.CodeRateLimited.
 func (r *Room) SendEvent(name string, args []any, to int) error {
-	raw, err := EncodeArgs(args)
+	raw, err := r.checkEvent(name, args, to)
 	if err != nil {
-		return r.fail(fmt.Errorf("send_event %q: %w", name, err))
+		return err
 	}
-	if err := protocol.CheckEvent(name, raw); err != nil {
-		return r.fail(fmt.Errorf("send_event: %w", err))
-	}
-	if to < protocol.ToAll {
-		return r.fail(fmt.Errorf("send_event %q: to %d: want a slot or -1 for everyone", name, to))
+	if to == r.slot && r.inRoom {
+		return r.deliverLocal(name, raw)
 	}
 	return r.sendInRoom(&protocol.Event{Name: name, Args: raw, To: to})
+}
+
+// SendEventAll sends the event to every other player and runs it here
+// too, what @rpc("call_local") does: EventGameEvent from our own slot at
+// the next Update (not during this call), with args decoded as the others
+// get them. Nothing runs here when the send is refused.
+func (r *Room) SendEventAll(name string, args []any) error {
+	raw, err := r.checkEvent(name, args, protocol.ToAll)
+	if err != nil {
+		return err
+	}
+	if err := r.sendInRoom(&protocol.Event{Name: name, Args: raw, To: protocol.ToAll}); err != nil {
+		return err
+	}
+	return r.deliverLocal(name, raw)
+}
+
+// SendEventToHost sends the event to the room's host alone (it runs here
+// when we are the host): for requests one machine decides.
+func (r *Room) SendEventToHost(name string, args []any) error {
+	if !r.inRoom {
+		return r.fail(fmt.Errorf("send_event_to_host %q: %w", name, ErrNotInRoom))
+	}
+	return r.SendEvent(name, args, r.Host())
+}
+
+// checkEvent encodes and checks an event as the server will.
+func (r *Room) checkEvent(name string, args []any, to int) (json.RawMessage, error) {
+	raw, err := EncodeArgs(args)
+	if err != nil {
+		return nil, r.fail(fmt.Errorf("send_event %q: %w", name, err))
+	}
+	if err := protocol.CheckEvent(name, raw); err != nil {
+		return nil, r.fail(fmt.Errorf("send_event: %w", err))
+	}
+	if to < protocol.ToAll {
+		return nil, r.fail(fmt.Errorf("send_event %q: to %d: want a slot or -1 for everyone", name, to))
+	}
+	return raw, nil
+}
+
+// deliverLocal queues an event of ours as received from our own slot,
+// decoded from the bytes the others get so the types match theirs.
+func (r *Room) deliverLocal(name string, raw json.RawMessage) error {
+	if !r.inRoom {
+		return r.fail(fmt.Errorf("event %q: %w", name, ErrNotInRoom))
+	}
+	args, err := DecodeArgs(raw)
+	if err != nil {
+		return r.fail(fmt.Errorf("event %q: %w", name, err))
+	}
+	r.emit(Event{Kind: EventGameEvent, Slot: r.slot, Text: name, Args: args})
+	return nil
 }
 
 // RefuseEvent reports an event whose arguments the caller could not
@@ -73,109 +121,29 @@ func (r *Room) SendChat(text string, to int) error {
 	return r.sendInRoom(&protocol.Chat{Text: s, To: to})
 }
 
-// EncodeArgs encodes event arguments as a JSON array. It takes nil, bool,
-// int, int32, int64, float32, float64 (finite), string, []any,
-// map[string]any, []float32/[]float64 (vectors), nested at most MaxArgDepth
-// deep; anything else fails with ErrBadArg naming its place.
+// EncodeArgs encodes event arguments as a JSON array (docs/protocol.md,
+// "Typed arguments"). It takes nil, bool, int, int32, int64, float32 and
+// float64 (finite), string, StringName, []any (Array), Dict and
+// map[string]any (Dictionary), the math types of args.go (Vector2...
+// Transform3D) and the packed arrays ([]byte, []int32, []int64, []float32,
+// []float64, PackedVector2Array, PackedVector3Array, []string), nested at
+// most MaxArgDepth deep; anything else fails with ErrBadArg naming its
+// place. DecodeArgs gives each back as the same type.
 func EncodeArgs(args []any) (json.RawMessage, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
+	b := []byte{'['}
 	for i, a := range args {
-		if err := checkArg(a, 1); err != nil {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = encodeArg(b, a, 1); err != nil {
 			return nil, fmt.Errorf("argument %d: %w", i, err)
 		}
 	}
-	b, err := json.Marshal(floatsKept(args))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadArg, err)
-	}
-	return b, nil
-}
-
-func checkArg(a any, depth int) error {
-	if depth > MaxArgDepth {
-		return fmt.Errorf("%w: nested more than %d deep", ErrBadArg, MaxArgDepth)
-	}
-	switch v := a.(type) {
-	case nil, bool, int, int32, int64, string:
-	case float32:
-		return checkFloat(float64(v))
-	case float64:
-		return checkFloat(v)
-	case []float32:
-		for _, f := range v {
-			if err := checkFloat(float64(f)); err != nil {
-				return err
-			}
-		}
-	case []float64:
-		for _, f := range v {
-			if err := checkFloat(f); err != nil {
-				return err
-			}
-		}
-	case []any:
-		for i, e := range v {
-			if err := checkArg(e, depth+1); err != nil {
-				return fmt.Errorf("[%d]: %w", i, err)
-			}
-		}
-	case map[string]any:
-		for k, e := range v {
-			if err := checkArg(e, depth+1); err != nil {
-				return fmt.Errorf("[%q]: %w", k, err)
-			}
-		}
-	default:
-		return fmt.Errorf("%w: %T", ErrBadArg, a)
-	}
-	return nil
-}
-
-// floatsKept returns a copy of a (checked by checkArg) whose floats are
-// json.Numbers written with a fraction or exponent ("1.0", not "1"), so
-// they decode as floats again: a GDScript float stays a float.
-func floatsKept(a any) any {
-	switch v := a.(type) {
-	case float32:
-		return floatNumber(float64(v), 32)
-	case float64:
-		return floatNumber(v, 64)
-	case []float32:
-		out := make([]any, len(v))
-		for i, f := range v {
-			out[i] = floatNumber(float64(f), 32)
-		}
-		return out
-	case []float64:
-		out := make([]any, len(v))
-		for i, f := range v {
-			out[i] = floatNumber(f, 64)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = floatsKept(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = floatsKept(e)
-		}
-		return out
-	}
-	return a
-}
-
-func floatNumber(f float64, bits int) json.Number {
-	s := strconv.FormatFloat(f, 'g', -1, bits)
-	if !strings.ContainsAny(s, ".eE") {
-		s += ".0"
-	}
-	return json.Number(s)
+	return append(b, ']'), nil
 }
 
 func checkFloat(f float64) error {
@@ -185,45 +153,23 @@ func checkFloat(f float64) error {
 	return nil
 }
 
-// DecodeArgs decodes an event's JSON array of arguments: numbers written
-// without a fraction or exponent that fit come back as int64, the rest as
-// float64 (EncodeArgs writes every float with one, so types survive); arrays as []any, objects as map[string]any. Absent args are an
-// empty list.
+// DecodeArgs decodes an event's JSON array of arguments to what
+// EncodeArgs took: numbers written without a fraction or exponent that
+// fit come back as int64, the rest as float64 (EncodeArgs writes every
+// float with one, so types survive); arrays as []any; Dictionaries as Dict
+// (in their order; int keys as int64), typed values as their types of
+// args.go, []byte, []int32, []int64, []float32, []float64 and []string.
+// A JSON object without "@" (older clients) is a Dict of String keys.
+// Absent args are an empty list.
 func DecodeArgs(raw json.RawMessage) ([]any, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var out []any
-	if err := d.Decode(&out); err != nil {
+	out, err := decodeArray(raw)
+	if err != nil {
 		return nil, fmt.Errorf("netroom: event args: %w", err)
 	}
-	for i := range out {
-		out[i] = numbers(out[i])
-	}
 	return out, nil
-}
-
-// numbers replaces json.Numbers by int64 or float64.
-func numbers(a any) any {
-	switch v := a.(type) {
-	case json.Number:
-		if i, err := v.Int64(); err == nil {
-			return i
-		}
-		f, _ := v.Float64()
-		return f
-	case []any:
-		for i := range v {
-			v[i] = numbers(v[i])
-		}
-	case map[string]any:
-		for k := range v {
-			v[k] = numbers(v[k])
-		}
-	}
-	return a
 }
 
 // applyGameMessage turns a relayed event or chat line into its Event;

@@ -24,7 +24,34 @@ type Local struct {
 	has   bool
 	buf   [wire.MaxStateSize]byte
 	st    wire.State
+
+	// At rest (see RestKeepAlive): the state last sent and when.
+	last    wire.State
+	lastAt  time.Duration
+	sent    bool
+	restOff bool
 }
+
+// RestKeepAlive is how often an entity at rest still sends: one that has
+// not moved since its last state, sent still (no velocity, acceleration or
+// turn), with the same flags and extras, sends at this interval instead of
+// the full rate, and at the full rate again from the first frame it moves.
+// Not silence: receivers ghost an entity after 500 ms without an arrival
+// and hide it after 2 s (netcode/predict, GhostAfter and HideAfter), and a
+// direct link counts as down after DefaultDirectSilence (250 ms), so a
+// resting entity that went quiet would fade out and flip the server relay
+// on and off. 100 ms stays under both with a lost state to spare, so a
+// resting entity keeps being drawn, solid, and a real outage still shows;
+// it costs 10 states a second instead of 60.
+const RestKeepAlive = 100 * time.Millisecond
+
+// Limits under which a state counts as still: metres or pixels (and per
+// second), radians per second, quaternion components.
+const (
+	restPos = 1e-4
+	restVel = 1e-3
+	restRot = 1e-5
+)
 
 // NewLocal returns a Local sending with cfg (zero fields: defaults). A zero
 // SendLead is sender.RecommendedSendLead here (50 ms: StepClock's
@@ -72,15 +99,55 @@ func (l *Local) PollAt(now time.Duration, slot int) (*wire.State, bool) {
 	if !l.has {
 		return nil, false
 	}
-	b, ok, err := l.snd.Poll(max(now, l.stamp), uint8(slot), l.buf[:0])
+	now = max(now, l.stamp)
+	if l.resting() && now-l.lastAt < RestKeepAlive {
+		// Not polled: the sender's schedule restarts from the first frame
+		// that moves (sender.Poll after a stall), so that one goes out at once.
+		return nil, false
+	}
+	b, ok, err := l.snd.Poll(now, uint8(slot), l.buf[:0])
 	if !ok || err != nil {
 		return nil, false
 	}
 	if wire.DecodeState(b, &l.st) != nil {
 		return nil, false
 	}
+	l.last, l.lastAt, l.sent = l.st, now, true
 	return &l.st, true
 }
+
+// resting reports whether the newest sample is at rest: the state last
+// sent was still and the entity has neither moved nor changed its flags
+// or extras since.
+func (l *Local) resting() bool {
+	if !l.sent || l.restOff {
+		return false
+	}
+	cur, ok := l.snd.Latest()
+	if !ok {
+		return false
+	}
+	last := &l.last
+	still := func(st *wire.State) bool {
+		return st.Vel.Len() < restVel && st.Acc.Len() < restVel && abs(st.Turn) < restVel
+	}
+	near := func(a, b float64, eps float64) bool { return abs(a-b) < eps }
+	return still(last) && still(&cur) && cur.Pos.Sub(last.Pos).Len() < restPos &&
+		near(cur.Rot.X, last.Rot.X, restRot) && near(cur.Rot.Y, last.Rot.Y, restRot) &&
+		near(cur.Rot.Z, last.Rot.Z, restRot) && near(cur.Rot.W, last.Rot.W, restRot) &&
+		cur.Flags == last.Flags&^wire.FlagTeleport && cur.Anim == last.Anim && cur.Input == last.Input
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// SetRestKeepAlive turns the rest rate (RestKeepAlive) off (send at the
+// full rate always) or on again, the default.
+func (l *Local) SetRestKeepAlive(on bool) { l.restOff = !on }
 
 // SetExtras sets the animation state and input bits sent from now on.
 func (l *Local) SetExtras(anim, input uint8) { l.snd.SetExtras(anim, input) }
@@ -97,14 +164,14 @@ func (l *Local) Teleport() { l.snd.Teleport() }
 // play); the next state is flagged as a teleport.
 func (l *Local) Reset() {
 	l.snd.Reset()
-	l.has = false
+	l.has, l.sent = false, false
 }
 
 // Restart is Reset without the teleport flag (sender.Sender.Restart): a
 // shared object's new owner continues what receivers already draw.
 func (l *Local) Restart() {
 	l.snd.Restart()
-	l.has = false
+	l.has, l.sent = false, false // the first state after is never held back
 }
 
 // Stats returns the sender's counters.

@@ -18,11 +18,14 @@ type RoomSetup struct {
 	// resolves to a node (only checked when the path is not empty).
 	SpawnPath   string
 	SpawnPathOK bool
+	// LostParents are the spawnable_scenes entries whose parent
+	// (ParseSpawnable) does not resolve to a node.
+	LostParents []string
 }
 
 // RoomWarnings returns the configuration warnings of a NetRoom node, one
 // sentence each, in a fixed order: server address, player scene, spawn
-// path.
+// path, spawnable scenes' parents.
 func RoomWarnings(s RoomSetup) []string {
 	var w []string
 	if s.Server == "" {
@@ -32,11 +35,15 @@ func RoomWarnings(s RoomSetup) []string {
 		w = append(w, fmt.Sprintf("server_address is not usable: %v.", err))
 	}
 	if !s.HasPlayerScene {
-		w = append(w, "No player_scene: remote players will not be spawned or drawn. "+
-			"Set a scene with a NetPredictor in it.")
+		w = append(w, "No player_scene: remote players are not spawned or drawn until one is set. "+
+			"Set a scene with a NetPredictor in it (setting it from a script later spawns the players already in the room).")
 	}
 	if s.SpawnPath != "" && !s.SpawnPathOK {
 		w = append(w, fmt.Sprintf("spawn_path %q does not point to a node.", s.SpawnPath))
+	}
+	for _, e := range s.LostParents {
+		scene, parent := ParseSpawnable(e)
+		w = append(w, fmt.Sprintf("spawnable_scenes: the parent %q of %s does not point to a node.", parent, scene))
 	}
 	return w
 }

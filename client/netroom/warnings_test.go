@@ -20,6 +20,8 @@ func TestRoomWarnings(t *testing.T) {
 		{name: "bare", setup: RoomSetup{SpawnPath: "..", SpawnPathOK: true}, want: []string{"No server_address", "No player_scene"}},
 		{name: "bad address", setup: RoomSetup{Server: "ftp://x", HasPlayerScene: true}, want: []string{"not usable"}},
 		{name: "spawn path lost", setup: RoomSetup{Server: "h:1", HasPlayerScene: true, SpawnPath: "../World"}, want: []string{`"../World" does not point`}},
+		{name: "spawn parent lost", setup: RoomSetup{Server: "h:1", HasPlayerScene: true,
+			LostParents: []string{"res://rocket.tscn|../Shots"}}, want: []string{`the parent "../Shots" of res://rocket.tscn does not point`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

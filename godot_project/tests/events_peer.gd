@@ -16,7 +16,7 @@ var role := ""
 var out_dir := ""
 var sent := false
 var done := false
-var got := {"events": [], "chat": [], "errors": []}
+var got := {"events": [], "chat": [], "errors": [], "types": [], "values": []}
 var elapsed := 0.0
 
 
@@ -56,6 +56,12 @@ func _on_joined(code: String, slot: int) -> void:
 func _on_event(slot: int, name: String, ev_args: Array) -> void:
 	_log("event %d %s %s" % [slot, name, str(ev_args)])
 	got["events"].append([slot, name, ev_args])
+	if name == "hello":
+		# The types and values as they arrived (JSON would flatten them).
+		got["types"] = ev_args.map(func(a): return type_string(typeof(a)))
+		got["values"] = [ev_args[3] == Vector2(1, 2), ev_args[7] == Vector2i(3, -4),
+			ev_args[8] == {1: "one", "two": 2}, ev_args[9] == PackedFloat32Array([0.5, -1]),
+			ev_args[10] == &"jump", ev_args[11] == Transform3D(Basis.IDENTITY, Vector3(1, 2, 3))]
 	if role == "a" and name == "echo":
 		room.send_event_to(slot, "echoed", ev_args)
 
@@ -72,7 +78,9 @@ func _process(delta: float) -> void:
 	if role == "a":
 		if not sent and room.get_players().size() == 2 and room.is_synced():
 			sent = true
-			room.send_event("hello", [1, 2.5, "x", Vector2(1, 2), Vector3(1, 2, 3), Color(1, 0, 0, 1), {"k": [true, null]}])
+			room.send_event("hello", [1, 2.5, "x", Vector2(1, 2), Vector3(1, 2, 3), Color(1, 0, 0, 1), {"k": [true, null]},
+				Vector2i(3, -4), {1: "one", "two": 2}, PackedFloat32Array([0.5, -1]), &"jump",
+				Transform3D(Basis.IDENTITY, Vector3(1, 2, 3))])
 			room.send_chat("  hi there\u0007  ")
 			room.send_event("bad", [self])  # refused here: an Object
 		if FileAccess.file_exists(out_dir.path_join("stop")) and not done:

@@ -8,8 +8,10 @@ import (
 // ProtocolVersion is the version of the wire format and the room protocol.
 // Bump it on every change to either; peers of another version are refused
 // with an *UpdateRequiredError. Version 2 added entity ids to states and
-// the spawn and ownership messages.
-const ProtocolVersion uint16 = 2
+// the spawn and ownership messages; version 3 typed arguments in events,
+// spawns and synced properties (a Vector2 is no longer an array), which
+// an older client would misread rather than refuse.
+const ProtocolVersion uint16 = 3
 
 // RulesVersion is the version of the simulation rules (physics, prediction
 // and movement limits). Players of different rules versions are kept out of

@@ -1,7 +1,9 @@
 // fake.c: a tiny stand-in for the Godot engine's GDExtension interface, so
 // tests can drive the binding's real entry symbol, C shims, registration and
 // dispatch without Godot. Only what the binding uses is modelled: Strings,
-// interned StringNames, scalar and string Variants, ClassDB registration
+// interned StringNames, scalar and string Variants, Arrays, Dictionaries,
+// scenes loaded by path (a Node2D, with a NetPredictor for a path naming
+// "predictor"), ClassDB registration
 // (recorded), objects with extension instances, and a few method binds.
 // Not thread-safe; single test process only.
 
@@ -84,15 +86,83 @@ typedef struct {
 	} v;
 } fvariant;
 
-enum { T_NIL = 0, T_BOOL = 1, T_INT = 2, T_FLOAT = 3, T_STRING = 4, T_STRING_NAME = 21, T_NODE_PATH = 22, T_OBJECT = 24 };
+enum { T_NIL = 0, T_BOOL = 1, T_INT = 2, T_FLOAT = 3, T_STRING = 4, T_STRING_NAME = 21, T_NODE_PATH = 22, T_OBJECT = 24,
+	T_DICTIONARY = 27, T_ARRAY = 28 };
+
+// ---- Arrays, Dictionaries and the packed arrays of numbers and vectors:
+// an opaque handle (8 bytes; a packed array's first 8) points to an fcoll
+// of Variants, reference counted. Packed arrays convert to and from Arrays
+// element for element (no narrowing: a test sees the Go side's values). ----
+typedef struct {
+	int64_t refs;
+	int64_t n, cap;
+	fvariant *keys; // a Dictionary's, in insertion order
+	fvariant *vals;
+} fcoll;
+
+static int is_coll(uint32_t t) {
+	return t == T_DICTIONARY || t == T_ARRAY || (t >= 30 && t <= 33) || t == 35 || t == 36;
+}
+
+static void variant_new_copy(void *dst, const void *src);
+static void variant_destroy(void *p);
+
+static fcoll *fcoll_new(void) {
+	fcoll *c = calloc(1, sizeof *c);
+	c->refs = 1;
+	return c;
+}
+
+static void fcoll_unref(fcoll *c) {
+	if (!c || --c->refs > 0) {
+		return;
+	}
+	for (int64_t i = 0; i < c->n; i++) {
+		if (c->keys) {
+			variant_destroy(&c->keys[i]);
+		}
+		variant_destroy(&c->vals[i]);
+	}
+	free(c->keys);
+	free(c->vals);
+	free(c);
+}
+
+static int64_t fcoll_add(fcoll *c, const fvariant *key, const fvariant *val) {
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 4;
+		c->vals = realloc(c->vals, (size_t)c->cap * sizeof(fvariant));
+		if (key || c->keys) {
+			c->keys = realloc(c->keys, (size_t)c->cap * sizeof(fvariant));
+		}
+	}
+	memset(&c->vals[c->n], 0, sizeof(fvariant));
+	if (val) {
+		variant_new_copy(&c->vals[c->n], val);
+	}
+	if (key) {
+		variant_new_copy(&c->keys[c->n], key);
+	}
+	return c->n++;
+}
+
+// fcoll_copy returns a new collection holding copies of c's elements.
+static fcoll *fcoll_copy(const fcoll *c) {
+	fcoll *d = fcoll_new();
+	for (int64_t i = 0; c && i < c->n; i++) {
+		fcoll_add(d, c->keys ? &c->keys[i] : NULL, &c->vals[i]);
+	}
+	return d;
+}
 
 static size_t payload_size(uint32_t t) {
 	switch (t) {
 		case 1: return 1;
-		case 5: return 8;
-		case 9: return 12;
+		case 5: case 6: return 8;
+		case 9: case 10: return 12;
 		case 11: return 24;
-		case 15: case 20: return 16;
+		case 7: case 12: case 15: case 20: return 16;
+		case 17: return 36;
 		case 18: return 48;
 		case 29: case 34: return 16;
 		default: return 8;
@@ -118,6 +188,9 @@ static void f_variant_from(uint32_t t, void *r_variant, void *value) {
 			s->refs++;
 		}
 	}
+	if (is_coll(t) && v->v.p) {
+		((fcoll *)v->v.p)->refs++;
+	}
 }
 
 static void f_variant_to(uint32_t t, void *r_value, void *variant) {
@@ -134,12 +207,15 @@ static void f_variant_to(uint32_t t, void *r_value, void *variant) {
 			s->refs++;
 		}
 	}
+	if (is_coll(t) && v->v.p) {
+		((fcoll *)v->v.p)->refs++;
+	}
 }
 
 #define CONV(T) \
 	static void from_##T(void *v, void *x) { f_variant_from(T, v, x); } \
 	static void to_##T(void *x, void *v) { f_variant_to(T, x, v); }
-CONV(1) CONV(2) CONV(3) CONV(4) CONV(5) CONV(9) CONV(11) CONV(15) CONV(18) CONV(20)
+CONV(1) CONV(2) CONV(3) CONV(4) CONV(5) CONV(6) CONV(7) CONV(9) CONV(10) CONV(11) CONV(12) CONV(15) CONV(17) CONV(18) CONV(20)
 CONV(21) CONV(22) CONV(24) CONV(27) CONV(28) CONV(29) CONV(34)
 #undef CONV
 
@@ -147,6 +223,8 @@ static void *get_from(uint32_t t) {
 	switch (t) {
 		case 1: return (void *)from_1; case 2: return (void *)from_2; case 3: return (void *)from_3;
 		case 4: return (void *)from_4; case 5: return (void *)from_5; case 9: return (void *)from_9;
+		case 6: return (void *)from_6; case 7: return (void *)from_7; case 10: return (void *)from_10;
+		case 12: return (void *)from_12; case 17: return (void *)from_17;
 		case 11: return (void *)from_11; case 15: return (void *)from_15; case 18: return (void *)from_18;
 		case 20: return (void *)from_20; case 21: return (void *)from_21; case 22: return (void *)from_22;
 		case 24: return (void *)from_24; case 27: return (void *)from_27; case 28: return (void *)from_28;
@@ -159,6 +237,8 @@ static void *get_to(uint32_t t) {
 	switch (t) {
 		case 1: return (void *)to_1; case 2: return (void *)to_2; case 3: return (void *)to_3;
 		case 4: return (void *)to_4; case 5: return (void *)to_5; case 9: return (void *)to_9;
+		case 6: return (void *)to_6; case 7: return (void *)to_7; case 10: return (void *)to_10;
+		case 12: return (void *)to_12; case 17: return (void *)to_17;
 		case 11: return (void *)to_11; case 15: return (void *)to_15; case 18: return (void *)to_18;
 		case 20: return (void *)to_20; case 21: return (void *)to_21; case 22: return (void *)to_22;
 		case 24: return (void *)to_24; case 27: return (void *)to_27; case 28: return (void *)to_28;
@@ -173,6 +253,9 @@ static void variant_new_copy(void *dst, const void *src) {
 	if ((v->type == T_STRING || v->type == T_NODE_PATH) && v->v.p) {
 		((fstr *)v->v.p)->refs++;
 	}
+	if (is_coll(v->type) && v->v.p) {
+		((fcoll *)v->v.p)->refs++;
+	}
 }
 
 static void variant_new_nil(void *dst) { memset(dst, 0, sizeof(fvariant)); }
@@ -181,6 +264,9 @@ static void variant_destroy(void *p) {
 	fvariant *v = p;
 	if (v->type == T_STRING || v->type == T_NODE_PATH) {
 		fstr_unref(v->v.p);
+	}
+	if (is_coll(v->type)) {
+		fcoll_unref(v->v.p);
 	}
 	memset(v, 0, sizeof *v);
 }
@@ -194,9 +280,14 @@ static void variant_stringify(const void *p, void *r_string) {
 	*(fstr **)r_string = fstr_new(buf, n);
 }
 
+// packed_array reports whether t is a packed array the fake converts
+// to and from an Array.
+static int packed_array(uint32_t t) { return is_coll(t) && t != T_ARRAY && t != T_DICTIONARY; }
+
 static gdx_bool can_convert_strict(uint32_t from, uint32_t to) {
 	return from == to || (from == T_INT && to == T_FLOAT) || (from == T_FLOAT && to == T_INT) ||
-			(from == T_NIL && to == T_OBJECT);
+			(from == T_NIL && to == T_OBJECT) || (from == T_ARRAY && packed_array(to)) ||
+			(packed_array(from) && to == T_ARRAY);
 }
 
 static void variant_construct(uint32_t type, void *r, const void **args, int32_t argc, gdx_call_error *err) {
@@ -213,6 +304,8 @@ static void variant_construct(uint32_t type, void *r, const void **args, int32_t
 		out->v.f = (double)in->v.i;
 	} else if (type == T_INT && in->type == T_FLOAT) {
 		out->v.i = (int64_t)in->v.f;
+	} else if ((in->type == T_ARRAY && packed_array(type)) || (packed_array(in->type) && type == T_ARRAY)) {
+		out->v.p = fcoll_copy(in->v.p);
 	} else if (!(type == T_OBJECT && in->type == T_NIL)) {
 		err->error = 2;
 	}
@@ -242,8 +335,20 @@ static void nop_dtor(void *p) { (void)p; }
 static void blob_ctor0(void *r, const void **a) { (void)a; memset(r, 0, 16); }
 static void blob_ctor1(void *r, const void **a) { memcpy(r, a[0], 16); }
 
+static void coll_ctor0(void *r, const void **a) { (void)a; *(fcoll **)r = fcoll_new(); }
+static void coll_ctor1(void *r, const void **a) {
+	fcoll *c = *(fcoll *const *)a[0];
+	if (c) {
+		c->refs++;
+	}
+	*(fcoll **)r = c;
+}
+static void coll_dtor(void *p) { fcoll_unref(*(fcoll **)p); *(fcoll **)p = NULL; }
+
 static void *get_ctor(uint32_t t, int32_t index) {
 	switch (t) {
+		case T_ARRAY: case T_DICTIONARY:
+			return index == 0 ? (void *)coll_ctor0 : index == 1 ? (void *)coll_ctor1 : NULL;
 		case T_STRING: case T_NODE_PATH:
 			switch (index) {
 				case 0: return (void *)str_ctor0;
@@ -265,11 +370,77 @@ static void *get_ctor(uint32_t t, int32_t index) {
 }
 
 static void *get_dtor(uint32_t t) {
+	if (t == T_ARRAY || t == T_DICTIONARY) {
+		return (void *)coll_dtor;
+	}
 	return (t == T_STRING || t == T_NODE_PATH) ? (void *)str_dtor : (void *)nop_dtor;
 }
 
 static void builtin_nop(void *base, const void **args, void *ret, int argc) { (void)base, (void)args, (void)ret, (void)argc; }
-static void *get_builtin(uint32_t t, const void *name, gdx_int hash) { (void)t, (void)name, (void)hash; return (void *)builtin_nop; }
+
+static int variant_equal(const fvariant *a, const fvariant *b) {
+	if (a->type != b->type) {
+		return 0;
+	}
+	switch (a->type) {
+		case T_NIL: return 1;
+		case T_BOOL: return a->v.b == b->v.b;
+		case T_INT: return a->v.i == b->v.i;
+		case T_FLOAT: return a->v.f == b->v.f;
+		case T_STRING: case T_NODE_PATH: {
+			const fstr *x = a->v.p, *y = b->v.p;
+			int64_t nx = x ? x->len : 0, ny = y ? y->len : 0;
+			return nx == ny && (nx == 0 || memcmp(x->data, y->data, (size_t)nx) == 0);
+		}
+		default: return memcmp(a->v.raw, b->v.raw, 16) == 0;
+	}
+}
+
+static int64_t dict_find(const fcoll *c, const fvariant *key) {
+	for (int64_t i = 0; c && i < c->n; i++) {
+		if (variant_equal(&c->keys[i], key)) {
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void coll_size(void *base, const void **args, void *ret, int argc) {
+	(void)args, (void)argc;
+	const fcoll *c = *(fcoll **)base;
+	*(int64_t *)ret = c ? c->n : 0;
+}
+static void array_push_back(void *base, const void **args, void *ret, int argc) {
+	(void)ret, (void)argc;
+	fcoll *c = *(fcoll **)base;
+	if (c) {
+		fcoll_add(c, NULL, args[0]);
+	}
+}
+static void dict_has(void *base, const void **args, void *ret, int argc) {
+	(void)argc;
+	*(uint8_t *)ret = dict_find(*(fcoll **)base, args[0]) >= 0;
+}
+static void dict_keys(void *base, const void **args, void *ret, int argc) {
+	(void)args, (void)argc;
+	const fcoll *c = *(fcoll **)base;
+	fcoll *k = fcoll_new();
+	for (int64_t i = 0; c && i < c->n; i++) {
+		fcoll_add(k, NULL, &c->keys[i]);
+	}
+	*(fcoll **)ret = k;
+}
+
+static void *get_builtin(uint32_t t, const void *name, gdx_int hash) {
+	(void)hash;
+	const char *n = sn_text(name);
+	if (t == T_ARRAY && strcmp(n, "size") == 0) return (void *)coll_size;
+	if (t == T_ARRAY && strcmp(n, "push_back") == 0) return (void *)array_push_back;
+	if (t == T_DICTIONARY && strcmp(n, "size") == 0) return (void *)coll_size;
+	if (t == T_DICTIONARY && strcmp(n, "has") == 0) return (void *)dict_has;
+	if (t == T_DICTIONARY && strcmp(n, "keys") == 0) return (void *)dict_keys;
+	return (void *)builtin_nop;
+}
 
 // ---- recording ----
 #define MAX_REC 4096
@@ -332,8 +503,21 @@ static void sn_new_len(void *r, const char *p, gdx_int n) { *(fsn **)r = intern(
 static uint8_t byte_slot;
 static uint8_t *pba_index(void *a, gdx_int i) { (void)a, (void)i; return &byte_slot; }
 static fvariant var_slot;
-static void *variant_index(void *a, const void *k) { (void)a, (void)k; return &var_slot; }
-static void *variant_index_i(void *a, gdx_int i) { (void)a, (void)i; return &var_slot; }
+static void *variant_index(void *a, const void *k) {
+	fcoll *c = *(fcoll **)a;
+	if (!c) {
+		return &var_slot;
+	}
+	int64_t i = dict_find(c, k);
+	if (i < 0) {
+		i = fcoll_add(c, k, NULL);
+	}
+	return &c->vals[i];
+}
+static void *variant_index_i(void *a, gdx_int i) {
+	fcoll *c = *(fcoll **)a;
+	return c && i >= 0 && i < c->n ? (void *)&c->vals[i] : (void *)&var_slot;
+}
 static fstr *str_slot;
 static void *psa_index(void *a, gdx_int i) { (void)a, (void)i; return &str_slot; }
 
@@ -574,8 +758,28 @@ static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
 	} else if (strcmp(m, "has_feature") == 0) {
 		const fstr *tag = *(fstr *const *)args[0];
 		*(uint8_t *)ret = double_build && tag && strcmp(tag->data, "double") == 0;
+	} else if (strcmp(m, "load") == 0) {
+		// ResourceLoader.load: a PackedScene named by its path (see instantiate).
+		const fstr *path = *(fstr *const *)args[0];
+		fsn *cls = intern("PackedScene", 11);
+		fobject *scene = construct_object2(&cls);
+		snprintf(scene->name, sizeof scene->name, "%s", path ? path->data : "");
+		*(void **)ret = scene;
 	} else if (!o || o->magic != 0x0B1EC7) {
 		return; // singletons and the like: zero results
+	} else if (strcmp(m, "instantiate") == 0) {
+		// A Node2D "Scene"; a scene whose path names "predictor" has a
+		// NetPredictor child.
+		fsn *cls = intern("Node2D", 6);
+		fobject *root = construct_object2(&cls);
+		snprintf(root->name, sizeof root->name, "Scene");
+		if (strstr(o->name, "predictor")) {
+			fsn *pc = intern("NetPredictor", 12);
+			fobject *p = construct_object2(&pc);
+			snprintf(p->name, sizeof p->name, "NetPredictor");
+			fake_add_child(root, p);
+		}
+		*(void **)ret = root;
 	} else if (strcmp(m, "get_child_count") == 0) {
 		*(int64_t *)ret = o->nchildren;
 	} else if (strcmp(m, "get_child") == 0) {
@@ -651,6 +855,17 @@ static void method_call(void *mb, void *obj, const void **args, gdx_int argc, vo
 				case T_INT: n += snprintf(line + n, sizeof line - (size_t)n, " %lld", (long long)a->v.i); break;
 				case T_FLOAT: n += snprintf(line + n, sizeof line - (size_t)n, " %g", a->v.f); break;
 				case T_STRING: n += snprintf(line + n, sizeof line - (size_t)n, " %s", a->v.p ? ((fstr *)a->v.p)->data : ""); break;
+				case T_ARRAY: { // the element types: [5,6] is a Vector2 then a Vector2i
+					const fcoll *c = a->v.p;
+					n += snprintf(line + n, sizeof line - (size_t)n, " [");
+					for (int64_t j = 0; c && j < c->n && n < (int)sizeof line; j++) {
+						n += snprintf(line + n, sizeof line - (size_t)n, j ? ",%u" : "%u", c->vals[j].type);
+					}
+					if (n < (int)sizeof line) {
+						n += snprintf(line + n, sizeof line - (size_t)n, "]");
+					}
+					break;
+				}
 				default: n += snprintf(line + n, sizeof line - (size_t)n, " <%u>", a->type);
 			}
 		}

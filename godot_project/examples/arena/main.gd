@@ -109,7 +109,7 @@ func _launch_rocket() -> void:
 
 func _on_entity_spawned(node: Node, slot: int, args: Array) -> void:
 	if node.has_method("queue_redraw") and args.size() == 1:
-		node.tint = Color(args[0][0], args[0][1], args[0][2], args[0][3])
+		node.tint = args[0]  # the Color as sent
 		node.queue_redraw()
 	_say("%s launched a rocket" % _name(slot))
 
@@ -132,8 +132,8 @@ func _on_event(from_slot: int, name: String, args: Array) -> void:
 	if name == "took_ball":
 		print("NZ_EVENT_RX took_ball from=%d" % from_slot)
 	if name == "fire" and args.size() == 3:
-		var from := Vector2(args[0][0], args[0][1])
-		var dir := Vector2(args[1][0], args[1][1]).normalized()
+		var from: Vector2 = args[0]  # arguments keep their types
+		var dir: Vector2 = (args[1] as Vector2).normalized()
 		# Catch up with the time the event spent on its way.
 		_spawn_projectile(from_slot, from, dir, maxf(0.0, room.server_time() - float(args[2])))
 
