@@ -55,6 +55,7 @@ type client struct {
 	refSeq      wire.Seq
 	interp      interpBuf
 	adapt       adaptiveInterp
+	arrInterp   arrivalInterp
 	newest0     newestState
 	lerp        lerpState
 	rSend       *rand.Rand
@@ -512,6 +513,7 @@ func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration)
 		}
 		c.interp.add(sn)
 		c.adapt.add(sn, c.local())
+		c.arrInterp.add(sn, c.local())
 		c.newest0.add(sn)
 		c.lerp.add(s.Seq, sn.pos)
 	}
@@ -617,8 +619,9 @@ func (c *client) render(t, local time.Duration) {
 	}
 	ipos, iok, dry := c.interp.draw(local)
 	apos, aok, adry := c.adapt.draw(local)
+	rpos, rok, rdry := c.arrInterp.draw(local)
 	lpos, lok := c.lerp.draw()
-	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !aok || !lok || !c.newest0.has ||
+	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !aok || !rok || !lok || !c.newest0.has ||
 		t < c.w.measureFrom {
 		return
 	}
@@ -695,6 +698,7 @@ func (c *client) render(t, local time.Duration) {
 		mExtrapolateV:   {c.newest0.extrapolate(local), local-c.newest0.s.t > extrapolateCap},
 		mInterpAdaptive: {apos, adry},
 		mInterp100:      {ipos, dry},
+		mInterpArrival:  {rpos, rdry},
 		mLerp:           {lpos, false},
 	} {
 		if m == mNearzero {

@@ -148,13 +148,19 @@ type Row struct {
 	ReversalsPerMin float64 `json:"reversals_per_min"`
 	JumpsPerMin     float64 `json:"jumps_per_min"`
 	PopsPerMin      float64 `json:"pops_per_min"`
-	OffPathP95      float64 `json:"off_path_p95_m"`
-	OffPathMax      float64 `json:"off_path_max_m"`
-	PastCapShare    float64 `json:"past_cap_share"`
-	SlideMSPerS     float64 `json:"timing_slide_ms_per_s"`
-	PathGapMS       float64 `json:"path_gap_ms"`
-	DirectShare     float64 `json:"direct_share"`
-	MeanAgeMS       float64 `json:"mean_age_ms"`
+	// PopEvents are pop events per minute above each of PopSizes (0.1,
+	// 0.2, 0.3, 0.5 m), pop frames within PopEventGap merged into one.
+	PopEvents [numPopSizes]float64 `json:"pop_events_per_min"`
+	// PopRelPerMin are pop events per minute whose departure exceeds half
+	// the frame's true travel (PopRelFraction, at least PopRelFloor).
+	PopRelPerMin float64 `json:"pop_rel_per_min"`
+	OffPathP95   float64 `json:"off_path_p95_m"`
+	OffPathMax   float64 `json:"off_path_max_m"`
+	PastCapShare float64 `json:"past_cap_share"`
+	SlideMSPerS  float64 `json:"timing_slide_ms_per_s"`
+	PathGapMS    float64 `json:"path_gap_ms"`
+	DirectShare  float64 `json:"direct_share"`
+	MeanAgeMS    float64 `json:"mean_age_ms"`
 
 	SplitTiming    *float64 `json:"split_timing_m,omitempty"`
 	SplitPredictor *float64 `json:"split_predictor_m,omitempty"`

@@ -233,14 +233,14 @@ func TestOutput(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &m))
 		for _, k := range []string{"scenario", "method", "mean_m", "p50_m", "p95_m", "p99_m", "max_m", "along_p50_m",
 			"along_p95_m", "along_max_m", "side_p95_m", "bias_m", "wobble_m", "reversals_per_min", "jumps_per_min",
-			"pops_per_min", "off_path_p95_m", "past_cap_share", "sim_seconds", "wall_seconds"} {
+			"pops_per_min", "pop_events_per_min", "pop_rel_per_min", "off_path_p95_m", "past_cap_share", "sim_seconds", "wall_seconds"} {
 			assert.Contains(t, m, k)
 		}
 	}
 
 	var txt bytes.Buffer
 	require.NoError(t, WriteText(&txt, res.Rows))
-	assert.Contains(t, txt.String(), "pops/min")
+	assert.Contains(t, txt.String(), "pop>.5")
 	assert.Equal(t, len(res.Rows)+2, strings.Count(txt.String(), "\n"))
 
 	dir := t.TempDir()
