@@ -164,10 +164,11 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 			}
 		}
 	}
+	// Dim2D before New: New fills in the 2D defaults (pixels) from it.
+	pcfg.Dim2D = w.sc.Dim2D
 	if c.pred, err = predict.New(pcfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
-	pcfg.Dim2D = w.sc.Dim2D
 	rcfg := pcfg
 	rcfg.BufferLen = 2 // the reference only ever extrapolates its newest sample
 	rcfg.Auto, rcfg.MaxCorrectionSpeed = false, 0

@@ -30,15 +30,27 @@ import (
 // from the same data, its drawn positions kept for autoHist frames. Every
 // arrival is a free label: the new sample says where the entity truly was
 // at its time, and each shadow is scored on where it drew it then: the
-// error's length plus Config.AutoPopCost for every frame in which the
-// shadow popped (moved unlike its own prediction and unlike any velocity
-// the entity was seen with lately), in an exponentially weighted mean over
+// error's length plus a pop cost for every frame in which the shadow
+// popped (moved unlike its own prediction and unlike any velocity the
+// entity was seen with lately), in an exponentially weighted mean over
 // autoWindow arrivals, plus a running 95th percentile of the error's length
 // (so a tail of overshoots counts as well as the typical error). The real
 // drawing takes the shadow with the lowest sum's settings;
 // the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
 // never jolts the entity. An entity costs about 5 µs a frame more and
 // 130 kB of shadows.
+//
+// The pop cost depends on what the entity is, learnt from its data: the
+// same 10 cm jump is a whole frame's travel for a character running at
+// 6 m/s and a quarter of one for a car at 24 m/s. Auto keeps the entity's
+// top horizontal speed of the last 20 s or so (autoPeakArrivals) and
+// prices a pop at Config.AutoPopCost (20 m: a pop weighs like being 20 m
+// off at one arrival, so a slow mover glides its corrections within
+// MaxCorrectionSpeed) up to autoPopSpeed (8 m/s), falling with the cube of
+// the top speed above it (0.6 m at 26 m/s, where tracking matters more
+// than a jump smaller than a frame's travel). With one pop cost for every
+// mover (the bench, seeds 1-3), 0.5 m left characters popping 135 times a
+// minute and 20 m made vehicles' p95 45-80% worse at 150 ms.
 
 // autoLags are the candidate render lags, and autoTaus the candidate
 // smoothing time constants: every pair is a shadow, a virtual copy of the
@@ -77,12 +89,26 @@ const (
 	// autoPopStep is how far (m; autoPopStep2D px) a shadow's frame move
 	// may depart from its prediction's own move and from every move the
 	// entity was seen to make before it counts as a pop; autoPopCost is the
-	// default Config.AutoPopCost (m; autoPopCost2D px): a pop weighs like
-	// being that far off at one arrival.
+	// default Config.AutoPopCost (m; autoPopCost2D px): a pop of an entity
+	// no faster than autoPopSpeed weighs like being that far off at one
+	// arrival.
 	autoPopStep   = 0.09
 	autoPopStep2D = 2.9
-	autoPopCost   = 0.5
-	autoPopCost2D = 16.0
+	autoPopCost   = 20.0
+	autoPopCost2D = 640.0
+	// autoPopSpeed (m/s; autoPopSpeed2D px/s) is the top speed above which
+	// a pop costs less, by (autoPopSpeed/top speed)^3: 8 m/s is above any
+	// running character (6 m/s on the bench) and a third of a car's top
+	// speed. The cube was chosen on the bench (seeds 1-3): the square left
+	// vehicles at 200 ms 9% worse at p95, the fourth power kept their pops
+	// as they were.
+	autoPopSpeed   = 8.0
+	autoPopSpeed2D = 256.0
+	// autoPeakArrivals is how fast the top speed forgets: it decays by
+	// 1/autoPeakArrivals per arrival (an e-fold in 20 s at 60 Hz), so a
+	// car that stops for a while is not taken for a character, and one
+	// that has driven slowly for a minute is judged by how it moves now.
+	autoPeakArrivals = 1200
 	// autoCorrectionSpeed is the default MaxCorrectionSpeed of an Auto
 	// predictor: 5 m/s, 83 mm a frame at 60 Hz.
 	autoCorrectionSpeed = 5.0
@@ -110,6 +136,7 @@ type autoState struct {
 	}
 	hn, hi    int // frames in hist; index of the newest
 	labels    int
+	peak      float64 // the top horizontal speed seen lately (see autoPeakArrivals)
 	lastLabel time.Duration
 	best      int           // the shadow with the lowest score
 	lag       time.Duration // the drawn lag
@@ -225,6 +252,22 @@ func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool 
 	return true
 }
 
+// autoPopCost returns what a pop costs this entity: Config.AutoPopCost up
+// to autoPopSpeed of top speed, less by the cube of the ratio above it
+// (see the package comment above autoLags).
+func (p *Predictor) autoPopCost() float64 {
+	ref := autoPopSpeed
+	if p.cfg.Dim2D {
+		ref = autoPopSpeed2D
+	}
+	c := p.cfg.AutoPopCost
+	if pk := p.auto.peak; pk > ref {
+		r := ref / pk
+		c *= r * r * r
+	}
+	return c
+}
+
 func (p *Predictor) autoPopStep() float64 {
 	if p.cfg.Dim2D {
 		return autoPopStep2D
@@ -238,6 +281,12 @@ func (p *Predictor) autoLabel(s *Sample) {
 	a := p.auto
 	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
 	a.seenI = (a.seenI + 1) % autoSeen
+	// Horizontal: a character's jump is not running speed.
+	up := geom.Up3D
+	if p.cfg.Dim2D {
+		up = geom.Up2D
+	}
+	a.peak = max(s.Vel.Sub(up.Scale(s.Vel.Dot(up))).Len(), a.peak*(1-1.0/autoPeakArrivals))
 	if (a.labels > 0 && s.Time <= a.lastLabel) || a.hn < 2 {
 		return
 	}
@@ -258,7 +307,7 @@ func (p *Predictor) autoLabel(s *Sample) {
 			if a.labels < autoWindow {
 				k = 1 / float64(a.labels+1)
 			}
-			popCost := p.cfg.AutoPopCost
+			popCost := p.autoPopCost()
 			best := 0
 			for i := range numShadows {
 				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
