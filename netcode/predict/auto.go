@@ -40,17 +40,20 @@ import (
 // never jolts the entity. An entity costs about 5 µs a frame more and
 // 130 kB of shadows.
 //
-// The pop cost depends on what the entity is, learnt from its data: the
-// same 10 cm jump is a whole frame's travel for a character running at
-// 6 m/s and a quarter of one for a car at 24 m/s. Auto keeps the entity's
-// top horizontal speed of the last 20 s or so (autoPeakArrivals) and
-// prices a pop at Config.AutoPopCost (20 m: a pop weighs like being 20 m
-// off at one arrival, so a slow mover glides its corrections within
-// MaxCorrectionSpeed) up to autoPopSpeed (8 m/s), falling with the cube of
-// the top speed above it (0.6 m at 26 m/s, where tracking matters more
-// than a jump smaller than a frame's travel). With one pop cost for every
-// mover (the bench, seeds 1-3), 0.5 m left characters popping 135 times a
-// minute and 20 m made vehicles' p95 45-80% worse at 150 ms.
+// The pop test and the pop cost depend on what the entity is, learnt from
+// its data: the same 10 cm jump is a whole frame's travel for a character
+// running at 6 m/s and a quarter of one for a car at 24 m/s. Auto keeps
+// the entity's top horizontal speed of the last 20 s or so
+// (autoPeakArrivals). A frame move counts as a pop when it departs by more
+// than 9 cm (autoPopStep) or 40% of a frame's travel at that top speed
+// (autoPopTravel), whichever is more; a pop costs Config.AutoPopCost
+// (20 m: like being 20 m off at one arrival, so a slow mover glides its
+// corrections within MaxCorrectionSpeed) up to autoPopSpeed (8 m/s) of top
+// speed, falling with the square of the top speed above it (1.9 m at
+// 26 m/s, where tracking matters more than a jump smaller than a frame's
+// travel). With one pop test and cost for every mover (the bench, seeds
+// 1-3), 0.5 m left characters popping 135 times a minute and 20 m made
+// vehicles' p95 45-80% worse at 150 ms.
 
 // autoLags are the candidate render lags, and autoTaus the candidate
 // smoothing time constants: every pair is a shadow, a virtual copy of the
@@ -97,13 +100,20 @@ const (
 	autoPopCost   = 20.0
 	autoPopCost2D = 640.0
 	// autoPopSpeed (m/s; autoPopSpeed2D px/s) is the top speed above which
-	// a pop costs less, by (autoPopSpeed/top speed)^3: 8 m/s is above any
+	// a pop costs less, by (autoPopSpeed/top speed)^2: 8 m/s is above any
 	// running character (6 m/s on the bench) and a third of a car's top
-	// speed. The cube was chosen on the bench (seeds 1-3): the square left
-	// vehicles at 200 ms 9% worse at p95, the fourth power kept their pops
-	// as they were.
+	// speed.
 	autoPopSpeed   = 8.0
 	autoPopSpeed2D = 256.0
+	// autoPopTravel is the share of a frame's travel at the top speed a
+	// frame move may depart by before it is a pop (when that is more than
+	// autoPopStep): 17 cm a frame for a car at 26 m/s, so that Auto prices
+	// the jumps a player sees at that speed, not every 9 cm correction. On
+	// the bench (seeds 1-3) this with the square above put harsh-150's
+	// vehicle at 16 pops > 0.2 m a minute and p95 0.326 m; with the
+	// absolute step alone, the square cost 9% of p95 at direct-200 and the
+	// cube left 18.5 pops.
+	autoPopTravel = 0.4
 	// autoPeakArrivals is how fast the top speed forgets: it decays by
 	// 1/autoPeakArrivals per arrival (an e-fold in 20 s at 60 Hz), so a
 	// car that stops for a while is not taken for a character, and one
@@ -230,12 +240,13 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 }
 
 // autoPopped reports whether a shadow's frame move is a pop: more than
-// autoPopStep from its own prediction's move raw and from every move the
+// the pop step (autoPopStep, or autoPopTravel of a frame's travel at the
+// top speed) from its own prediction's move raw and from every move the
 // entity was seen to make lately (a recent sample's velocity times dt). So
 // drawing late, or as the entity was seen to move, is not popping; a
 // correction that moves it otherwise is.
 func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool {
-	step := p.autoPopStep()
+	step := max(p.autoPopStep(), autoPopTravel*p.auto.peak*dt.Seconds())
 	step2 := step * step // squared lengths: no square root per shadow and frame
 	if d := move.Sub(raw); d.Dot(d) <= step2 {
 		return false
@@ -253,8 +264,8 @@ func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool 
 }
 
 // autoPopCost returns what a pop costs this entity: Config.AutoPopCost up
-// to autoPopSpeed of top speed, less by the cube of the ratio above it
-// (see the package comment above autoLags).
+// to autoPopSpeed of top speed, less by the square of the ratio above it
+// (see the comment above autoLags).
 func (p *Predictor) autoPopCost() float64 {
 	ref := autoPopSpeed
 	if p.cfg.Dim2D {
@@ -263,7 +274,7 @@ func (p *Predictor) autoPopCost() float64 {
 	c := p.cfg.AutoPopCost
 	if pk := p.auto.peak; pk > ref {
 		r := ref / pk
-		c *= r * r * r
+		c *= r * r
 	}
 	return c
 }

@@ -143,7 +143,7 @@ func TestAutoCharacterGlides(t *testing.T) {
 }
 
 // TestAutoPopCostFollowsTopSpeed checks the pop cost's dependence on the
-// entity's recent top speed: the full cost up to autoPopSpeed, the cube
+// entity's recent top speed: the full cost up to autoPopSpeed, the square
 // of the ratio above, and back to the full cost once a fast mover has been
 // slow for a while.
 func TestAutoPopCostFollowsTopSpeed(t *testing.T) {
@@ -161,7 +161,13 @@ func TestAutoPopCostFollowsTopSpeed(t *testing.T) {
 
 	car := newPredictor(t, Config{Auto: true})
 	feed(car, 0, 300, 24)
-	assert.InDelta(t, autoPopCost/27, car.autoPopCost(), 0.01, "three times autoPopSpeed: a 27th")
+	assert.InDelta(t, autoPopCost/9, car.autoPopCost(), 0.01, "three times autoPopSpeed: a ninth")
+	// A 12 cm departure in a frame: a pop for a runner, less than 40% of a
+	// frame's travel (16 cm) at 24 m/s.
+	dt := time.Second / 60
+	move := geom.Vec3{Z: 0.12}
+	assert.True(t, runner.autoPopped(move, geom.Vec3{}, 10*time.Second, dt))
+	assert.False(t, car.autoPopped(move, geom.Vec3{}, 10*time.Second, dt))
 	feed(car, 300, 3000, 4)
 	assert.Equal(t, autoPopCost, car.autoPopCost(), "slow for 50 s: priced as a runner")
 
