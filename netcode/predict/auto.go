@@ -43,7 +43,7 @@ import (
 // The pop test and the pop cost depend on what the entity is, learnt from
 // its data: the same 10 cm jump is a whole frame's travel for a character
 // running at 6 m/s and a quarter of one for a car at 24 m/s. Auto keeps
-// the entity's top horizontal speed of the last 20 s or so
+// the entity's top horizontal speed of the last 10 s or so
 // (autoPeakArrivals). A frame move counts as a pop when it departs by more
 // than 9 cm (autoPopStep) or 40% of a frame's travel at that top speed
 // (autoPopTravel), whichever is more; a pop costs Config.AutoPopCost
@@ -110,15 +110,15 @@ const (
 	// autoPopStep): 17 cm a frame for a car at 26 m/s, so that Auto prices
 	// the jumps a player sees at that speed, not every 9 cm correction. On
 	// the bench (seeds 1-3) this with the square above put harsh-150's
-	// vehicle at 16 pops > 0.2 m a minute and p95 0.326 m; with the
+	// vehicle at 16.5 pops > 0.2 m a minute and p95 0.326 m; with the
 	// absolute step alone, the square cost 9% of p95 at direct-200 and the
 	// cube left 18.5 pops.
 	autoPopTravel = 0.4
 	// autoPeakArrivals is how fast the top speed forgets: it decays by
-	// 1/autoPeakArrivals per arrival (an e-fold in 20 s at 60 Hz), so a
+	// 1/autoPeakArrivals per new sample (an e-fold in 10 s at 60 Hz), so a
 	// car that stops for a while is not taken for a character, and one
 	// that has driven slowly for a minute is judged by how it moves now.
-	autoPeakArrivals = 1200
+	autoPeakArrivals = 600
 	// autoCorrectionSpeed is the default MaxCorrectionSpeed of an Auto
 	// predictor: 5 m/s, 83 mm a frame at 60 Hz.
 	autoCorrectionSpeed = 5.0
@@ -292,13 +292,17 @@ func (p *Predictor) autoLabel(s *Sample) {
 	a := p.auto
 	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
 	a.seenI = (a.seenI + 1) % autoSeen
-	// Horizontal: a character's jump is not running speed.
+	if a.labels > 0 && s.Time <= a.lastLabel {
+		return // a late sample, or the other path's copy: no label, and its speed was seen
+	}
+	// The top speed, horizontal (a character's jump is not running speed),
+	// forgetting per new sample so that two paths do not halve its memory.
 	up := geom.Up3D
 	if p.cfg.Dim2D {
 		up = geom.Up2D
 	}
 	a.peak = max(s.Vel.Sub(up.Scale(s.Vel.Dot(up))).Len(), a.peak*(1-1.0/autoPeakArrivals))
-	if (a.labels > 0 && s.Time <= a.lastLabel) || a.hn < 2 {
+	if a.hn < 2 {
 		return
 	}
 	// The two frames around s.Time.
