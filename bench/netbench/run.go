@@ -39,6 +39,16 @@ type Variant struct {
 	// turn): what perfect knowledge of the next inputs would give. Not for
 	// Rounds or Contact scenarios.
 	KnownInput bool
+	// InputDelay is the input-delay scheme (not an ablation: a different
+	// game): every player's own entity shows its inputs InputDelay late, so
+	// the shared timeline (what every player, the owner too, should see at
+	// t) is the simulation at t - InputDelay, and a state sampled at t
+	// belongs at t + InputDelay on it: the receivers, who know the room's
+	// delay, add it to the mapped sample time (the helper is
+	// netcode/inputdelay). Rows judge the drawings against that timeline;
+	// the cost, the owner's own input lag, is not in them. Not for Rounds
+	// or Contact scenarios, nor with another variant.
+	InputDelay time.Duration
 }
 
 // Ablations are the variants -ablate adds, each making one estimator
