@@ -186,6 +186,8 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 		}
 	}
 	td2 := p.cfg.TeleportDistance * p.cfg.TeleportDistance
+	step := p.autoPopStepAt(dt)
+	step2 := step * step // squared lengths: no square root per shadow and frame
 	for mi, velOnly := range autoVelOnly {
 		p.velOnly = velOnly
 		for l, lag := range autoLags {
@@ -229,7 +231,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 					}
 					a.off[i] = off
 					h.drawn[i] = est.pos.Add(off)
-					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, now, dt) {
+					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, step2, now, dt) {
 						a.pops[i]++
 					}
 				}
@@ -240,14 +242,12 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 }
 
 // autoPopped reports whether a shadow's frame move is a pop: more than
-// the pop step (autoPopStep, or autoPopTravel of a frame's travel at the
-// top speed) from its own prediction's move raw and from every move the
-// entity was seen to make lately (a recent sample's velocity times dt). So
-// drawing late, or as the entity was seen to move, is not popping; a
-// correction that moves it otherwise is.
-func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool {
-	step := max(p.autoPopStep(), autoPopTravel*p.auto.peak*dt.Seconds())
-	step2 := step * step // squared lengths: no square root per shadow and frame
+// the pop step (step2 is its square, autoPopStepAt) from its own
+// prediction's move raw and from every move the entity was seen to make
+// lately (a recent sample's velocity times dt). So drawing late, or as the
+// entity was seen to move, is not popping; a correction that moves it
+// otherwise is.
+func (p *Predictor) autoPopped(move, raw geom.Vec3, step2 float64, now, dt time.Duration) bool {
 	if d := move.Sub(raw); d.Dot(d) <= step2 {
 		return false
 	}
@@ -277,6 +277,12 @@ func (p *Predictor) autoPopCost() float64 {
 		c *= r * r
 	}
 	return c
+}
+
+// autoPopStepAt returns the pop step for a frame of dt: autoPopStep, or
+// autoPopTravel of a frame's travel at the top speed when that is more.
+func (p *Predictor) autoPopStepAt(dt time.Duration) float64 {
+	return max(p.autoPopStep(), autoPopTravel*p.auto.peak*dt.Seconds())
 }
 
 func (p *Predictor) autoPopStep() float64 {

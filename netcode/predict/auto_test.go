@@ -166,8 +166,9 @@ func TestAutoPopCostFollowsTopSpeed(t *testing.T) {
 	// frame's travel (16 cm) at 24 m/s.
 	dt := time.Second / 60
 	move := geom.Vec3{Z: 0.12}
-	assert.True(t, runner.autoPopped(move, geom.Vec3{}, 10*time.Second, dt))
-	assert.False(t, car.autoPopped(move, geom.Vec3{}, 10*time.Second, dt))
+	sq := func(p *Predictor) float64 { s := p.autoPopStepAt(dt); return s * s }
+	assert.True(t, runner.autoPopped(move, geom.Vec3{}, sq(runner), 10*time.Second, dt))
+	assert.False(t, car.autoPopped(move, geom.Vec3{}, sq(car), 10*time.Second, dt))
 	feed(car, 300, 3000, 4)
 	assert.Equal(t, autoPopCost, car.autoPopCost(), "slow for 50 s: priced as a runner")
 
