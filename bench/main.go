@@ -57,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	inputs := fs.String("inputs", "", "replay recorded bot inputs from this CSV file")
 	record := fs.String("record", "", "record the bots' inputs to this CSV file (needs a single -scenario)")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	inputDelay := fs.Duration("input-delay", 0, "the input-delay scheme: own inputs shown this late, states placed this far ahead (rows named input-delay-D)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,6 +84,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	o := netbench.TableOptions{Options: netbench.Options{Seed: *seed, Duration: *dur, Quick: *quick,
 		Trace: *traceDir != ""}, Ablate: *ablate}
+	if *inputDelay > 0 {
+		if *ablate {
+			return errors.New("-input-delay does not combine with -ablate")
+		}
+		o.Variant = netbench.Variant{Name: "input-delay-" + inputDelay.String(), InputDelay: *inputDelay}
+	}
 	if *scenario != "" {
 		for _, name := range strings.Split(*scenario, ",") {
 			sc, err := netbench.Lookup(strings.TrimSpace(name))

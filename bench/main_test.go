@@ -31,7 +31,7 @@ func TestRunTextTraceAndRecord(t *testing.T) {
 	rec := filepath.Join(dir, "inputs.csv")
 	var out, errs bytes.Buffer
 	require.NoError(t, run([]string{"-scenario", "direct-50", "-duration", "2s", "-trace", dir, "-record", rec}, &out, &errs))
-	assert.Contains(t, out.String(), "pops/min")
+	assert.Contains(t, out.String(), "pop>.3")
 	assert.Contains(t, out.String(), "simulated seconds")
 	for _, f := range []string{"direct-50-vehicle.csv", "direct-50-vehicle.png", "direct-50-character-methods.png", "inputs.csv"} {
 		_, err := os.Stat(filepath.Join(dir, f))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/inputdelay"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/sender"
@@ -55,6 +56,7 @@ type client struct {
 	refSeq      wire.Seq
 	interp      interpBuf
 	adapt       adaptiveInterp
+	arrInterp   arrivalInterp
 	newest0     newestState
 	lerp        lerpState
 	rSend       *rand.Rand
@@ -163,10 +165,11 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 			}
 		}
 	}
+	// Dim2D before New: New fills in the 2D defaults (pixels) from it.
+	pcfg.Dim2D = w.sc.Dim2D
 	if c.pred, err = predict.New(pcfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
-	pcfg.Dim2D = w.sc.Dim2D
 	rcfg := pcfg
 	rcfg.BufferLen = 2 // the reference only ever extrapolates its newest sample
 	rcfg.Auto, rcfg.MaxCorrectionSpeed = false, 0
@@ -468,7 +471,10 @@ func (c *client) deliver(path predict.Path, st *wire.State, mapped, arrival time
 	if len(c.pending) == 0 {
 		c.frames.Post(c.flushFn)
 	}
-	smp := predict.SampleOf(st, mapped)
+	// With an input delay the sample belongs that far ahead on the shared
+	// timeline: the room agreed on it, so the receiver adds it (a sender
+	// stamping ahead would be taken for a clock offset by the re-stamping).
+	smp := predict.SampleOf(st, inputdelay.Place(mapped, c.w.opt.Variant.InputDelay))
 	if c.w.opt.Variant.KnownInput {
 		// Oracle: a velocity that lands on the truth one data age later
 		// (the age it will be drawn at, about: now, plus half a frame).
@@ -512,6 +518,7 @@ func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration)
 		}
 		c.interp.add(sn)
 		c.adapt.add(sn, c.local())
+		c.arrInterp.add(sn, c.local())
 		c.newest0.add(sn)
 		c.lerp.add(s.Seq, sn.pos)
 	}
@@ -617,12 +624,13 @@ func (c *client) render(t, local time.Duration) {
 	}
 	ipos, iok, dry := c.interp.draw(local)
 	apos, aok, adry := c.adapt.draw(local)
+	rpos, rok, rdry := c.arrInterp.draw(local)
 	lpos, lok := c.lerp.draw()
-	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !aok || !lok || !c.newest0.has ||
+	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !aok || !rok || !lok || !c.newest0.has ||
 		t < c.w.measureFrom {
 		return
 	}
-	rb := c.remote.bot
+	rb := shownBot{c.remote.bot, c.w.opt.Variant.InputDelay}
 	truth := rb.at(t)
 	f := frameIn{t: t.Seconds(), truth: truth, dirs: c.dirs[:0], trail: c.trail[:0]}
 	for i := range len(c.dirs) {
@@ -658,7 +666,7 @@ func (c *client) render(t, local time.Duration) {
 	nz.hasSplit = true
 	nz.age, nz.path, nz.corr = pose.Age.Seconds(), uint8(pose.Path), pose.Correction
 	if n := c.newest[pose.Path]; n.ok {
-		trueAge := t - c.remote.sentTrue[n.seq]
+		trueAge := t - c.remote.sentTrue[n.seq] - c.w.opt.Variant.InputDelay
 		nz.timingS = (pose.Age - trueAge).Seconds()
 	}
 	nom := c.nomDirect
@@ -695,6 +703,7 @@ func (c *client) render(t, local time.Duration) {
 		mExtrapolateV:   {c.newest0.extrapolate(local), local-c.newest0.s.t > extrapolateCap},
 		mInterpAdaptive: {apos, adry},
 		mInterp100:      {ipos, dry},
+		mInterpArrival:  {rpos, rdry},
 		mLerp:           {lpos, false},
 	} {
 		if m == mNearzero {
@@ -707,6 +716,19 @@ func (c *client) render(t, local time.Duration) {
 	if c.w.opt.Trace {
 		c.speed = append(c.speed, truth.Vel.Len())
 	}
+}
+
+// shownBot is a bot on the shared timeline: its simulation delay late
+// (Variant.InputDelay; the bot itself when 0).
+type shownBot struct {
+	b     *bot
+	delay time.Duration
+}
+
+func (s shownBot) at(t time.Duration) Kin { return s.b.at(t - s.delay) }
+
+func (s shownBot) sinceTeleport(t time.Duration) (time.Duration, bool) {
+	return s.b.sinceTeleport(t - s.delay)
 }
 
 // contact bumps this client's vehicle off the other as drawn, when the

@@ -29,7 +29,7 @@ func ExampleRun() {
 	fmt.Println("nearzero within 30 cm:", p95["nearzero"] <= 0.3)
 	fmt.Println("interp100 at least 5x worse:", p95["interp100"] >= 5*p95["nearzero"])
 	// Output:
-	// rows: 12
+	// rows: 14
 	// nearzero within 30 cm: true
 	// interp100 at least 5x worse: true
 }

@@ -12,9 +12,17 @@ import (
 const (
 	// MethodNearzero is netcode/predict: extrapolate to the present.
 	MethodNearzero = "nearzero"
-	// MethodInterp100 draws the other player 100 ms in the past by
-	// interpolating received snapshots (Godot tutorials, the Source engine).
+	// MethodInterp100 draws the other player at the synced clock's now
+	// minus 100 ms by interpolating received snapshots (Godot tutorials,
+	// the Source engine). At 100 ms one way or more that render time is
+	// newer than any data, so it holds the newest sample: snap under
+	// another name.
 	MethodInterp100 = "interp100"
+	// MethodInterpArrival interpolates received snapshots a fixed 100 ms
+	// behind the newest arrival: the render time is now minus the data age
+	// new samples arrive with (smoothed over about a second) minus 100 ms,
+	// so it stays in the buffer at any latency.
+	MethodInterpArrival = "interp-arrival100"
 	// MethodLerp moves the drawn position halfway toward the newest
 	// received position every frame (the common Godot pattern).
 	MethodLerp = "lerp"
@@ -31,7 +39,7 @@ const (
 )
 
 // Methods lists the methods in table order.
-var Methods = []string{MethodNearzero, MethodSnap, MethodExtrapolateV, MethodInterpAdaptive, MethodInterp100, MethodLerp}
+var Methods = []string{MethodNearzero, MethodSnap, MethodExtrapolateV, MethodInterpAdaptive, MethodInterp100, MethodInterpArrival, MethodLerp}
 
 // Baselines are the methods other than nearzero.
 var Baselines = Methods[1:]
@@ -43,6 +51,7 @@ const (
 	mExtrapolateV
 	mInterpAdaptive
 	mInterp100
+	mInterpArrival
 	mLerp
 	numMethods
 )
@@ -193,6 +202,37 @@ func (b *interpBuf) drawAt(rt time.Duration) (pos geom.Vec3, ok, dry bool) {
 		}
 	}
 	return b.at(0).pos, true, false
+}
+
+// arrivalInterp is the interp-arrival100 baseline: the snapshot buffer
+// drawn interpDelay behind the newest arrival.
+type arrivalInterp struct {
+	buf interpBuf
+	// offset is the data age new samples arrive with, an exponential mean
+	// over about arrivalSmooth of them: the render time is now - offset -
+	// interpDelay. Taking each arrival's own age would move the render
+	// time by the jitter at every arrival (a pop per arrival at speed).
+	offset time.Duration
+	has    bool
+}
+
+// arrivalSmooth is how many new samples arrivalInterp's offset averages.
+const arrivalSmooth = 60
+
+func (a *arrivalInterp) add(s snap, arrival time.Duration) {
+	if a.buf.n == 0 || s.t > a.buf.at(a.buf.n-1).t {
+		age := arrival - s.t
+		if !a.has {
+			a.offset, a.has = age, true
+		} else {
+			a.offset += (age - a.offset) / arrivalSmooth
+		}
+	}
+	a.buf.add(s)
+}
+
+func (a *arrivalInterp) draw(now time.Duration) (geom.Vec3, bool, bool) {
+	return a.buf.drawAt(now - a.offset - interpDelay)
 }
 
 // lerpState is the lerp baseline: each frame the drawn position moves

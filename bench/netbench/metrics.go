@@ -13,8 +13,19 @@ const (
 	// the true one before it counts as a big jump (m).
 	JumpThreshold = 0.5
 	// PopThreshold is how far a drawn frame-to-frame move may differ from
-	// the true one before it counts as a pop (m).
+	// every true move before it counts as a pop (m).
 	PopThreshold = 0.1
+	// PopEventGap merges pop frames: a pop frame within this long (s) after
+	// the first frame of an event of the same size class belongs to it, as a
+	// player sees one stutter, not each of its frames (a steady stutter is
+	// still up to ten events a second).
+	PopEventGap = 0.1
+	// PopRelFraction and PopRelFloor make the speed-relative pop: a frame
+	// whose move departs from every true move by more than PopRelFraction
+	// of the frame's true travel (and at least PopRelFloor m, so that a
+	// standing entity's millimetre of drift is not one).
+	PopRelFraction = 0.5
+	PopRelFloor    = 0.02
 	// offPathWindow is how far back the true path reaches for the off-path
 	// distance, and offPathStep its sampling.
 	offPathWindow = 2.0  // s
@@ -40,6 +51,19 @@ const (
 	reversalDeadband = 0.001
 	// segmentGapS breaks the wobble filter where frames were not drawn.
 	segmentGapS = 0.25
+)
+
+// PopSizes are the absolute thresholds (m) pop events are counted at:
+// PopEvents[i] in a Row is events above PopSizes[i]. 0.1 m is a visible
+// stutter on a character, 0.3 m a hop, 0.5 m a jump; 0.2 m is the vehicle
+// goal's.
+var PopSizes = [numPopSizes]float64{0.1, 0.2, 0.3, 0.5}
+
+// numPopSizes is len(PopSizes); popRel indexes the speed-relative class
+// after them.
+const (
+	numPopSizes = 4
+	popRel      = numPopSizes
 )
 
 // frameIn is what one client saw in one rendered frame, for one method.
@@ -89,6 +113,10 @@ type series struct {
 	nPieces           int
 
 	pastCap, jumps, pops, reversals int
+	// popEvents counts pop events per class (PopSizes, then the relative
+	// one), popStart the true time each class's last event began.
+	popEvents [numPopSizes + 1]int
+	popStart  [numPopSizes + 1]float64
 
 	has               bool
 	prevDrawn, prevTr geom.Vec3
@@ -148,23 +176,39 @@ func (s *series) add(f *frameIn) {
 		if dep > JumpThreshold {
 			s.jumps++
 		}
-		if dep > PopThreshold {
-			pop := true
+		if dep > min(PopThreshold, PopRelFloor) {
+			// The departure from the nearest true move: a pop of any class
+			// departs from every true move by more than its threshold.
+			near := dep
 			for _, m := range f.moves {
-				if dd.Sub(m).Len() <= PopThreshold {
-					pop = false
-					break
-				}
+				near = min(near, dd.Sub(m).Len())
 			}
-			if pop {
+			if near > PopThreshold {
 				s.pops++
 			}
+			for k, thr := range PopSizes {
+				s.popEvent(k, near > thr, f.t)
+			}
+			rel := max(PopRelFraction*dt.Len(), PopRelFloor)
+			s.popEvent(popRel, near > rel, f.t)
 		}
 		s.dirState = reversalStep(s.dirState, geom.Vec3{X: dd.X, Z: dd.Z}, f.dirs, &s.reversals)
 	} else {
 		s.dirState = 0
 	}
 	s.has, s.prevDrawn, s.prevTr, s.prevT = true, f.drawn, f.truth.Pos, f.t
+}
+
+// popEvent counts a pop frame of class k at true time t as a new event
+// unless it is within PopEventGap of the start of the class's last event.
+func (s *series) popEvent(k int, popped bool, t float64) {
+	if !popped {
+		return
+	}
+	if s.popEvents[k] == 0 || t-s.popStart[k] >= PopEventGap {
+		s.popEvents[k]++
+		s.popStart[k] = t
+	}
 }
 
 // reversalStep judges one drawn move dd (horizontal) against the true
@@ -254,6 +298,10 @@ func (s *series) stats(r *Row, minutes float64) {
 		r.ReversalsPerMin = float64(s.reversals) / minutes
 		r.JumpsPerMin = float64(s.jumps) / minutes
 		r.PopsPerMin = float64(s.pops) / minutes
+		for k := range PopSizes {
+			r.PopEvents[k] = float64(s.popEvents[k]) / minutes
+		}
+		r.PopRelPerMin = float64(s.popEvents[popRel]) / minutes
 	}
 	r.PastCapShare = float64(s.pastCap) / float64(n)
 	if s.nPieces > 0 {

@@ -153,6 +153,35 @@ func TestSeriesPops(t *testing.T) {
 	}), "a double move, then a still frame")
 }
 
+func TestSeriesPopEvents(t *testing.T) {
+	// A character running at 6 m/s (0.1 m a frame) drawn with a 0.4 m jump
+	// at frame 30 and a 0.15 m one at frame 33 (50 ms later), then three
+	// 0.15 m jumps 200 ms apart. Frames closer than PopEventGap to the
+	// start of an event are that event; each size class counts its own.
+	run := func(t float64) Kin { return straight(t, 6) }
+	var s series
+	s.grow(0, false)
+	off := 0.0
+	for i := range 120 {
+		tt := float64(i) / 60
+		switch i {
+		case 30:
+			off += 0.4
+		case 33, 60, 72, 84:
+			off += 0.15
+		}
+		f := frameIn{t: tt, truth: run(tt), drawn: run(tt).Pos.Add(geom.Vec3{Z: off})}
+		for j := range int(popLookback/popLagStep) + 1 {
+			at := tt - float64(j)*popLagStep
+			f.moves = append(f.moves, run(at).Pos.Sub(run(at-1.0/60).Pos))
+		}
+		s.add(&f)
+	}
+	assert.Equal(t, 5, s.pops, "every popping frame")
+	assert.Equal(t, [numPopSizes + 1]int{4, 1, 1, 0, 4}, s.popEvents,
+		"> 0.1 m: the 0.4 m jump and the one 50 ms after it are one event; > 0.3 m: one; relative (half a frame's travel, 0.05 m) as > 0.1 m")
+}
+
 func TestOffPath(t *testing.T) {
 	trail := []geom.Vec3{{X: 2}, {X: 1}, {X: 1, Z: -1}} // newest first
 	assert.InDelta(t, 0.5, offPath(geom.Vec3{X: 1.5, Z: 0.5}, 0.7, trail), 1e-12)

@@ -39,6 +39,16 @@ type Variant struct {
 	// turn): what perfect knowledge of the next inputs would give. Not for
 	// Rounds or Contact scenarios.
 	KnownInput bool
+	// InputDelay is the input-delay scheme (not an ablation: a different
+	// game): every player's own entity shows its inputs InputDelay late, so
+	// the shared timeline (what every player, the owner too, should see at
+	// t) is the simulation at t - InputDelay, and a state sampled at t
+	// belongs at t + InputDelay on it: the receivers, who know the room's
+	// delay, add it to the mapped sample time (the helper is
+	// netcode/inputdelay). Rows judge the drawings against that timeline;
+	// the cost, the owner's own input lag, is not in them. Not for Rounds
+	// or Contact scenarios, nor with another variant.
+	InputDelay time.Duration
 }
 
 // Ablations are the variants -ablate adds, each making one estimator
@@ -148,13 +158,19 @@ type Row struct {
 	ReversalsPerMin float64 `json:"reversals_per_min"`
 	JumpsPerMin     float64 `json:"jumps_per_min"`
 	PopsPerMin      float64 `json:"pops_per_min"`
-	OffPathP95      float64 `json:"off_path_p95_m"`
-	OffPathMax      float64 `json:"off_path_max_m"`
-	PastCapShare    float64 `json:"past_cap_share"`
-	SlideMSPerS     float64 `json:"timing_slide_ms_per_s"`
-	PathGapMS       float64 `json:"path_gap_ms"`
-	DirectShare     float64 `json:"direct_share"`
-	MeanAgeMS       float64 `json:"mean_age_ms"`
+	// PopEvents are pop events per minute above each of PopSizes (0.1,
+	// 0.2, 0.3, 0.5 m), pop frames within PopEventGap merged into one.
+	PopEvents [numPopSizes]float64 `json:"pop_events_per_min"`
+	// PopRelPerMin are pop events per minute whose departure exceeds half
+	// the frame's true travel (PopRelFraction, at least PopRelFloor).
+	PopRelPerMin float64 `json:"pop_rel_per_min"`
+	OffPathP95   float64 `json:"off_path_p95_m"`
+	OffPathMax   float64 `json:"off_path_max_m"`
+	PastCapShare float64 `json:"past_cap_share"`
+	SlideMSPerS  float64 `json:"timing_slide_ms_per_s"`
+	PathGapMS    float64 `json:"path_gap_ms"`
+	DirectShare  float64 `json:"direct_share"`
+	MeanAgeMS    float64 `json:"mean_age_ms"`
 
 	SplitTiming    *float64 `json:"split_timing_m,omitempty"`
 	SplitPredictor *float64 `json:"split_predictor_m,omitempty"`

@@ -142,6 +142,9 @@ func AverageRows(runs [][]Row) ([]Row, error) {
 			func(x *Row) *float64 { return &x.PastCapShare }, func(x *Row) *float64 { return &x.SlideMSPerS },
 			func(x *Row) *float64 { return &x.PathGapMS }, func(x *Row) *float64 { return &x.DirectShare },
 			func(x *Row) *float64 { return &x.MeanAgeMS }, func(x *Row) *float64 { return &x.WallSeconds },
+			func(x *Row) *float64 { return &x.PopRelPerMin }, func(x *Row) *float64 { return &x.PopEvents[0] },
+			func(x *Row) *float64 { return &x.PopEvents[1] }, func(x *Row) *float64 { return &x.PopEvents[2] },
+			func(x *Row) *float64 { return &x.PopEvents[3] },
 		} {
 			avg(f)
 		}
@@ -179,7 +182,8 @@ func WriteJSON(w io.Writer, rows []Row) error {
 // Goal is how nearzero's row compares with the best baseline of the same
 // scenario, entity and variant (the goals): p95 at or below the
 // lowest baseline p95, mean at most a third of the lowest baseline mean,
-// pops per minute at most the fewest of any baseline.
+// pop events (> PopThreshold) per minute at most the fewest of any
+// baseline.
 type Goal struct {
 	BestP95, BestMean, BestPops float64
 	P95, Mean, Pops             bool // each goal met
@@ -217,7 +221,7 @@ func Goals(rows []Row) map[int]Goal {
 			g = &Goal{BestP95: math.Inf(1), BestMean: math.Inf(1), BestPops: math.Inf(1)}
 			best[k] = g
 		}
-		g.BestP95, g.BestMean, g.BestPops = min(g.BestP95, r.P95), min(g.BestMean, r.Mean), min(g.BestPops, r.PopsPerMin)
+		g.BestP95, g.BestMean, g.BestPops = min(g.BestP95, r.P95), min(g.BestMean, r.Mean), min(g.BestPops, r.PopEvents[0])
 	}
 	out := map[int]Goal{}
 	for i, r := range rows {
@@ -229,22 +233,23 @@ func Goals(rows []Row) map[int]Goal {
 			continue
 		}
 		g := *b
-		g.P95, g.Mean, g.Pops = r.P95 <= g.BestP95, r.Mean <= g.BestMean/3, r.PopsPerMin <= g.BestPops
+		g.P95, g.Mean, g.Pops = r.P95 <= g.BestP95, r.Mean <= g.BestMean/3, r.PopEvents[0] <= g.BestPops
 		out[i] = g
 	}
 	return out
 }
 
 // WriteText writes the rows as an aligned table for a terminal: the error
-// distribution, along-track p95, pops, reversals and off-path distance, and
+// distribution, along-track p95, pop events (> 0.1, 0.3 and 0.5 m, and
+// relative to speed), reversals and off-path distance, and
 // for nearzero the goals it misses against the best baseline. -json has
 // every column.
 func WriteText(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.AlignRight)
 	head := []string{"scenario", "entity", "method", "variant", "mean", "p50", "p95", "p99", "max", "along95",
-		"pops/min", "rev/min", "offpath95", "age", "goal"}
+		"pop>.1", "pop>.3", "pop>.5", "poprel", "rev/min", "offpath95", "age", "goal"}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
-	units := []string{"", "", "", "", "m", "m", "m", "m", "m", "m", "", "", "m", "ms", "missed"}
+	units := []string{"", "", "", "", "m", "m", "m", "m", "m", "m", "/min", "/min", "/min", "/min", "", "m", "ms", "missed"}
 	fmt.Fprintln(tw, strings.Join(units, "\t")+"\t")
 	goals := Goals(rows)
 	prev := ""
@@ -264,9 +269,9 @@ func WriteText(w io.Writer, rows []Row) error {
 				goal = g.Misses()
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.3f\t%.0f\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.3f\t%.0f\t%s\t\n",
 			r.Scenario, r.Entity, r.Method, v, r.Mean, r.P50, r.P95, r.P99, r.Max, r.AlongP95,
-			r.PopsPerMin, r.ReversalsPerMin, r.OffPathP95, r.MeanAgeMS, goal)
+			r.PopEvents[0], r.PopEvents[2], r.PopEvents[3], r.PopRelPerMin, r.ReversalsPerMin, r.OffPathP95, r.MeanAgeMS, goal)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write table: %w", err)

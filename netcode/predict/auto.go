@@ -30,15 +30,30 @@ import (
 // from the same data, its drawn positions kept for autoHist frames. Every
 // arrival is a free label: the new sample says where the entity truly was
 // at its time, and each shadow is scored on where it drew it then: the
-// error's length plus Config.AutoPopCost for every frame in which the
-// shadow popped (moved unlike its own prediction and unlike any velocity
-// the entity was seen with lately), in an exponentially weighted mean over
+// error's length plus a pop cost for every frame in which the shadow
+// popped (moved unlike its own prediction and unlike any velocity the
+// entity was seen with lately), in an exponentially weighted mean over
 // autoWindow arrivals, plus a running 95th percentile of the error's length
 // (so a tail of overshoots counts as well as the typical error). The real
 // drawing takes the shadow with the lowest sum's settings;
 // the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
 // never jolts the entity. An entity costs about 5 µs a frame more and
 // 130 kB of shadows.
+//
+// The pop test and the pop cost depend on what the entity is, learnt from
+// its data: the same 10 cm jump is a whole frame's travel for a character
+// running at 6 m/s and a quarter of one for a car at 24 m/s. Auto keeps
+// the entity's top horizontal speed of the last 10 s or so
+// (autoPeakArrivals). A frame move counts as a pop when it departs by more
+// than 9 cm (autoPopStep) or 40% of a frame's travel at that top speed
+// (autoPopTravel), whichever is more; a pop costs Config.AutoPopCost
+// (20 m: like being 20 m off at one arrival, so a slow mover glides its
+// corrections within MaxCorrectionSpeed) up to autoPopSpeed (8 m/s) of top
+// speed, falling with the square of the top speed above it (1.9 m at
+// 26 m/s, where tracking matters more than a jump smaller than a frame's
+// travel). With one pop test and cost for every mover (the bench, seeds
+// 1-3), 0.5 m left characters popping 135 times a minute and 20 m made
+// vehicles' p95 45-80% worse at 150 ms.
 
 // autoLags are the candidate render lags, and autoTaus the candidate
 // smoothing time constants: every pair is a shadow, a virtual copy of the
@@ -77,12 +92,33 @@ const (
 	// autoPopStep is how far (m; autoPopStep2D px) a shadow's frame move
 	// may depart from its prediction's own move and from every move the
 	// entity was seen to make before it counts as a pop; autoPopCost is the
-	// default Config.AutoPopCost (m; autoPopCost2D px): a pop weighs like
-	// being that far off at one arrival.
+	// default Config.AutoPopCost (m; autoPopCost2D px): a pop of an entity
+	// no faster than autoPopSpeed weighs like being that far off at one
+	// arrival.
 	autoPopStep   = 0.09
 	autoPopStep2D = 2.9
-	autoPopCost   = 0.5
-	autoPopCost2D = 16.0
+	autoPopCost   = 20.0
+	autoPopCost2D = 640.0
+	// autoPopSpeed (m/s; autoPopSpeed2D px/s) is the top speed above which
+	// a pop costs less, by (autoPopSpeed/top speed)^2: 8 m/s is above any
+	// running character (6 m/s on the bench) and a third of a car's top
+	// speed.
+	autoPopSpeed   = 8.0
+	autoPopSpeed2D = 256.0
+	// autoPopTravel is the share of a frame's travel at the top speed a
+	// frame move may depart by before it is a pop (when that is more than
+	// autoPopStep): 17 cm a frame for a car at 26 m/s, so that Auto prices
+	// the jumps a player sees at that speed, not every 9 cm correction. On
+	// the bench (seeds 1-3) this with the square above put harsh-150's
+	// vehicle at 16.5 pops > 0.2 m a minute and p95 0.326 m; with the
+	// absolute step alone, the square cost 9% of p95 at direct-200 and the
+	// cube left 18.5 pops.
+	autoPopTravel = 0.4
+	// autoPeakArrivals is how fast the top speed forgets: it decays by
+	// 1/autoPeakArrivals per new sample (an e-fold in 10 s at 60 Hz), so a
+	// car that stops for a while is not taken for a character, and one
+	// that has driven slowly for a minute is judged by how it moves now.
+	autoPeakArrivals = 600
 	// autoCorrectionSpeed is the default MaxCorrectionSpeed of an Auto
 	// predictor: 5 m/s, 83 mm a frame at 60 Hz.
 	autoCorrectionSpeed = 5.0
@@ -110,6 +146,7 @@ type autoState struct {
 	}
 	hn, hi    int // frames in hist; index of the newest
 	labels    int
+	peak      float64 // the top horizontal speed seen lately (see autoPeakArrivals)
 	lastLabel time.Duration
 	best      int           // the shadow with the lowest score
 	lag       time.Duration // the drawn lag
@@ -149,6 +186,8 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 		}
 	}
 	td2 := p.cfg.TeleportDistance * p.cfg.TeleportDistance
+	step := p.autoPopStepAt(dt)
+	step2 := step * step // squared lengths: no square root per shadow and frame
 	for mi, velOnly := range autoVelOnly {
 		p.velOnly = velOnly
 		for l, lag := range autoLags {
@@ -192,7 +231,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 					}
 					a.off[i] = off
 					h.drawn[i] = est.pos.Add(off)
-					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, now, dt) {
+					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, step2, now, dt) {
 						a.pops[i]++
 					}
 				}
@@ -203,13 +242,12 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 }
 
 // autoPopped reports whether a shadow's frame move is a pop: more than
-// autoPopStep from its own prediction's move raw and from every move the
-// entity was seen to make lately (a recent sample's velocity times dt). So
-// drawing late, or as the entity was seen to move, is not popping; a
-// correction that moves it otherwise is.
-func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool {
-	step := p.autoPopStep()
-	step2 := step * step // squared lengths: no square root per shadow and frame
+// the pop step (step2 is its square, autoPopStepAt) from its own
+// prediction's move raw and from every move the entity was seen to make
+// lately (a recent sample's velocity times dt). So drawing late, or as the
+// entity was seen to move, is not popping; a correction that moves it
+// otherwise is.
+func (p *Predictor) autoPopped(move, raw geom.Vec3, step2 float64, now, dt time.Duration) bool {
 	if d := move.Sub(raw); d.Dot(d) <= step2 {
 		return false
 	}
@@ -225,6 +263,28 @@ func (p *Predictor) autoPopped(move, raw geom.Vec3, now, dt time.Duration) bool 
 	return true
 }
 
+// autoPopCost returns what a pop costs this entity: Config.AutoPopCost up
+// to autoPopSpeed of top speed, less by the square of the ratio above it
+// (see the comment above autoLags).
+func (p *Predictor) autoPopCost() float64 {
+	ref := autoPopSpeed
+	if p.cfg.Dim2D {
+		ref = autoPopSpeed2D
+	}
+	c := p.cfg.AutoPopCost
+	if pk := p.auto.peak; pk > ref {
+		r := ref / pk
+		c *= r * r
+	}
+	return c
+}
+
+// autoPopStepAt returns the pop step for a frame of dt: autoPopStep, or
+// autoPopTravel of a frame's travel at the top speed when that is more.
+func (p *Predictor) autoPopStepAt(dt time.Duration) float64 {
+	return max(p.autoPopStep(), autoPopTravel*p.auto.peak*dt.Seconds())
+}
+
 func (p *Predictor) autoPopStep() float64 {
 	if p.cfg.Dim2D {
 		return autoPopStep2D
@@ -238,7 +298,17 @@ func (p *Predictor) autoLabel(s *Sample) {
 	a := p.auto
 	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
 	a.seenI = (a.seenI + 1) % autoSeen
-	if (a.labels > 0 && s.Time <= a.lastLabel) || a.hn < 2 {
+	if a.labels > 0 && s.Time <= a.lastLabel {
+		return // a late sample, or the other path's copy: no label, and its speed was seen
+	}
+	// The top speed, horizontal (a character's jump is not running speed),
+	// forgetting per new sample so that two paths do not halve its memory.
+	up := geom.Up3D
+	if p.cfg.Dim2D {
+		up = geom.Up2D
+	}
+	a.peak = max(s.Vel.Sub(up.Scale(s.Vel.Dot(up))).Len(), a.peak*(1-1.0/autoPeakArrivals))
+	if a.hn < 2 {
 		return
 	}
 	// The two frames around s.Time.
@@ -258,7 +328,7 @@ func (p *Predictor) autoLabel(s *Sample) {
 			if a.labels < autoWindow {
 				k = 1 / float64(a.labels+1)
 			}
-			popCost := p.cfg.AutoPopCost
+			popCost := p.autoPopCost()
 			best := 0
 			for i := range numShadows {
 				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()

@@ -89,10 +89,14 @@ type Config struct {
 	MaxCorrectionSpeed float64
 	// AutoPopCost is what Auto counts a pop (a frame move of the drawn
 	// entity unlike any the entity was seen to make, by more than 9 cm or
-	// 2.9 px) against error when it scores its candidate settings: like
-	// being this far off at one arrival (m; px in 2D). Larger trades error
-	// for fewer pops. Default 0 (unused), except with Auto, where it is
-	// 0.5 m (16 px in 2D).
+	// 2.9 px, see below) against error when it scores its candidate
+	// settings: like being this far off at one arrival (m; px in 2D), for an entity whose
+	// top speed lately is at most 8 m/s (256 px/s); above that a pop costs
+	// less, by the square of 8 m/s over the top speed, and is a larger
+	// departure (40% of a frame's travel at the top speed): a 10 cm jump is
+	// a frame's travel for a runner, a fraction of one for a car. Larger
+	// trades error for fewer pops. Default 0 (unused), except with Auto,
+	// where it is 20 m (640 px in 2D).
 	AutoPopCost float64
 }
 

@@ -34,8 +34,10 @@
 //     and whether to use acceleration and turn rate: a bank of shadow
 //     drawings, one per setting, is kept frame by frame, and every arrival
 //     scores each against where the entity truly was at the sample's time
-//     (mean error length plus its running 95th percentile, plus
-//     Config.AutoPopCost per pop). The best
+//     (mean error length plus its running 95th percentile, plus a cost per
+//     pop: Config.AutoPopCost for a mover whose recent top speed is at most
+//     8 m/s, less for faster ones, so characters glide and cars keep
+//     tracking). The best
 //     shadow's settings are used, the lag slid there at 0.1 s/s. With Auto
 //     a correction fades from the frame it arrives in. See auto.go.
 //
