@@ -42,6 +42,8 @@ var notMembers = []string{
 	"get_texture", "get_viewport", "save_png", "rendering_driver", "quit_after", "add_custom_monitor",
 	"is_inside_tree", "set_multiplayer_authority", "is_multiplayer_authority", "get_unique_id",
 	"peer_connected", "peer_disconnected", "spawn_function", "replication_config", "root_path",
+	// the GDExtension interface and engine methods the library calls
+	"classdb_register_extension_class6", "classdb_construct_object3", "is_class",
 	"rpc_id", "call_local", "call_remote", "add_spawnable_scene", "set_visibility_for", "any_peer", "unreliable_ordered", "get_remote_sender_id",
 	"get_multiplayer_authority", "get_peers", "is_server", "connected_to_server",
 	"server_disconnected", "connection_failed", "public_visibility", "delta_interval", "replication_interval",
