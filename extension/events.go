@@ -237,53 +237,36 @@ func packedFromVariant(v godot.Variant) (any, error) {
 	defer av.Destroy()
 	a, _ := godot.VariantAs[godot.Array](av)
 	defer a.Destroy()
-	n := a.Len()
 	switch t {
 	case godot.TypePackedInt32Array:
-		out := make([]int32, n)
-		for i := range out {
-			x, _ := godot.ArrayAt[int64](a, i)
-			out[i] = int32(x)
-		}
-		return out, nil
+		return elements(a, func(x int64) int32 { return int32(x) }), nil
 	case godot.TypePackedInt64Array:
-		out := make([]int64, n)
-		for i := range out {
-			out[i], _ = godot.ArrayAt[int64](a, i)
-		}
-		return out, nil
+		return elements(a, func(x int64) int64 { return x }), nil
 	case godot.TypePackedFloat32Array:
-		out := make([]float32, n)
-		for i := range out {
-			out[i], _ = godot.ArrayAt[float32](a, i)
-		}
-		return out, nil
+		return elements(a, func(x float32) float32 { return x }), nil
 	case godot.TypePackedFloat64Array:
-		out := make([]float64, n)
-		for i := range out {
-			out[i], _ = godot.ArrayAt[float64](a, i)
-		}
-		return out, nil
+		return elements(a, func(x float64) float64 { return x }), nil
 	case godot.TypePackedVector2Array:
-		out := make(netroom.PackedVector2Array, n)
-		for i := range out {
-			p, _ := godot.ArrayAt[godot.Vector2](a, i)
-			out[i] = netroom.Vector2{p.X, p.Y}
-		}
-		return out, nil
+		return netroom.PackedVector2Array(elements(a, func(p godot.Vector2) netroom.Vector2 {
+			return netroom.Vector2{p.X, p.Y}
+		})), nil
 	case godot.TypePackedVector3Array:
-		out := make(netroom.PackedVector3Array, n)
-		for i := range out {
-			p, _ := godot.ArrayAt[godot.Vector3](a, i)
-			out[i] = netroom.Vector3{p.X, p.Y, p.Z}
-		}
-		return out, nil
+		return netroom.PackedVector3Array(elements(a, func(p godot.Vector3) netroom.Vector3 {
+			return netroom.Vector3{p.X, p.Y, p.Z}
+		})), nil
 	}
-	out := make([]string, n)
+	return elements(a, func(s string) string { return s }), nil
+}
+
+// elements reads every element of a as E and converts it with conv (an
+// element of another type reads as E's zero value).
+func elements[E godot.Convertible, T any](a godot.Array, conv func(E) T) []T {
+	out := make([]T, a.Len())
 	for i := range out {
-		out[i], _ = godot.ArrayAt[string](a, i)
+		e, _ := godot.ArrayAt[E](a, i)
+		out[i] = conv(e)
 	}
-	return out, nil
+	return out
 }
 
 // dictFromVariant converts a Dictionary, in its order, keeping int, String

@@ -25,12 +25,7 @@ func TestGodotEvents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	godotVersion(t, ctx, bin)
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	build := exec.CommandContext(ctx, "./build.sh", "addon")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "./build.sh addon:\n%s", out)
+	root := buildAddon(t, ctx)
 	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
 	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))
 	g.env = isolatedEnv(t)

@@ -70,12 +70,7 @@ func TestGodotIntegration(t *testing.T) {
 	version := godotVersion(t, ctx, bin)
 	t.Logf("Godot version: %s", version)
 
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	build := exec.CommandContext(ctx, "./build.sh", "addon")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "./build.sh addon:\n%s", out)
+	root := buildAddon(t, ctx)
 
 	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
 	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))

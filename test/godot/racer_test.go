@@ -34,12 +34,7 @@ func setupRacer(t *testing.T, ctx context.Context) *godot {
 			"binary (an editor build, for --import) to run it, e.g. GODOT=$(which godot) go test ./test/godot/ -v")
 	}
 	godotVersion(t, ctx, bin)
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	build := exec.CommandContext(ctx, "./build.sh", "addon")
-	build.Dir = root
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "./build.sh addon:\n%s", out)
+	root := buildAddon(t, ctx)
 	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
 	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))
 	g.env = isolatedEnv(t)
