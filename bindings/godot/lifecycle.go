@@ -36,7 +36,10 @@ var lib struct {
 
 	// Written at SCENE init on the main thread; read-only afterwards.
 	registered []*classInfo
-	broken     bool // the method table did not resolve; nothing registered
+	// broken: nothing registered (the method table did not resolve, a
+	// double-precision engine, or a first load into an editor run that
+	// quits at once before 4.5).
+	broken     bool
 	editorHint bool
 	// lateLoad: the editor loaded the library into a running session (the
 	// first open of a project that has the addon), not at start-up.
@@ -154,8 +157,8 @@ func initScene() {
 		// its documentation pass. Such a run never instantiates them, and
 		// every later run loads the library at start-up.
 		lib.broken = true
-		PrintWarning("nearzero: the editor loaded this library during its first scan of the project and quits at once; " +
-			"NetRoom and NetPredictor are registered from the next run on")
+		PrintWarning("godot: the editor loaded this library during its first scan of the project and quits at " +
+			"once; its classes are registered from the next run on")
 		return
 	}
 	for k := range virtualDefs {
