@@ -43,7 +43,7 @@ var notMembers = []string{
 	"is_inside_tree", "set_multiplayer_authority", "is_multiplayer_authority", "get_unique_id",
 	"peer_connected", "peer_disconnected", "spawn_function", "replication_config", "root_path",
 	// the GDExtension interface and engine methods the library calls
-	"classdb_register_extension_class6", "classdb_construct_object3", "is_class",
+	"classdb_register_extension_class6", "classdb_construct_object3", "is_class", "set_name",
 	"rpc_id", "call_local", "call_remote", "add_spawnable_scene", "set_visibility_for", "any_peer", "unreliable_ordered", "get_remote_sender_id",
 	"get_multiplayer_authority", "get_peers", "is_server", "connected_to_server",
 	"server_disconnected", "connection_failed", "public_visibility", "delta_interval", "replication_interval",
