@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -245,4 +246,55 @@ func (t *Track) Step(now time.Duration, l *Limits, st *wire.State) Reason {
 		t.Accept(now, l, st, v)
 	}
 	return why
+}
+
+// FromProtocol returns the limits a server announced (protocol.Limits.Motion),
+// defaults for what it left out (nil: a server from before it), and
+// whether it checks motion at all.
+func FromProtocol(m *protocol.Motion) (l Limits, on bool) {
+	if m != nil {
+		l = Limits{
+			TopSpeed: m.TopSpeed, TopSpeed2D: m.TopSpeed2D, SpeedFactor: m.SpeedFactor,
+			MoveSlack: m.MoveSlack, MoveSlack2D: m.MoveSlack2D,
+			MoveSlackRefill:    protocol.DurationUS(m.MoveSlackRefillUS),
+			StampGapAllowance:  protocol.DurationUS(m.StampGapAllowanceUS),
+			TeleportEvery:      protocol.DurationUS(m.TeleportEveryUS),
+			TeleportsPerMinute: m.TeleportsPerMinute,
+			WorldBounds:        m.WorldBounds, WorldBounds2D: m.WorldBounds2D,
+		}
+	}
+	// A negative or absurd figure from the wire must not make every state
+	// fail (or pass): such a field takes its default.
+	for _, p := range []*float64{&l.TopSpeed, &l.TopSpeed2D, &l.MoveSlack, &l.MoveSlack2D, &l.TeleportsPerMinute} {
+		if !(*p > 0) || math.IsInf(*p, 0) {
+			*p = 0
+		}
+	}
+	if !(l.SpeedFactor >= 1) || math.IsInf(l.SpeedFactor, 0) {
+		l.SpeedFactor = 0
+	}
+	for _, p := range []*float64{&l.WorldBounds, &l.WorldBounds2D} {
+		if !(*p > 0) || math.IsInf(*p, 0) {
+			*p = 0
+		}
+	}
+	for _, p := range []*time.Duration{&l.MoveSlackRefill, &l.StampGapAllowance, &l.TeleportEvery} {
+		*p = max(0, *p)
+	}
+	l.SetDefaults()
+	return l, m == nil || !m.Off
+}
+
+// Protocol is l as a server announces it (protocol.Limits.Motion); off
+// says the server checks no motion.
+func (l Limits) Protocol(off bool) *protocol.Motion {
+	return &protocol.Motion{
+		Off: off, TopSpeed: l.TopSpeed, TopSpeed2D: l.TopSpeed2D, SpeedFactor: l.SpeedFactor,
+		MoveSlack: l.MoveSlack, MoveSlack2D: l.MoveSlack2D,
+		MoveSlackRefillUS:   protocol.US(l.MoveSlackRefill),
+		StampGapAllowanceUS: protocol.US(l.StampGapAllowance),
+		TeleportEveryUS:     protocol.US(l.TeleportEvery),
+		TeleportsPerMinute:  l.TeleportsPerMinute,
+		WorldBounds:         l.WorldBounds, WorldBounds2D: l.WorldBounds2D,
+	}
 }

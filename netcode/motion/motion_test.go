@@ -8,6 +8,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/motion"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -105,4 +106,19 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, 100.0, l.TopSpeed)
 	assert.Zero(t, l.WorldBounds, "no bounds by default")
 	assert.Equal(t, "teleport", motion.Teleport.String())
+}
+
+func TestProtocolRoundTrip(t *testing.T) {
+	l := motion.Defaults()
+	l.TopSpeed, l.WorldBounds = 7, 500
+	got, on := motion.FromProtocol(l.Protocol(false))
+	assert.True(t, on)
+	assert.Equal(t, l, got)
+	_, on = motion.FromProtocol(l.Protocol(true))
+	assert.False(t, on, "the room checks no motion")
+	got, on = motion.FromProtocol(nil)
+	assert.True(t, on, "an older server: defaults, checks on")
+	assert.Equal(t, motion.Defaults(), got)
+	got, _ = motion.FromProtocol(&protocol.Motion{TopSpeed: -1, SpeedFactor: 0.5, TeleportEveryUS: -5})
+	assert.Equal(t, motion.Defaults(), got, "nonsense takes the defaults")
 }

@@ -272,6 +272,20 @@ func setDefault[T comparable](p *T, v T) {
 	}
 }
 
+// MotionLimits is the motion rule set (netcode/motion) of c: the limits
+// the room checks states by, which clients also get (protocol.Limits.Motion)
+// to check their direct peers by. Zero fields take their defaults.
+func (c *Config) MotionLimits() checks.Limits {
+	l := checks.Limits{
+		TopSpeed: c.TopSpeed, TopSpeed2D: c.TopSpeed2D, SpeedFactor: c.SpeedFactor,
+		MoveSlack: c.MoveSlack, MoveSlack2D: c.MoveSlack2D, MoveSlackRefill: c.MoveSlackRefill,
+		StampGapAllowance: c.StampGapAllowance, TeleportEvery: c.TeleportEvery,
+		TeleportsPerMinute: c.TeleportsPerMinute, WorldBounds: c.WorldBounds, WorldBounds2D: c.WorldBounds2D,
+	}
+	l.SetDefaults()
+	return l
+}
+
 // Validate reports the first field out of range, or the first pair of
 // fields that contradict each other, naming both values; defaults are
 // applied first.

@@ -165,17 +165,9 @@ func (r *Room) restamp(now time.Duration, s *seat, st *wire.State, out []byte) t
 	return at
 }
 
-// motionLimits is the room's motion rule set (netcode/motion) from its
-// config, built per state so the config stays the one source.
-func (r *Room) motionLimits() checks.Limits {
-	c := &r.cfg
-	return checks.Limits{
-		TopSpeed: c.TopSpeed, TopSpeed2D: c.TopSpeed2D, SpeedFactor: c.SpeedFactor,
-		MoveSlack: c.MoveSlack, MoveSlack2D: c.MoveSlack2D, MoveSlackRefill: c.MoveSlackRefill,
-		StampGapAllowance: c.StampGapAllowance, TeleportEvery: c.TeleportEvery,
-		TeleportsPerMinute: c.TeleportsPerMinute, WorldBounds: c.WorldBounds, WorldBounds2D: c.WorldBounds2D,
-	}
-}
+// motionLimits is the room's motion rule set, built from its config per
+// state so the config stays the one source.
+func (r *Room) motionLimits() checks.Limits { return r.cfg.MotionLimits() }
 
 // outOfBounds reports whether st lies outside Config.WorldBounds (or
 // WorldBounds2D), when set.

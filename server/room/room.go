@@ -111,7 +111,8 @@ type Room struct {
 	cfg    Config // read-only after New
 	hooks  Hooks  // read-only after New; Metrics and Log never nil
 	m      Metrics
-	dm     DirectMetrics // m's, when it counts direct skips; else nil
+	dm     DirectMetrics       // m's, when it counts direct skips; else nil
+	drm    DirectReportMetrics // m's, when it counts direct cheat reports; else nil
 
 	seats  []*seat // by slot; nil = free
 	byPeer map[Peer]*seat
@@ -191,6 +192,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		r.m = nopMetrics{}
 	}
 	r.dm, _ = r.m.(DirectMetrics)
+	r.drm, _ = r.m.(DirectReportMetrics)
 	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
