@@ -13,6 +13,7 @@
 //	sender     sampling and the send schedule (the owning side)
 //	lagsim     the lag simulator, a delay line on injected time
 //	ratelimit  the token bucket behind every budget
+//	motion     the per-entity motion checks (speed, moves, teleports, bounds)
 //	simnet     virtual time and simulated links for tests and the bench
 //	version    the release version
 //

@@ -477,7 +477,8 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			SendRate:   or(rc.SendRate, room.DefaultSendRate),
 			MaxStates:  or(rc.SendRate, room.DefaultSendRate) * or(rc.RateFactor, room.DefaultRateFactor),
 			NameMax:    protocol.MaxNameLen,
-			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold))},
+			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
+			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
 		ICEServers: c.s.iceServers(user)})
 }
 

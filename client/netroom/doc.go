@@ -30,7 +30,12 @@
 //	        server's signals and our states, routes what they receive to
 //	        the Remotes on the direct path, and reports each link up at its
 //	        first state and down after DirectSilence, so the server stops
-//	        and resumes relaying that pair.
+//	        and resumes relaying that pair. Direct states skip the server's
+//	        checks, so the Room runs the same motion checks (netcode/motion,
+//	        the room's limits from the welcome) per sender and entity: a
+//	        failing state is dropped, and a sender that fails
+//	        DirectFailLimit times within DirectFailWindow is dropped to the
+//	        server path and reported (protocol.DirectCheat).
 //	RoomWarnings, PredictorWarnings
 //	        the nodes' configuration warnings, from what the editor sees.
 //

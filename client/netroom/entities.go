@@ -305,6 +305,7 @@ func (r *Room) applyEntityMessage(m protocol.Message) bool {
 		r.emit(Event{Kind: EventEntitySpawned, Slot: m.Slot, Entity: m.Entity, Text: m.Scene, Spawn: m})
 	case *protocol.Despawn:
 		r.despawnEntity(KeyOf(m.Slot, m.Entity))
+		r.dcheck.forget(KeyOf(m.Slot, m.Entity))
 		delete(r.props, KeyOf(m.Slot, m.Entity))
 	case *protocol.Owner:
 		if m.Entity < wire.FirstShared || m.Entity > 255 {

@@ -87,9 +87,23 @@ func (r *Room) syncDirect() {
 		return
 	}
 	r.peerSlots = r.peerSlots[:0]
+	var seated [MaxSlots]bool
 	for _, p := range r.players {
-		if p.Connected && p.Slot != r.slot {
+		if p.Slot >= 0 && p.Slot < MaxSlots {
+			seated[p.Slot] = true
+		}
+		if p.Connected && p.Slot != r.slot && !r.DirectDistrusted(p.Slot) {
 			r.peerSlots = append(r.peerSlots, p.Slot)
+		}
+	}
+	for slot := range MaxSlots {
+		if !seated[slot] {
+			r.dcheck.forgetSlot(slot) // left: a new player may take the seat
+		}
+	}
+	for _, p := range r.players {
+		if !p.Connected && p.Slot >= 0 && p.Slot < MaxSlots {
+			r.dcheck.unstamp(p.Slot) // it may come back with a new clock
 		}
 	}
 	if r.mesh == nil {

@@ -107,6 +107,13 @@ type Stats struct {
 	// DirectRouted is the number of the routed states that came over a
 	// direct link (the rest came by the server).
 	DirectRouted uint64
+	// DirectRejected is the number of states received over a direct link
+	// and dropped: they failed the motion checks, or their sender was
+	// dropped from direct play for that.
+	DirectRejected uint64
+	// DirectDistrusted is the number of peers dropped from direct play
+	// because their direct states kept failing the motion checks.
+	DirectDistrusted uint64
 }
 
 // Room is one player's connection to the room server and seat in a room,
@@ -136,6 +143,7 @@ type Room struct {
 	local   *Local   // the entity that sends, see ClaimLocal
 	ents    entities // other entities (entities.go)
 	direct  directWatch
+	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
 	// Buffers of the direct links, reused.
 	peerSlots []int
@@ -576,14 +584,31 @@ func (r *Room) Route() int {
 // custom transport may call it too.
 func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	slot := int(s.Slot)
-	if slot == r.slot || !r.inRoom {
+	if slot == r.slot || !r.inRoom || slot < 0 || slot >= MaxSlots {
+		return false
+	}
+	if s.Entity != 0 && wire.Shared(s.Entity) {
+		return false // shared objects come by the server alone
+	}
+	// Direct states skip the server's motion checks: the same checks run
+	// here (directcheck.go).
+	if r.dcheck.distrust[slot] {
+		r.stats.DirectRejected++
+		return false
+	}
+	r.dcheck.load(r.link)
+	if ok, drop := r.dcheck.check(s, arrival); !ok {
+		r.stats.DirectRejected++
+		if drop {
+			r.distrustDirect(slot)
+		}
 		return false
 	}
 	if r.direct.arrived(slot, arrival) && r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 	}
 	if s.Entity != 0 {
-		return !wire.Shared(s.Entity) && r.routeEntity(predict.PathDirect, s, local, arrival)
+		return r.routeEntity(predict.PathDirect, s, local, arrival)
 	}
 	rem := r.remotes[slot]
 	if rem == nil {
@@ -626,6 +651,7 @@ func (r *Room) Update(now time.Duration) []Event {
 		for slot := range MaxSlots {
 			if r.direct.down(slot, now, r.cfg.DirectSilence) {
 				r.stats.DirectDown++
+				r.dcheck.unstamp(slot)
 				_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
 			}
 		}
@@ -873,6 +899,7 @@ func (r *Room) leaveRoom() {
 	r.room = protocol.RoomState{Host: -1}
 	r.players = r.players[:0]
 	r.closeDirect()
+	r.dcheck = directChecks{}
 	r.emit(Event{Kind: EventLeft})
 }
 

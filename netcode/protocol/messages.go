@@ -103,6 +103,28 @@ type Limits struct {
 	MaxStates  float64 `json:"max_states"`  // states per second before rate limiting
 	NameMax    int     `json:"name_max"`    // display name length in characters
 	SeatHoldUS int64   `json:"seat_hold_us"`
+	// Motion are the room's motion check limits, by which clients check
+	// the states their direct peers send them (those skip the server's
+	// checks). Added after protocol 1 shipped: absent from older servers,
+	// whose clients use netcode/motion's defaults.
+	Motion *Motion `json:"motion,omitempty"`
+}
+
+// Motion are the parameters of the motion checks (netcode/motion.Limits;
+// durations in microseconds).
+type Motion struct {
+	Off                 bool    `json:"off,omitempty"` // the room checks no motion
+	TopSpeed            float64 `json:"top_speed"`
+	TopSpeed2D          float64 `json:"top_speed_2d"`
+	SpeedFactor         float64 `json:"speed_factor"`
+	MoveSlack           float64 `json:"move_slack"`
+	MoveSlack2D         float64 `json:"move_slack_2d"`
+	MoveSlackRefillUS   int64   `json:"move_slack_refill_us"`
+	StampGapAllowanceUS int64   `json:"stamp_gap_allowance_us"`
+	TeleportEveryUS     int64   `json:"teleport_every_us"`
+	TeleportsPerMinute  float64 `json:"teleports_per_minute"`
+	WorldBounds         float64 `json:"world_bounds,omitempty"`
+	WorldBounds2D       float64 `json:"world_bounds_2d,omitempty"`
 }
 
 // Create asks for a new room; the answer is Joined (or Error). In a
@@ -229,7 +251,17 @@ type Pong struct {
 type DirectLink struct {
 	Slot int  `json:"slot"`
 	Up   bool `json:"up"`
+	// Reason, on a link reported down, says why when it is not silence:
+	// DirectCheat when Slot's direct states failed the motion checks
+	// (Limits.Motion). The server logs and counts it; the pair goes back
+	// to the server's relay either way. Added after protocol 1 shipped:
+	// old servers ignore it.
+	Reason string `json:"reason,omitempty"`
 }
+
+// DirectCheat is DirectLink.Reason for a peer dropped from direct play
+// because its direct states failed the motion checks.
+const DirectCheat = "motion"
 
 // Signal kinds relayed for direct-link set-up.
 const (

@@ -38,6 +38,9 @@ type Metrics struct {
 	// NotOwnerTotal counts shared-object states dropped because their
 	// sender does not own the object (normal around a handover).
 	NotOwnerTotal *Counter
+	// DirectCheatTotal counts peers players dropped from direct play
+	// because their direct states failed the motion checks.
+	DirectCheatTotal *Counter
 	// Panics counts panics recovered in server goroutines (a room closed,
 	// a connection closed or a background loop restarted): each is a bug.
 	Panics *Counter
@@ -112,7 +115,8 @@ func New() *Metrics {
 	m := &Metrics{
 		Rooms: new(Gauge), Players: new(Gauge), Connections: new(Gauge),
 		StatesInTotal: new(Counter), RelayedTotal: new(Counter), SkippedDirectTotal: new(Counter),
-		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
+		DirectCheatTotal: new(Counter),
+		NotOwnerTotal:    new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
 		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
 		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
@@ -147,6 +151,7 @@ func New() *Metrics {
 		c("states_in_total", "State frames received from players.", m.StatesInTotal),
 		c("states_relayed_total", "State frames relayed to other players (one per recipient).", m.RelayedTotal),
 		c("states_skipped_direct_total", "State frames not relayed because the recipient receives the sender over a direct link (one per recipient).", m.SkippedDirectTotal),
+		c("direct_cheat_reports_total", "Peers players dropped from direct play because their direct states failed the motion checks.", m.DirectCheatTotal),
 		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
 		c("states_dropped_total", "Relayed states dropped because the recipient read too slowly (oldest first).", m.DroppedTotal),
 		c("rounds_started_total", "Rounds started (start handshakes begun).", m.RoundsTotal),
@@ -176,6 +181,9 @@ func (m *Metrics) StatesRelayed(n int) {
 
 // StatesSkippedDirect implements room.DirectMetrics.
 func (m *Metrics) StatesSkippedDirect(n int) { m.SkippedDirectTotal.Add(float64(n)) }
+
+// DirectCheatReported implements room.DirectReportMetrics.
+func (m *Metrics) DirectCheatReported() { m.DirectCheatTotal.Inc() }
 
 // StatesNotOwner implements room.EntityMetrics.
 func (m *Metrics) StatesNotOwner(n int) { m.NotOwnerTotal.Add(float64(n)) }

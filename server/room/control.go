@@ -121,6 +121,16 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if o == s {
 			return protocol.Errorf(protocol.CodeBadRequest, "a direct link to yourself (slot %d)", m.Slot)
 		}
+		if !m.Up && m.Reason == protocol.DirectCheat {
+			// The reporter's own motion checks failed o's direct states:
+			// the pair is relayed again (below), so o's states to s pass
+			// this room's checks from now on. Counted and logged, not
+			// punished: a report alone proves nothing.
+			if r.drm != nil {
+				r.drm.DirectCheatReported()
+			}
+			r.hooks.Log.Warn("direct peer failed motion checks", "reporter", s.slot, "slot", o.slot, "user", o.user)
+		}
 		bit := uint64(1) << (m.Slot % 64)
 		if m.Up {
 			s.direct[m.Slot/64] |= bit

@@ -44,13 +44,16 @@
 // rate limit (SendRate x RateFactor, RateBurst), decode, sequence must be
 // newer, of the dimension (2D or 3D) of the host's first state, world
 // bounds (Config.WorldBounds, off by default), speed and move
-// checks (Config.TopSpeed...; the stamp allowance is one bucket per player
+// checks (netcode/motion, the rule set clients also run on their direct
+// peers' states; Config.TopSpeed...; the stamp allowance is one bucket per player
 // refilled by real time, so are the move slack and the teleport budget per
 // track, and the last accepted position outlives a reconnect or a leave
 // and rejoin), re-stamp onto the server
 // clock with the player's clock.Restamper, keep a copy (LastState), then
 // send to every other connected player, except pairs that both reported a
-// direct link (protocol.DirectLink). The relayed frame carries the sender's
+// direct link (protocol.DirectLink; one reported down with Reason
+// protocol.DirectCheat, a peer whose direct states failed the reporter's
+// motion checks, is logged and counted, DirectReportMetrics). The relayed frame carries the sender's
 // slot and wire.StampOf(the sample time on the server clock). A refused
 // frame is counted (Metrics.Rejected), answered with an Error at most every
 // 250 ms, and adds to an abuse score that disconnects the player past

@@ -225,7 +225,7 @@ func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *buck
 		r.reject(now, s, RejectRate, nil)
 		return false
 	}
-	if !r.cfg.NoMotionChecks && !s.mo.ok {
+	if !r.cfg.NoMotionChecks && !s.mo.OK {
 		// Nothing to measure the spawn radius from: it would let an entity
 		// appear anywhere. Counted, but without an Error or abuse score,
 		// since a client's first frame may send them before its own.
@@ -240,7 +240,7 @@ func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *buck
 		r.reject(now, s, RejectStale, nil)
 		return false
 	}
-	if !mo.ok && !r.nearBody(s, st) {
+	if !mo.OK && !r.nearBody(s, st) {
 		r.reject(now, s, RejectTeleport, errFarFromBody)
 		return false
 	}
@@ -258,7 +258,7 @@ func (r *Room) nearBody(s *seat, st *wire.State) bool {
 	if st.Dim2D {
 		radius = r.cfg.Entities.SpawnRadius2D
 	}
-	d := st.Pos.Sub(s.mo.pos)
+	d := st.Pos.Sub(s.mo.Pos)
 	return d.Dot(d) <= radius*radius
 }
 
@@ -479,25 +479,25 @@ func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 		radius = l.ClaimRadius2D
 	}
 	switch {
-	case !s.mo.ok:
+	case !s.mo.OK:
 		return "the server has no position of yours yet"
 	case !o.placed:
 		return "the server has no position of the object yet"
 	}
-	d := s.mo.pos.Sub(o.pos).Len()
-	if s.mo.teleported && now-s.mo.teleportAt < l.ClaimAfterTeleport {
-		if before := s.mo.from.Sub(o.pos).Len(); before > d {
+	d := s.mo.Pos.Sub(o.pos).Len()
+	if s.mo.Teleported && now-s.mo.TeleportAt < l.ClaimAfterTeleport {
+		if before := s.mo.From.Sub(o.pos).Len(); before > d {
 			d = before
 			if d > radius {
 				return fmt.Sprintf("you teleported %v ago from %.1f away, beyond the claim radius %.1f",
-					now-s.mo.teleportAt, d, radius)
+					now-s.mo.TeleportAt, d, radius)
 			}
 		}
 	}
 	if d > radius {
 		return fmt.Sprintf("the object is %.1f away, beyond the claim radius %.1f", d, radius)
 	}
-	if cur.mo.ok && cur.mo.pos.Sub(o.pos).Len() <= d {
+	if cur.mo.OK && cur.mo.Pos.Sub(o.pos).Len() <= d {
 		return fmt.Sprintf("its owner (slot %d) is at least as near", cur.slot)
 	}
 	if since := now - o.handover; since < l.ClaimHold {
@@ -522,7 +522,7 @@ func (r *Room) handOver(now time.Duration, o *object, slot int) {
 	o.epoch++
 	o.handover = now
 	o.has = false
-	o.mo.stamped = false // first state: gap = time since the last one plus the allowance
+	o.mo.Stamped = false // first state: gap = time since the last one plus the allowance
 	r.broadcast(o.ownerMsg(""))
 }
 
@@ -564,12 +564,12 @@ func (r *Room) dropEntities(s *seat) {
 func (r *Room) resetEntities(s *seat) {
 	for _, t := range s.ents.tracks {
 		if t != nil {
-			t.has, t.n, t.mo.stamped = false, 0, false
+			t.has, t.n, t.mo.Stamped = false, 0, false
 		}
 	}
 	for _, o := range r.objs {
 		if o != nil && o.owner == s.slot {
-			o.has, o.mo.stamped = false, false
+			o.has, o.mo.Stamped = false, false
 		}
 	}
 }

@@ -251,10 +251,10 @@ func (h *HitRules) shiftCap(rewind time.Duration) time.Duration {
 // drawn ("" when it could): its own entity's last accepted position must
 // lie within rng of it, plus moved, how far it may have gone since firing.
 func (r *Room) outOfRange(s *seat, drawn geom.Vec3, rng, moved float64) string {
-	if !s.mo.ok {
+	if !s.mo.OK {
 		return "the server has no position of yours to measure the hit range from"
 	}
-	if d := s.mo.pos.Sub(drawn).Len(); d > rng+moved {
+	if d := s.mo.Pos.Sub(drawn).Len(); d > rng+moved {
 		return fmt.Sprintf("the target was %.1f away, beyond the hit range %.1f", d, rng)
 	}
 	return ""

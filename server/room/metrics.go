@@ -104,6 +104,15 @@ type DirectMetrics interface {
 	StatesSkippedDirect(n int)
 }
 
+// DirectReportMetrics is an optional part of Metrics: a Metrics that has
+// it also counts the peers players dropped from direct play because their
+// direct states failed the motion checks (protocol.DirectLink with Reason
+// protocol.DirectCheat).
+type DirectReportMetrics interface {
+	// DirectCheatReported counts one such report.
+	DirectCheatReported()
+}
+
 type nopMetrics struct{}
 
 func (nopMetrics) StatesIn(int)                         {}

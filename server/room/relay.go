@@ -2,11 +2,10 @@ package room
 
 import (
 	"errors"
-	"math"
 	"time"
 
+	checks "github.com/nearzero/nearzero/netcode/motion" // the tests have a motion type
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -135,27 +134,19 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		r.reject(now, s, RejectBounds, nil)
 		return false
 	}
-	checkedAt, jumped, slack := now, false, 0.0
+	lim := r.motionLimits()
+	v := checks.Verdict{At: now}
 	if !r.cfg.NoMotionChecks {
-		var why Reject
-		if why, checkedAt, jumped, slack = r.checkMotion(now, mo, st); why != numRejects {
-			r.reject(now, s, why, nil)
+		var why checks.Reason
+		if why, v = mo.Check(now, &lim, st); why != checks.Pass {
+			r.reject(now, s, rejectOf(why), nil)
 			return false
 		}
 	}
 	if !r.dimSet && s.slot == r.host {
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
-	if !mo.ok {
-		mo.slack = ratelimit.Full(now, r.slackOf(st))
-		mo.teleports = ratelimit.Full(now, r.cfg.TeleportsPerMinute)
-	}
-	mo.slack.Tokens -= slack
-	if jumped {
-		mo.teleports.Tokens--
-		mo.teleportAt, mo.teleported, mo.from = now, true, mo.pos
-	}
-	mo.ok, mo.pos, mo.at, mo.arrival, mo.stamp, mo.stamped = true, st.Pos, checkedAt, now, st.Stamp, true
+	mo.Accept(now, &lim, st, v)
 	return true
 }
 
@@ -174,79 +165,27 @@ func (r *Room) restamp(now time.Duration, s *seat, st *wire.State, out []byte) t
 	return at
 }
 
+// motionLimits is the room's motion rule set, built from its config per
+// state so the config stays the one source.
+func (r *Room) motionLimits() checks.Limits { return r.cfg.MotionLimits() }
+
 // outOfBounds reports whether st lies outside Config.WorldBounds (or
 // WorldBounds2D), when set.
 func (r *Room) outOfBounds(st *wire.State) bool {
-	b := r.cfg.WorldBounds
-	if st.Dim2D {
-		b = r.cfg.WorldBounds2D
-	}
-	return b > 0 && (math.Abs(st.Pos.X) > b || math.Abs(st.Pos.Y) > b || math.Abs(st.Pos.Z) > b)
+	lim := r.motionLimits()
+	return lim.OutOfBounds(st)
 }
 
-// slackOf is MoveSlack for st's kind of state.
-func (r *Room) slackOf(st *wire.State) float64 {
-	if st.Dim2D {
-		return r.cfg.MoveSlack2D
+// rejectOf is the Reject for a motion check's failure.
+func rejectOf(why checks.Reason) Reject {
+	switch why {
+	case checks.Speed:
+		return RejectSpeed
+	case checks.Bounds:
+		return RejectBounds
+	default:
+		return RejectTeleport
 	}
-	return r.cfg.MoveSlack
-}
-
-// checkMotion returns why st is implausible after the last state accepted
-// on track mo (a player's entity, or a shared object across owners)
-// (numRejects when it is fine), the time the checks count it at (track.at),
-// whether it is an allowed FlagTeleport jump, and how much of the track's
-// slack the move spends. It only refills the track's budgets; admit
-// spends them.
-//
-// Speed: the reported velocity may not exceed SpeedFactor x TopSpeed
-// (TopSpeed2D for 2D states). Distance: the move from the last accepted
-// position, kept across reconnects, may not exceed that speed times the
-// gap, plus what is left of the track's MoveSlack (MoveSlack2D) budget,
-// refilled over MoveSlackRefill. The gap is the sender's stamp gap,
-// drawn from one allowance bucket per player: the stamps may run at most
-// StampGapAllowance ahead of real (arrival) time, so states bunched by a
-// stall pass (their stamps catch up with the time the stall took), while
-// forged stamps buy StampGapAllowance once rather than per state. The first
-// state on a new connection has no comparable stamp: its gap is the time
-// since the last accepted state plus the allowance. A state flagged
-// wire.FlagTeleport may move any distance, once per TeleportEvery and
-// TeleportsPerMinute times a minute; one that moves no farther than allowed
-// (a heartbeat of the respawn) does not count.
-// A shared object never jumps: its owner changes hands by claims measured
-// from its position, so a jump would carry it anywhere (the flag is
-// ignored; to put one back, the host despawns and spawns it again).
-func (r *Room) checkMotion(now time.Duration, mo *track, st *wire.State) (why Reject, at time.Duration, jumped bool, spent float64) {
-	top := r.cfg.TopSpeed
-	if st.Dim2D {
-		top = r.cfg.TopSpeed2D
-	}
-	limit := r.cfg.SpeedFactor * top
-	if v := st.Vel; v.Dot(v) > limit*limit {
-		return RejectSpeed, 0, false, 0
-	}
-	if !mo.ok {
-		return numRejects, now, false, 0 // the first state in this room: nothing to compare with
-	}
-	headroom := now + r.cfg.StampGapAllowance - mo.at // >= 0: mo.at is at most the allowance past its arrival
-	gap, at := headroom, now
-	if mo.stamped {
-		gap = min(max(0, st.Stamp.Sub(mo.stamp)), headroom)
-		at = mo.at + gap
-	}
-	full := r.slackOf(st)
-	mo.slack.Refill(now, full/r.cfg.MoveSlackRefill.Seconds(), full) // MoveSlackRefill > 0 after defaults
-	free := limit * gap.Seconds()
-	d := st.Pos.Sub(mo.pos).Len()
-	if d <= free+max(0, mo.slack.Tokens) {
-		return numRejects, at, false, max(0, d-free)
-	}
-	mo.teleports.Refill(now, r.cfg.TeleportsPerMinute/60, r.cfg.TeleportsPerMinute)
-	if st.Flags&wire.FlagTeleport == 0 || wire.Shared(st.Entity) || (mo.teleported && now-mo.teleportAt < r.cfg.TeleportEvery) ||
-		mo.teleports.Tokens < 1 {
-		return RejectTeleport, 0, false, 0
-	}
-	return numRejects, at, true, 0
 }
 
 // reject counts a refused frame, tells the player (at most every

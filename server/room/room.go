@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
-	"github.com/nearzero/nearzero/netcode/geom"
+	checks "github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
@@ -84,27 +84,11 @@ type seat struct {
 	relayIn [MaxSlots]shareBudget // what each slot may relay to this one (inbox.go)
 }
 
-// track is what the motion checks know of a player's last accepted state.
-// It survives a reconnect, and a leave and rejoin within the room's life
-// (Room.gone), so a new connection's first state is checked like any other.
-type track struct {
-	ok  bool      // a state was accepted: pos and at are set
-	pos geom.Vec3 // its position
-	// at is its sample time on the server clock as the checks count it:
-	// the previous one's plus the stamp gap, but never more than
-	// StampGapAllowance ahead of its arrival. The headroom now +
-	// StampGapAllowance - at is the stamp allowance bucket: real time
-	// refills it, stamp gaps drain it.
-	at         time.Duration
-	arrival    time.Duration // when it arrived
-	stamp      wire.Stamp    // its stamp as sent
-	stamped    bool          // stamp is on the current connection's clock
-	teleportAt time.Duration // last accepted FlagTeleport jump
-	teleported bool
-	from       geom.Vec3 // the position before that jump (claims look back to it)
-	slack      bucket    // MoveSlack left, in units (set with the first state)
-	teleports  bucket    // TeleportsPerMinute left (set with the first state)
-}
+// track is what the motion checks (netcode/motion) know of an entity's
+// last accepted state. A player's survives a reconnect, and a leave and
+// rejoin within the room's life (Room.gone), so a new connection's first
+// state is checked like any other.
+type track = checks.Track
 
 // entrant is a participant's record in a round; it outlives a seat that
 // is given up mid-round.
@@ -127,7 +111,8 @@ type Room struct {
 	cfg    Config // read-only after New
 	hooks  Hooks  // read-only after New; Metrics and Log never nil
 	m      Metrics
-	dm     DirectMetrics // m's, when it counts direct skips; else nil
+	dm     DirectMetrics       // m's, when it counts direct skips; else nil
+	drm    DirectReportMetrics // m's, when it counts direct cheat reports; else nil
 
 	seats  []*seat // by slot; nil = free
 	byPeer map[Peer]*seat
@@ -207,6 +192,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		r.m = nopMetrics{}
 	}
 	r.dm, _ = r.m.(DirectMetrics)
+	r.drm, _ = r.m.(DirectReportMetrics)
 	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
@@ -494,7 +480,7 @@ func (r *Room) resetRelay(s *seat) {
 	s.rs.Reset()
 	s.has = false
 	s.n = 0
-	s.mo.stamped = false
+	s.mo.Stamped = false
 	s.direct = [len(s.direct)]uint64{} // the others' reports stand: see clearLinks
 	r.resetEntities(s)
 }
@@ -506,20 +492,20 @@ const maxGone = 4 * MaxSlots
 // keepMotion remembers the motion state of a seat being freed, so the same
 // user rejoining the room is checked from where they left.
 func (r *Room) keepMotion(s *seat) {
-	if !s.mo.ok {
+	if !s.mo.OK {
 		return
 	}
 	if len(r.gone) >= maxGone {
 		oldest, at := "", time.Duration(0)
 		for u, mo := range r.gone {
-			if oldest == "" || mo.arrival < at {
-				oldest, at = u, mo.arrival
+			if oldest == "" || mo.Arrival < at {
+				oldest, at = u, mo.Arrival
 			}
 		}
 		delete(r.gone, oldest)
 	}
 	mo := s.mo
-	mo.stamped = false
+	mo.Stamped = false
 	r.gone[s.user] = mo
 }
 
