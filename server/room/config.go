@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
-	checks "github.com/nearzero/nearzero/netcode/motion" // the tests have a motion type
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
@@ -25,15 +25,15 @@ const (
 	DefaultResultsFor       = 10 * time.Second
 	DefaultSendRate         = 60.0
 	DefaultRateFactor       = 1.5
-	DefaultTopSpeed         = checks.DefaultTopSpeed
-	DefaultSpeedFactor      = checks.DefaultSpeedFactor
-	DefaultMoveSlack        = checks.DefaultMoveSlack
+	DefaultTopSpeed         = motion.DefaultTopSpeed
+	DefaultSpeedFactor      = motion.DefaultSpeedFactor
+	DefaultMoveSlack        = motion.DefaultMoveSlack
 	// 2D games count in pixels: a player crossing a 1920-px screen in a
 	// second is fast but not absurd.
-	DefaultTopSpeed2D        = checks.DefaultTopSpeed2D
-	DefaultMoveSlack2D       = checks.DefaultMoveSlack2D
-	DefaultStampGapAllowance = checks.DefaultStampGapAllowance
-	DefaultTeleportEvery     = checks.DefaultTeleportEvery
+	DefaultTopSpeed2D        = motion.DefaultTopSpeed2D
+	DefaultMoveSlack2D       = motion.DefaultMoveSlack2D
+	DefaultStampGapAllowance = motion.DefaultStampGapAllowance
+	DefaultTeleportEvery     = motion.DefaultTeleportEvery
 	DefaultControlRate       = 20.0
 	DefaultControlBurst      = 40.0
 	DefaultSignalRate        = 5.0
@@ -48,8 +48,8 @@ const (
 
 	// DefaultTeleportsPerMinute lets a player respawn every 5 s for a
 	// minute on end; a hop every TeleportEvery would be 60.
-	DefaultTeleportsPerMinute = checks.DefaultTeleportsPerMinute
-	DefaultMoveSlackRefill    = checks.DefaultMoveSlackRefill
+	DefaultTeleportsPerMinute = motion.DefaultTeleportsPerMinute
+	DefaultMoveSlackRefill    = motion.DefaultMoveSlackRefill
 
 	// MaxSlots is the largest MaxPlayers. The room state, with every seat
 	// taken, the longest names and the largest game settings, must fit one
@@ -275,8 +275,8 @@ func setDefault[T comparable](p *T, v T) {
 // MotionLimits is the motion rule set (netcode/motion) of c: the limits
 // the room checks states by, which clients also get (protocol.Limits.Motion)
 // to check their direct peers by. Zero fields take their defaults.
-func (c *Config) MotionLimits() checks.Limits {
-	l := checks.Limits{
+func (c *Config) MotionLimits() motion.Limits {
+	l := motion.Limits{
 		TopSpeed: c.TopSpeed, TopSpeed2D: c.TopSpeed2D, SpeedFactor: c.SpeedFactor,
 		MoveSlack: c.MoveSlack, MoveSlack2D: c.MoveSlack2D, MoveSlackRefill: c.MoveSlackRefill,
 		StampGapAllowance: c.StampGapAllowance, TeleportEvery: c.TeleportEvery,

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	checks "github.com/nearzero/nearzero/netcode/motion" // the tests have a motion type
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -135,10 +135,10 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		return false
 	}
 	lim := r.motionLimits()
-	v := checks.Verdict{At: now}
+	v := motion.Verdict{At: now}
 	if !r.cfg.NoMotionChecks {
-		var why checks.Reason
-		if why, v = mo.Check(now, &lim, st); why != checks.Pass {
+		var why motion.Reason
+		if why, v = mo.Check(now, &lim, st); why != motion.Pass {
 			r.reject(now, s, rejectOf(why), nil)
 			return false
 		}
@@ -167,7 +167,7 @@ func (r *Room) restamp(now time.Duration, s *seat, st *wire.State, out []byte) t
 
 // motionLimits is the room's motion rule set, built from its config per
 // state so the config stays the one source.
-func (r *Room) motionLimits() checks.Limits { return r.cfg.MotionLimits() }
+func (r *Room) motionLimits() motion.Limits { return r.cfg.MotionLimits() }
 
 // outOfBounds reports whether st lies outside Config.WorldBounds (or
 // WorldBounds2D), when set.
@@ -177,11 +177,11 @@ func (r *Room) outOfBounds(st *wire.State) bool {
 }
 
 // rejectOf is the Reject for a motion check's failure.
-func rejectOf(why checks.Reason) Reject {
+func rejectOf(why motion.Reason) Reject {
 	switch why {
-	case checks.Speed:
+	case motion.Speed:
 		return RejectSpeed
-	case checks.Bounds:
+	case motion.Bounds:
 		return RejectBounds
 	default:
 		return RejectTeleport

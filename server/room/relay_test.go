@@ -124,7 +124,7 @@ func TestDirectLinkStopsRelayForThePair(t *testing.T) {
 
 // motion describes one state for the checks table: sent dt after the
 // previous one, stamped sdt after it, at position x, speed v.
-type motion struct {
+type move struct {
 	dt, sdt time.Duration
 	x, v    float64
 	flags   wire.Flags
@@ -134,14 +134,14 @@ type motion struct {
 
 func TestChecks(t *testing.T) {
 	const tick = time.Second / 60
-	steady := func(n int, speed float64) []motion {
-		out := make([]motion, n)
+	steady := func(n int, speed float64) []move {
+		out := make([]move, n)
 		for i := range out {
-			out[i] = motion{dt: tick, sdt: tick, x: speed * float64(i+1) * tick.Seconds(), v: speed}
+			out[i] = move{dt: tick, sdt: tick, x: speed * float64(i+1) * tick.Seconds(), v: speed}
 		}
 		return out
 	}
-	steady2D := func(n int, speed float64) []motion {
+	steady2D := func(n int, speed float64) []move {
 		out := steady(n, speed)
 		for i := range out {
 			out[i].dim2D = true
@@ -151,55 +151,55 @@ func TestChecks(t *testing.T) {
 	cases := []struct {
 		name     string
 		cfg      func(*Config)
-		states   []motion
+		states   []move
 		rejected map[Reject]int
 		kicked   protocol.Code // 0: not kicked
 	}{
 		{name: "steady 60 Hz at top speed passes", states: steady(240, 100)},
 		{name: "twice top speed passes", states: steady(60, 199)},
-		{name: "absurd speed", states: append(steady(10, 50), motion{dt: tick, sdt: tick, x: 10, v: 250}),
+		{name: "absurd speed", states: append(steady(10, 50), move{dt: tick, sdt: tick, x: 10, v: 250}),
 			rejected: map[Reject]int{RejectSpeed: 1}},
-		{name: "teleport", states: append(steady(10, 50), motion{dt: tick, sdt: tick, x: 1000, v: 50}),
+		{name: "teleport", states: append(steady(10, 50), move{dt: tick, sdt: tick, x: 1000, v: 50}),
 			rejected: map[Reject]int{RejectTeleport: 1}},
 		{name: "2D pixels at 1500 px/s pass", states: steady2D(240, 1500)},
 		{name: "2D absurd speed", states: append(steady2D(10, 500),
-			motion{dt: tick, sdt: tick, x: 100, v: 5000, dim2D: true}),
+			move{dt: tick, sdt: tick, x: 100, v: 5000, dim2D: true}),
 			rejected: map[Reject]int{RejectSpeed: 1}},
 		{name: "2D teleport", states: append(steady2D(10, 500),
-			motion{dt: tick, sdt: tick, x: 5000, v: 500, dim2D: true}),
+			move{dt: tick, sdt: tick, x: 5000, v: 500, dim2D: true}),
 			rejected: map[Reject]int{RejectTeleport: 1}},
 		{name: "teleport flag once per second", states: append(steady(10, 50),
-			motion{dt: tick, sdt: tick, x: 1000, v: 0, flags: wire.FlagTeleport},
-			motion{dt: 100 * time.Millisecond, sdt: 100 * time.Millisecond, x: 2000, v: 0, flags: wire.FlagTeleport},
-			motion{dt: time.Second, sdt: time.Second, x: 3000, v: 0, flags: wire.FlagTeleport}),
+			move{dt: tick, sdt: tick, x: 1000, v: 0, flags: wire.FlagTeleport},
+			move{dt: 100 * time.Millisecond, sdt: 100 * time.Millisecond, x: 2000, v: 0, flags: wire.FlagTeleport},
+			move{dt: time.Second, sdt: time.Second, x: 3000, v: 0, flags: wire.FlagTeleport}),
 			rejected: map[Reject]int{RejectTeleport: 1}},
-		{name: "states bunched by a stall pass", states: func() []motion {
+		{name: "states bunched by a stall pass", states: func() []move {
 			m := steady(10, 100)
 			x := m[len(m)-1].x
-			m = append(m, motion{dt: 300 * time.Millisecond, sdt: tick, x: x + 100*tick.Seconds(), v: 100})
+			m = append(m, move{dt: 300 * time.Millisecond, sdt: tick, x: x + 100*tick.Seconds(), v: 100})
 			for i := 2; i <= 18; i++ { // 17 more, all arriving at once
-				m = append(m, motion{dt: 0, sdt: tick, x: x + 100*float64(i)*tick.Seconds(), v: 100})
+				m = append(m, move{dt: 0, sdt: tick, x: x + 100*float64(i)*tick.Seconds(), v: 100})
 			}
 			return m
 		}()},
 		{name: "forged stamps buy at most the allowance", states: append(steady(10, 50),
-			motion{dt: tick, sdt: 10 * time.Second, x: 50*10 + 10, v: 50}),
+			move{dt: tick, sdt: 10 * time.Second, x: 50*10 + 10, v: 50}),
 			rejected: map[Reject]int{RejectTeleport: 1}},
-		{name: "stale sequence", states: append(steady(5, 10), motion{dt: tick, sdt: tick, x: 0.9, v: 10, seq: 3}),
+		{name: "stale sequence", states: append(steady(5, 10), move{dt: tick, sdt: tick, x: 0.9, v: 10, seq: 3}),
 			rejected: map[Reject]int{RejectStale: 1}},
 		{name: "motion checks off", cfg: func(c *Config) { c.NoMotionChecks = true },
-			states: append(steady(10, 50), motion{dt: tick, sdt: tick, x: 1e6, v: 60000})},
-		{name: "flood is rate limited then kicked", states: func() []motion {
-			m := make([]motion, 200)
+			states: append(steady(10, 50), move{dt: tick, sdt: tick, x: 1e6, v: 60000})},
+		{name: "flood is rate limited then kicked", states: func() []move {
+			m := make([]move, 200)
 			for i := range m {
-				m[i] = motion{x: 0, v: 0}
+				m[i] = move{x: 0, v: 0}
 			}
 			return m
 		}(), rejected: map[Reject]int{RejectRate: -1}, kicked: protocol.CodeRateLimited},
-		{name: "repeated speeding is kicked", states: func() []motion {
-			m := make([]motion, 100)
+		{name: "repeated speeding is kicked", states: func() []move {
+			m := make([]move, 100)
 			for i := range m {
-				m[i] = motion{dt: tick, sdt: tick, v: 1000}
+				m[i] = move{dt: tick, sdt: tick, v: 1000}
 			}
 			return m
 		}(), rejected: map[Reject]int{RejectSpeed: -1}, kicked: protocol.CodeImplausible},

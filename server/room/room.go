@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
-	checks "github.com/nearzero/nearzero/netcode/motion"
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
@@ -88,7 +88,7 @@ type seat struct {
 // last accepted state. A player's survives a reconnect, and a leave and
 // rejoin within the room's life (Room.gone), so a new connection's first
 // state is checked like any other.
-type track = checks.Track
+type track = motion.Track
 
 // entrant is a participant's record in a round; it outlives a seat that
 // is given up mid-round.
