@@ -92,7 +92,9 @@ func startNodeVia(t *testing.T, natsURL, id string, p *proxy) *node {
 	n := &node{t: t, id: id, url: "ws://" + ln.Addr().String() + "/ws", base: "http://" + ln.Addr().String(),
 		reg: prometheus.NewRegistry(), served: make(chan error, 1)}
 	if p != nil {
+		p.mu.Lock()
 		p.target = ln.Addr().String()
+		p.mu.Unlock()
 		n.url = "ws://" + p.ln.Addr().String() + "/ws"
 	}
 	var log *slog.Logger
@@ -605,8 +607,8 @@ func TestPlace(t *testing.T) {
 // proxy forwards TCP to a node until cut.
 type proxy struct {
 	ln     net.Listener
-	target string // set before the first connection
-	mu     sync.Mutex
+	mu     sync.Mutex // guards target, conns and refuse
+	target string     // set before the first connection
 	conns  []net.Conn
 	refuse bool
 	wg     sync.WaitGroup
@@ -631,13 +633,13 @@ func (p *proxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		refuse := p.refuse
+		refuse, target := p.refuse, p.target
 		p.mu.Unlock()
 		if refuse {
 			_ = down.Close()
 			continue
 		}
-		up, err := net.Dial("tcp", p.target)
+		up, err := net.Dial("tcp", target)
 		if err != nil {
 			_ = down.Close()
 			continue
