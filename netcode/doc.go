@@ -14,6 +14,7 @@
 //	lagsim     the lag simulator, a delay line on injected time
 //	ratelimit  the token bucket behind every budget
 //	motion     the per-entity motion checks (speed, moves, teleports, bounds)
+//	inputdelay the opt-in input delay (the owner's input late, states ahead)
 //	simnet     virtual time and simulated links for tests and the bench
 //	version    the release version
 //
