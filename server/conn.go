@@ -73,55 +73,6 @@ type conn struct {
 	// inflight is the bytes of reliable frames the writer has taken and
 	// not yet written (ReliableBacklog); written by the writer only.
 	inflight atomic.Int64
-
-	rtt atomic.Int64 // nanoseconds: the smallest recent measured round trip (RoundTrip); 0 before the first
-}
-
-// Round-trip measurement: a WebSocket ping every rttEvery, each given
-// rttTimeout; the smallest of the last rttKeep counts.
-const (
-	rttEvery   = 2 * time.Second
-	rttTimeout = 5 * time.Second
-	rttKeep    = 4
-)
-
-// RoundTrip implements room.RoundTripper: the server's own measure of the
-// connection's round trip, which caps the one the player claims.
-func (c *conn) RoundTrip() (time.Duration, bool) {
-	d := time.Duration(c.rtt.Load())
-	return d, d > 0
-}
-
-// measureLoop measures the round trip with WebSocket pings (the client's
-// WebSocket library answers them at once, whatever its game does) until
-// the connection ends.
-func (c *conn) measureLoop(stop <-chan struct{}) {
-	var recent [rttKeep]time.Duration
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), rttTimeout)
-		start := time.Now()
-		err := c.ws.Ping(ctx)
-		d := time.Since(start)
-		cancel()
-		if err == nil {
-			recent[i%rttKeep] = d
-			best := d
-			for _, r := range recent {
-				if r > 0 {
-					best = min(best, r)
-				}
-			}
-			c.rtt.Store(int64(best))
-		}
-		t.Reset(rttEvery)
-	}
 }
 
 const slotSize = 1 + wire.MaxStateSize
@@ -200,9 +151,6 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	defer s.m.Connections.Dec()
 
 	go c.writeLoop()
-	stopMeasure, measured := make(chan struct{}), make(chan struct{})
-	go func() { defer close(measured); c.measureLoop(stopMeasure) }()
-	defer func() { close(stopMeasure); <-measured }() // after CloseNow below: a ping in flight returns
 	err = c.readLoop()
 	c.log.Debug("connection ended", "user", c.user, "err", err)
 	c.closeWith(protocol.CodeNormal, "")

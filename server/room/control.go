@@ -46,33 +46,13 @@ func (r *Room) handleControl(now time.Duration, s *seat, frame []byte) {
 	}
 }
 
-// rttSlack is what a claimed round trip may exceed the server's own
-// measurement by: the client measures through its game loop (a frame of
-// delay each way), the server through WebSocket pings answered at once.
-const rttSlack = 40 * time.Millisecond
-
-// trustedRTT caps a player's claimed round trip at what the server
-// measured of it (plus a quarter and rttSlack), when the peer measures.
-func trustedRTT(p Peer, claimed time.Duration) time.Duration {
-	rt, ok := p.(RoundTripper)
-	if !ok {
-		return claimed
-	}
-	measured, ok := rt.RoundTrip()
-	if !ok {
-		return claimed // not measured yet: hits still cap it by the report's age (hits.go)
-	}
-	return min(claimed, measured+measured/4+rttSlack)
-}
-
 // dispatch applies one decoded message; a non-nil result is sent back.
 func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protocol.Error {
 	switch m := m.(type) {
 	case *protocol.Ping:
 		if m.RTTUS > 0 {
-			rtt := trustedRTT(s.peer, protocol.DurationUS(m.RTTUS))
-			s.rs.ObserveRTT(rtt, now)
-			s.ev.hit.rtt = rtt // hits.go: delivery times
+			s.rs.ObserveRTT(protocol.DurationUS(m.RTTUS), now)
+			s.ev.hit.rtt = protocol.DurationUS(m.RTTUS) // hits.go: delivery times
 		}
 		r.send(s.peer, &protocol.Pong{TUS: m.TUS, ServerUS: protocol.US(now)})
 	case *protocol.SetName:

@@ -1,8 +1,6 @@
 package room
 
 import (
-	"time"
-
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -25,17 +23,6 @@ type Peer interface {
 	Close(code protocol.Code, reason string)
 }
 
-// RoundTripper is implemented by a Peer whose round trip the server
-// measures itself (the server's connections do, with WebSocket pings). A
-// player's claimed round trip (Ping.RTTUS) is then never trusted beyond
-// what the server measured: it sets how late the player saw others'
-// states, which a hit is judged by.
-type RoundTripper interface {
-	// RoundTrip returns the smallest recent round trip, and false before
-	// the first measurement.
-	RoundTrip() (time.Duration, bool)
-}
-
 // Frame is one binary message a MemPeer received.
 type Frame struct {
 	Data     []byte
@@ -52,12 +39,7 @@ type MemPeer struct {
 	Closed      bool
 	CloseCode   protocol.Code
 	CloseReason string
-	// RTT, when positive, is the round trip RoundTrip reports as measured.
-	RTT time.Duration
 }
-
-// RoundTrip implements RoundTripper: RTT, once set.
-func (p *MemPeer) RoundTrip() (time.Duration, bool) { return p.RTT, p.RTT > 0 }
 
 // Send implements Peer; it copies frame.
 func (p *MemPeer) Send(frame []byte, reliable bool) {
