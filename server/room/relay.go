@@ -134,7 +134,7 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		r.reject(now, s, RejectBounds, nil)
 		return false
 	}
-	lim := r.motionLimits()
+	lim := r.limits
 	v := motion.Verdict{At: now}
 	if !r.cfg.NoMotionChecks {
 		var why motion.Reason
@@ -165,14 +165,10 @@ func (r *Room) restamp(now time.Duration, s *seat, st *wire.State, out []byte) t
 	return at
 }
 
-// motionLimits is the room's motion rule set, built from its config per
-// state so the config stays the one source.
-func (r *Room) motionLimits() motion.Limits { return r.cfg.MotionLimits() }
-
 // outOfBounds reports whether st lies outside Config.WorldBounds (or
 // WorldBounds2D), when set.
 func (r *Room) outOfBounds(st *wire.State) bool {
-	lim := r.motionLimits()
+	lim := r.limits
 	return lim.OutOfBounds(st)
 }
 

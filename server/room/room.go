@@ -108,8 +108,9 @@ type entrant struct {
 type Room struct {
 	code   string
 	invite string
-	cfg    Config // read-only after New
-	hooks  Hooks  // read-only after New; Metrics and Log never nil
+	cfg    Config        // read-only after New
+	limits motion.Limits // cfg's motion rules, with defaults; read-only after New
+	hooks  Hooks         // read-only after New; Metrics and Log never nil
 	m      Metrics
 	dm     DirectMetrics       // m's, when it counts direct skips; else nil
 	drm    DirectReportMetrics // m's, when it counts direct cheat reports; else nil
@@ -169,6 +170,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		code:     code,
 		invite:   protocol.InviteLink(c.InviteBase, code),
 		cfg:      c,
+		limits:   c.MotionLimits(),
 		seats:    make([]*seat, c.MaxPlayers),
 		byPeer:   make(map[Peer]*seat),
 		byUser:   make(map[string]*seat),
