@@ -594,6 +594,7 @@ func (c *Client) queueStates(msg []byte, arrival time.Duration) {
 
 // control handles one control message.
 func (c *Client) control(m protocol.Message, at time.Duration) {
+	c.answerProbe(m) // probe.go; first, so the server measures no more than the network
 	deliver, synced, waiter := c.takeControl(m, at)
 	if synced {
 		c.push(Event{Kind: EventSynced, At: at})

@@ -243,6 +243,10 @@ type Ping struct {
 type Pong struct {
 	TUS      int64 `json:"t_us"`      // the Ping's TUS
 	ServerUS int64 `json:"server_us"` // server clock when answered
+	// Probe, when not 0, asks the client to answer with Echo{Probe} at
+	// once: the server measures the round trip itself (TypeEcho). Added
+	// after protocol 1 shipped: older clients ignore it.
+	Probe uint32 `json:"probe,omitempty"`
 }
 
 // DirectLink reports that the direct link to Slot went up or down. Once both

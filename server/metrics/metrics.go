@@ -41,6 +41,12 @@ type Metrics struct {
 	// DirectCheatTotal counts peers players dropped from direct play
 	// because their direct states failed the motion checks.
 	DirectCheatTotal *Counter
+	// RoundTripSecs samples the round trips rooms measure themselves
+	// (a probe in each pong, answered through the client's send queue).
+	RoundTripSecs *Histogram
+	// RTTCappedTotal counts claimed round trips cut to the measured one:
+	// a client claiming more delay than it has (hits in the past).
+	RTTCappedTotal *Counter
 	// Panics counts panics recovered in server goroutines (a room closed,
 	// a connection closed or a background loop restarted): each is a bug.
 	Panics *Counter
@@ -115,8 +121,9 @@ func New() *Metrics {
 	m := &Metrics{
 		Rooms: new(Gauge), Players: new(Gauge), Connections: new(Gauge),
 		StatesInTotal: new(Counter), RelayedTotal: new(Counter), SkippedDirectTotal: new(Counter),
-		DirectCheatTotal: new(Counter),
-		NotOwnerTotal:    new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
+		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter),
+		RoundTripSecs: NewHistogram(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
+		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
 		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
 		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
@@ -157,6 +164,9 @@ func New() *Metrics {
 		c("rounds_started_total", "Rounds started (start handshakes begun).", m.RoundsTotal),
 		{Name: "restamp_age_seconds", Kind: KindHistogram, Histogram: m.RestampAgeSecs,
 			Help: "Arrival minus re-stamped sample time of sampled states: the one-way delay the shared re-stamp estimator attributes to them."},
+		{Name: "round_trip_seconds", Kind: KindHistogram, Histogram: m.RoundTripSecs,
+			Help: "Round trips the server measured itself: a probe in each pong, answered through the client's send queue."},
+		c("rtt_claims_capped_total", "Round trips claimed in pings that the server cut to the one it measured (plus slack).", m.RTTCappedTotal),
 		cv("rejected_total", "Frames and requests refused, by reason.", "reason", m.rejected),
 		{Name: "room_phase", Help: "Rooms in each phase of the round flow.", Kind: KindGauge, Label: "phase", Gauges: m.phases},
 		cv("kicked_total", "Players disconnected for repeated abuse, by close code.", "code", m.kicked),
@@ -181,6 +191,12 @@ func (m *Metrics) StatesRelayed(n int) {
 
 // StatesSkippedDirect implements room.DirectMetrics.
 func (m *Metrics) StatesSkippedDirect(n int) { m.SkippedDirectTotal.Add(float64(n)) }
+
+// RoundTripMeasured implements room.RoundTripMetrics.
+func (m *Metrics) RoundTripMeasured(d time.Duration) { m.RoundTripSecs.Observe(d.Seconds()) }
+
+// RoundTripCapped implements room.RoundTripMetrics.
+func (m *Metrics) RoundTripCapped() { m.RTTCappedTotal.Inc() }
 
 // DirectCheatReported implements room.DirectReportMetrics.
 func (m *Metrics) DirectCheatReported() { m.DirectCheatTotal.Inc() }
@@ -225,4 +241,7 @@ func (m *Metrics) Kicked(code protocol.Code) { m.kicked.With(code.String()).Inc(
 // Closed counts a connection the server closed with code.
 func (m *Metrics) Closed(code protocol.Code) { m.closes.With(code.String()).Inc() }
 
-var _ room.Metrics = (*Metrics)(nil)
+var (
+	_ room.Metrics          = (*Metrics)(nil)
+	_ room.RoundTripMetrics = (*Metrics)(nil)
+)

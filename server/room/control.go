@@ -50,11 +50,9 @@ func (r *Room) handleControl(now time.Duration, s *seat, frame []byte) {
 func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protocol.Error {
 	switch m := m.(type) {
 	case *protocol.Ping:
-		if m.RTTUS > 0 {
-			s.rs.ObserveRTT(protocol.DurationUS(m.RTTUS), now)
-			s.ev.hit.rtt = protocol.DurationUS(m.RTTUS) // hits.go: delivery times
-		}
-		r.send(s.peer, &protocol.Pong{TUS: m.TUS, ServerUS: protocol.US(now)})
+		r.pong(now, s, m) // roundtrip.go
+	case *protocol.Echo:
+		r.echo(now, s, m)
 	case *protocol.SetName:
 		name, err := protocol.NormalizeName(m.Name)
 		if err != nil {

@@ -35,8 +35,13 @@
 // past BacklogBytes: the same way, the sender pays.
 //
 // Time sync: a peer sends protocol.Ping{TUS: its clock, RTTUS: its best
-// round trip}; the room answers protocol.Pong{TUS, ServerUS: now} at once
-// and feeds RTTUS to that player's re-stamp estimator.
+// round trip}; the room answers protocol.Pong{TUS, ServerUS: now, Probe} at
+// once and feeds RTTUS to that player's re-stamp estimator and to hits, but
+// never more than the round trip the room measured itself (roundtrip.go):
+// the client answers each Probe at once with protocol.Echo through its send
+// queue, and the smallest of the last 8 answers, plus a quarter and 20 ms,
+// caps the claim. A peer that never answers is not measured; its claim
+// then stands (hits bound it by the report's age).
 //
 // # Relay
 //

@@ -55,7 +55,7 @@ func Example() {
 	// Output:
 	// slots 0 1 host 0
 	// bob got slot 0 reliable false server time 10.03s
-	// bob got pong &{TUS:42 ServerUS:10030000}
+	// bob got pong &{TUS:42 ServerUS:10030000 Probe:1}
 	// tick at 10.1s
 	// tick at 15.03s
 	// players 1 host 1

@@ -32,6 +32,8 @@ type countMetrics struct {
 	kicked      map[protocol.Code]int
 	offsets     int
 	phases      map[protocol.Phase]int // rooms entering each phase
+	measured    []time.Duration        // RoundTripMeasured (RoundTripMetrics)
+	capped      int                    // RoundTripCapped
 }
 
 func newCountMetrics() *countMetrics {
@@ -46,6 +48,8 @@ func (m *countMetrics) Rejected(r Reject)                 { m.rejected[r]++ }
 func (m *countMetrics) RestampAge(time.Duration)          { m.offsets++ }
 func (m *countMetrics) PhaseChanged(_, to protocol.Phase) { m.phases[to]++ }
 func (m *countMetrics) Kicked(c protocol.Code)            { m.kicked[c]++ }
+func (m *countMetrics) RoundTripMeasured(d time.Duration) { m.measured = append(m.measured, d) }
+func (m *countMetrics) RoundTripCapped()                  { m.capped++ }
 
 // testConfig is a room with short, distinct durations.
 func testConfig() *Config {

@@ -30,6 +30,9 @@ type hitRates struct {
 	kind   [numShotKinds]hitRate
 	killed int // accepted hits that killed
 	health int // the target's health after the last accepted hit
+	// measured and capped are what the room's RoundTripMetrics saw.
+	measured []time.Duration
+	capped   int
 }
 
 type hitRate struct {
@@ -48,6 +51,13 @@ func (h *hitRates) pct(k shotKind) float64 {
 // Predictor fed the relayed states as they arrive, and every 120 ms fires
 // and reports a hit of the next kind in turn.
 func simulateHits(t *testing.T, oneWay time.Duration, seed uint64) hitRates {
+	return simulateHitsProbed(t, oneWay, seed, false)
+}
+
+// simulateHitsProbed is simulateHits whose shooter, when answer is set,
+// answers each pong's probe as the client does (at once, by its network),
+// so the room measures its round trip (roundtrip.go).
+func simulateHitsProbed(t *testing.T, oneWay time.Duration, seed uint64, answer bool) hitRates {
 	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
 	a, _ := h.join("shooter")
 	b, sb := h.join("target")
@@ -125,6 +135,11 @@ func simulateHits(t *testing.T, oneWay time.Duration, seed uint64) hitRates {
 		for _, fr := range a.Take() {
 			if fr.Reliable {
 				if m, err := protocol.Decode(fr.Data); err == nil {
+					if p, ok := m.(*protocol.Pong); ok && answer && p.Probe != 0 {
+						// At the shooter one way later, back one way after.
+						echo := protocol.MustMarshal(&protocol.Echo{Probe: p.Probe})
+						toServer = append(toServer, flight{h.now + 2*oneWay, echo, a})
+					}
 					if res, ok := m.(*protocol.HitResult); ok {
 						require.NotEmpty(t, kinds, "a result for every hit")
 						k := kinds[0]
@@ -161,6 +176,7 @@ func simulateHits(t *testing.T, oneWay time.Duration, seed uint64) hitRates {
 		h.now += time.Millisecond
 		h.r.Tick(h.now)
 	}
+	rates.measured, rates.capped = h.metrics.measured, h.metrics.capped
 	return rates
 }
 

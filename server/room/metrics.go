@@ -113,6 +113,17 @@ type DirectReportMetrics interface {
 	DirectCheatReported()
 }
 
+// RoundTripMetrics is an optional part of Metrics: a Metrics that has it
+// also sees the round trips the room measures itself (protocol.Echo) and
+// counts the claimed round trips (protocol.Ping.RTTUS) it cut to them.
+type RoundTripMetrics interface {
+	// RoundTripMeasured samples one measured round trip.
+	RoundTripMeasured(d time.Duration)
+	// RoundTripCapped counts one claimed round trip cut to the measured
+	// one (plus its slack).
+	RoundTripCapped()
+}
+
 type nopMetrics struct{}
 
 func (nopMetrics) StatesIn(int)                         {}

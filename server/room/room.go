@@ -64,6 +64,7 @@ type seat struct {
 	direct [MaxSlots/64 + 1]uint64 // slots this player reports a direct link with
 
 	rs          *clock.Restamper
+	rt          roundTrip // claimed and measured round trips (roundtrip.go)
 	states      bucket
 	controls    bucket
 	signals     [MaxSlots]pairBudget // Signal budget toward each slot
@@ -114,6 +115,7 @@ type Room struct {
 	m      Metrics
 	dm     DirectMetrics       // m's, when it counts direct skips; else nil
 	drm    DirectReportMetrics // m's, when it counts direct cheat reports; else nil
+	rtm    RoundTripMetrics    // m's, when it counts measured round trips; else nil
 
 	seats  []*seat // by slot; nil = free
 	byPeer map[Peer]*seat
@@ -195,6 +197,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 	}
 	r.dm, _ = r.m.(DirectMetrics)
 	r.drm, _ = r.m.(DirectReportMetrics)
+	r.rtm, _ = r.m.(RoundTripMetrics)
 	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
@@ -480,6 +483,7 @@ func (r *Room) electHost() {
 // clear it), but not its stamp: a new connection may bring a new clock.
 func (r *Room) resetRelay(s *seat) {
 	s.rs.Reset()
+	s.rt.reset()
 	s.has = false
 	s.n = 0
 	s.mo.Stamped = false
