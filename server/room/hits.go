@@ -131,7 +131,7 @@ func (g *seenRing) at(i int) *seen { return &g.buf[(g.head+i)%len(g.buf)] }
 
 // hitSeat is one player's hit bookkeeping, inside eventBudget.
 type hitSeat struct {
-	rtt    time.Duration       // the player's claimed best round trip (Ping.RTTUS); drawnAt caps its use
+	rtt    time.Duration       // the player's claimed round trip as far as measured (roundtrip.go); drawnAt caps its use
 	seen   [MaxSlots]*seenRing // what was relayed to this player, by sender slot
 	health int                 // 0 until the first hit: full
 	kills  int
@@ -273,7 +273,8 @@ func (h *hitSeat) healthOr(full int) int {
 // why it cannot ("" when it can).
 //
 // The delivery time is the send time plus the one-way delay the shooter
-// claimed (half its Ping.RTTUS), but at most shiftCap(now - fire): a
+// claimed (half its Ping.RTTUS, cut to the round trip the room measured,
+// roundtrip.go), but at most shiftCap(now - fire): a
 // claimed round trip of 1 s would otherwise make every state "arrive"
 // 500 ms late and let the shooter hit where the target was long ago.
 func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3, string) {
