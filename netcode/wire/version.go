@@ -10,8 +10,10 @@ import (
 // with an *UpdateRequiredError. Version 2 added entity ids to states and
 // the spawn and ownership messages; version 3 typed arguments in events,
 // spawns and synced properties (a Vector2 is no longer an array), which
-// an older client would misread rather than refuse.
-const ProtocolVersion uint16 = 3
+// an older client would misread rather than refuse; version 4 the round
+// trip the server measures (a probe in each pong, answered by an echo),
+// which the server requires of every client.
+const ProtocolVersion uint16 = 4
 
 // RulesVersion is the version of the simulation rules (physics, prediction
 // and movement limits). Players of different rules versions are kept out of

@@ -13,7 +13,7 @@ import (
 
 // Defaults of HitRules.
 const (
-	DefaultMaxRewind     = 250 * time.Millisecond
+	DefaultMaxRewind     = 500 * time.Millisecond
 	DefaultFutureSlack   = 50 * time.Millisecond
 	DefaultHitTolerance  = 1.0  // m
 	DefaultHitTolerance2 = 32.0 // px
@@ -36,8 +36,10 @@ type HitRules struct {
 	// On turns hits on: the room keeps, for every player, the last
 	// HitHistory states it relayed to them from each other player and when.
 	On bool
-	// MaxRewind is how old a shot may be when its Hit arrives (server
-	// clock now minus the fire time). Default 250 ms; older is refused.
+	// MaxRewind is how far into the past the server looks to judge a
+	// shot: the shot's age when its Hit arrives (server clock now minus
+	// the fire time; older is refused) plus the delay the target's states
+	// took to reach the shooter (cut to fit). Default 500 ms.
 	MaxRewind time.Duration
 	// FutureSlack is how far ahead of the server clock a fire time may be
 	// (clock-sync error). Default 50 ms.
@@ -131,7 +133,6 @@ func (g *seenRing) at(i int) *seen { return &g.buf[(g.head+i)%len(g.buf)] }
 
 // hitSeat is one player's hit bookkeeping, inside eventBudget.
 type hitSeat struct {
-	rtt    time.Duration       // the player's claimed round trip as far as measured (roundtrip.go); drawnAt caps its use
 	seen   [MaxSlots]*seenRing // what was relayed to this player, by sender slot
 	health int                 // 0 until the first hit: full
 	kills  int
@@ -150,7 +151,10 @@ func (r *Room) noteRelayed(now time.Duration, o *seat, from int, st *wire.State,
 		o.ev.hit.seen[from] = g
 	}
 	g.dim2D = st.Dim2D
-	g.push(seen{s: predict.SampleOf(st, at), sent: now, half: o.ev.hit.rtt / 2})
+	// Trusted as of now, not as of o's last ping: a player that stops
+	// answering probes loses its claim once the grace runs out.
+	rtt, _ := o.rt.trusted(now)
+	g.push(seen{s: predict.SampleOf(st, at), sent: now, half: rtt / 2})
 }
 
 // noteDirect records a state o got from slot from on their direct link
@@ -239,12 +243,10 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 // arrive, and a shooter's clock sync splits its round trip evenly (its
 // fire time reads half a round trip ahead of its own clock), so an honest
 // shooter's half round trip is at most rewind. Fire age plus delivery
-// delay, how old the target's states the rebuild uses may be, thus stays
-// within twice MaxRewind: what an honest shooter MaxRewind away sees.
-// (Capping the sum at MaxRewind itself refused 13% of honest hits at
-// 150 ms one way.)
+// delay, how far into the past the rebuild looks, stays within MaxRewind:
+// an honest shooter 150 ms away each way needs about 300 ms of it.
 func (h *HitRules) shiftCap(rewind time.Duration) time.Duration {
-	return max(0, min(rewind, h.MaxRewind))
+	return max(0, min(rewind, h.MaxRewind-rewind))
 }
 
 // outOfRange returns why shooter s could not have hit a target drawn at

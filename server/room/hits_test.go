@@ -21,7 +21,7 @@ type shotKind int
 const (
 	shotHonest shotKind = iota // where it drew the target, aimed within 0.3 m
 	shotFar                    // 4 m off where it drew the target
-	shotOld                    // a fire time 300 ms before it fired: beyond the cap
+	shotOld                    // a fire time DefaultMaxRewind before it fired: beyond the cap
 	numShotKinds
 )
 
@@ -49,9 +49,10 @@ func (h *hitRates) pct(k shotKind) float64 {
 // clock sync). The target weaves at 6 m/s, turning every 400 ms, and sends
 // 60 states a second; the shooter draws it with a netcode/predict
 // Predictor fed the relayed states as they arrive, and every 120 ms fires
-// and reports a hit of the next kind in turn.
+// and reports a hit of the next kind in turn. The shooter answers the
+// room's probes, as every client does.
 func simulateHits(t *testing.T, oneWay time.Duration, seed uint64) hitRates {
-	return simulateHitsProbed(t, oneWay, seed, false)
+	return simulateHitsProbed(t, oneWay, seed, true)
 }
 
 // simulateHitsProbed is simulateHits whose shooter, when answer is set,
@@ -112,7 +113,7 @@ func simulateHitsProbed(t *testing.T, oneWay time.Duration, seed uint64, answer 
 					th := rng.Float64() * 2 * math.Pi
 					point = point.Add(geom.Vec3{X: 4 * math.Cos(th), Z: 4 * math.Sin(th)})
 				case shotOld:
-					fire -= 300 * time.Millisecond
+					fire -= DefaultMaxRewind
 				}
 				hit := &protocol.Hit{Target: sb, FireUS: protocol.US(fire), Point: [3]float64{point.X, point.Y, point.Z}}
 				toServer = append(toServer, flight{h.now + oneWay, protocol.MustMarshal(hit), a})
@@ -161,7 +162,15 @@ func simulateHitsProbed(t *testing.T, oneWay time.Duration, seed uint64, answer 
 			}
 			toA = append(toA, flight{h.now + oneWay, append([]byte(nil), fr.Data...), nil})
 		}
-		b.Take()
+		for _, fr := range b.Take() {
+			// The target answers its probes too, so that only the
+			// shooter's claims are in question.
+			if m, err := protocol.Decode(fr.Data); err == nil && fr.Reliable {
+				if p, ok := m.(*protocol.Pong); ok && answer && p.Probe != 0 {
+					toServer = append(toServer, flight{h.now + 2*oneWay, protocol.MustMarshal(&protocol.Echo{Probe: p.Probe}), b})
+				}
+			}
+		}
 		keepA := toA[:0]
 		for _, f := range toA {
 			if f.at > h.now {
@@ -224,7 +233,7 @@ func TestHitRefusals(t *testing.T) {
 		{"self", protocol.Hit{Target: sa, FireUS: protocol.US(h.now)}, ""},
 		{"never drawn", protocol.Hit{Target: sb, FireUS: protocol.US(h.now)}, "no record"},
 		{"future", protocol.Hit{Target: sb, FireUS: protocol.US(h.now + time.Second)}, "in the future"},
-		{"too old", protocol.Hit{Target: sb, FireUS: protocol.US(h.now - time.Second)}, "more than the 250ms"},
+		{"too old", protocol.Hit{Target: sb, FireUS: protocol.US(h.now - time.Second)}, "more than the 500ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,4 +357,20 @@ func TestHitRange(t *testing.T) {
 	assert.False(t, got.Accepted, "a shooter with no position")
 	assert.Contains(t, got.Reason, "no position")
 	require.Error(t, (&Config{Hits: HitRules{Range: -1}}).Validate())
+}
+
+// TestRewindBoundsTheWholeLookBack: the shot's age plus the delivery delay
+// the rebuild counts never exceeds MaxRewind (issue 20: before, each was
+// bounded by it alone, so together they looked back twice as far), while
+// an honest shooter 150 ms away each way keeps its whole delay.
+func TestRewindBoundsTheWholeLookBack(t *testing.T) {
+	h := HitRules{On: true}.withDefaults()
+	require.NoError(t, h.validate())
+	for _, age := range []time.Duration{0, 100 * time.Millisecond, 150 * time.Millisecond, 250 * time.Millisecond,
+		400 * time.Millisecond, h.MaxRewind} {
+		shift := h.shiftCap(age)
+		assert.LessOrEqual(t, age+shift, h.MaxRewind, "age %v", age)
+		assert.LessOrEqual(t, shift, age, "no more delay than the report's own age")
+	}
+	assert.Equal(t, 150*time.Millisecond, h.shiftCap(150*time.Millisecond), "an honest shooter 150 ms away")
 }

@@ -23,6 +23,11 @@ const (
 	// server's come from different messages (jitter), and the client
 	// keeps its best over a longer window.
 	rttSlack = 20 * time.Millisecond
+	// probeGrace is how long a probe may go unanswered before a player
+	// never measured counts as one that ignores probes: every client of
+	// this protocol answers them, so its claim is then trusted no further
+	// than rttSlack (as if measured at 0).
+	probeGrace = 2 * time.Second
 )
 
 // roundTrip is what the room knows of one player's round trip: the one it
@@ -36,7 +41,9 @@ type roundTrip struct {
 		at time.Duration
 	}
 	samples [rttKeep]time.Duration
-	taken   int // samples measured since the reset
+	taken   int           // samples measured since the reset
+	first   time.Duration // when the first probe since the reset was sent
+	probed  bool          // whether first is set
 }
 
 // probe returns the id of a new probe sent at now.
@@ -47,6 +54,9 @@ func (t *roundTrip) probe(now time.Duration) uint32 {
 	}
 	p := &t.pending[t.last%probeKeep]
 	p.id, p.at = t.last, now
+	if !t.probed {
+		t.first, t.probed = now, true
+	}
 	return t.last
 }
 
@@ -79,14 +89,19 @@ func (t *roundTrip) measured() (time.Duration, bool) {
 	return best, true
 }
 
-// trusted returns the claimed round trip as far as the measured one
-// bears it out (a quarter and rttSlack above it at most), and whether
-// that cut it. A player never measured (a client that ignores probes)
-// keeps its claim: hits then bound it by the report's age (hits.go).
-func (t *roundTrip) trusted() (rtt time.Duration, capped bool) {
+// trusted returns, at now, the claimed round trip as far as the measured
+// one bears it out (a quarter and rttSlack above it at most), and whether
+// that cut it. A player not measured yet keeps its claim while its first
+// probe is younger than probeGrace (hits still bound it by the report's
+// age, hits.go); after that it ignores probes, and is trusted as if
+// measured at 0.
+func (t *roundTrip) trusted(now time.Duration) (rtt time.Duration, capped bool) {
 	m, ok := t.measured()
 	if !ok {
-		return t.claimed, false
+		if !t.probed || now-t.first <= probeGrace {
+			return t.claimed, false
+		}
+		m = 0
 	}
 	limit := m + m/4 + rttSlack
 	if t.claimed > limit {
@@ -133,8 +148,7 @@ func (r *Room) echo(now time.Duration, s *seat, m *protocol.Echo) {
 // trustRTT applies the player's claimed round trip as far as it is trusted
 // and reports whether the measurement cut it.
 func (r *Room) trustRTT(now time.Duration, s *seat) bool {
-	rtt, capped := s.rt.trusted()
+	rtt, capped := s.rt.trusted(now)
 	s.rs.ObserveRTT(rtt, now)
-	s.ev.hit.rtt = rtt // hits.go: delivery times
 	return capped
 }

@@ -116,7 +116,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.hits.On, "hits", false, "decide reported hits (protocol hit): keep what each player was sent and rebuild what they drew")
 	fs.IntVar(&o.hits.Damage, "hit-damage", room.DefaultDamage, "health one accepted hit takes (of -hit-health)")
 	fs.IntVar(&o.hits.Health, "hit-health", room.DefaultHealth, "a player's full health")
-	fs.DurationVar(&o.hits.MaxRewind, "hit-rewind", room.DefaultMaxRewind, "how old a reported shot may be")
+	fs.DurationVar(&o.hits.MaxRewind, "hit-rewind", room.DefaultMaxRewind, "how far into the past a reported shot is judged: its age plus the delay states took to reach the shooter")
 	fs.Float64Var(&o.hits.Tolerance, "hit-tolerance", room.DefaultHitTolerance, "largest distance in metres between a reported hit point and the drawn target (3D)")
 	fs.Float64Var(&o.hits.Tolerance2D, "hit-tolerance-2d", room.DefaultHitTolerance2, "the same for 2D games, in pixels")
 	fs.Float64Var(&o.hits.Range, "hit-range", 0, "farthest a shooter's own entity may be from where it drew the target, in metres (3D; 0: no range rule)")
