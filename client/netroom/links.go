@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -181,12 +182,17 @@ func (r *Room) routeDirect() int {
 	return n
 }
 
-// sendDirect sends our state on every direct link.
+// sendDirect sends our state on every direct link: a direct send has no
+// queue, so the state is carried from its sample to now here (the send
+// lead, client/core's Lead) and encoded once into the room's buffer.
 func (r *Room) sendDirect(s *wire.State) {
 	if r.mesh == nil {
 		return
 	}
-	b, err := wire.AppendState(r.frame[:0], s)
+	st := *s
+	now := r.clock.Now()
+	r.dlead.Apply(&st, core.SampledAt(&st, now), now)
+	b, err := wire.AppendState(r.frame[:0], &st)
 	if err != nil {
 		return // the server link refused it already
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -150,8 +151,9 @@ type Room struct {
 	signals   []protocol.Signal
 	dstates   []direct.State
 	frame     []byte
-	pending   []Event // queued events, delivered by the next Update
-	out       []Event // Update's result, reused
+	dlead     core.Lead // the send lead of the direct links (client.DefaultSendLead)
+	pending   []Event   // queued events, delivered by the next Update
+	out       []Event   // Update's result, reused
 	cevs      []client.Event
 	states    []client.RemoteState
 	stats     Stats
@@ -173,7 +175,7 @@ func New(cfg Config) (*Room, error) {
 		return nil, fmt.Errorf("netroom.New: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1}
+	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1, dlead: core.Lead{Max: client.DefaultSendLead}}
 	if r.clock == nil {
 		r.clock = NewWallClock()
 	}
