@@ -653,9 +653,7 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	ctx := context.Background()
 	ping := time.NewTimer(0)
 	defer ping.Stop()
-	var ctl [][]byte
-	var states []core.Queued
-	var batch []byte
+	var w writeBufs
 	for {
 		now := c.clock.Now() // outside mu: a panic here must not leave it locked
 		c.mu.Lock()
@@ -674,25 +672,20 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 		case <-s.wake:
 		}
 		for {
-			c.mu.Lock()
-			if c.sess != s {
-				c.mu.Unlock()
+			if !c.nextWrites(s, &w) {
 				return
 			}
-			ctl, states, batch = c.takeWrites(ctl, states, batch)
-			c.mu.Unlock()
-			batch = core.AppendBatch(batch, states, c.clock.Now(), c.opts.SendLead)
-			if len(ctl) == 0 && len(batch) == 0 {
+			if len(w.ctl) == 0 && len(w.batch) == 0 {
 				break
 			}
-			for i, f := range ctl {
+			for i, f := range w.ctl {
 				if err := s.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
 					return
 				}
-				ctl[i] = nil
+				w.ctl[i] = nil
 			}
-			if len(batch) > 0 {
-				if err := s.ws.Write(ctx, websocket.MessageBinary, batch); err != nil {
+			if len(w.batch) > 0 {
+				if err := s.ws.Write(ctx, websocket.MessageBinary, w.batch); err != nil {
 					return
 				}
 			}
@@ -700,12 +693,29 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	}
 }
 
-// takeWrites takes, under mu, what the writer sends next: the control
-// frames and the queued states, into the writer's reused buffers (batch
-// emptied for the encoding that follows, outside mu).
-func (c *Client) takeWrites(ctl [][]byte, states []core.Queued, batch []byte) ([][]byte, []core.Queued, []byte) {
-	ctl, c.outCtl = c.outCtl, ctl[:0]
-	return ctl, c.core.Out().Drain(states[:0]), batch[:0]
+// writeBufs are a writer's reused buffers.
+type writeBufs struct {
+	ctl    [][]byte
+	states []core.Queued
+	batch  []byte // the states, encoded once, as one message
+}
+
+// nextWrites fills w with what s's writer sends next: the control frames,
+// and the queued states (taken under mu) encoded once into w.batch outside
+// mu, as written now (the send lead: client/core's AppendBatch). It
+// reports false when s is no longer the client's connection. It does not
+// allocate once the buffers have grown.
+func (c *Client) nextWrites(s *session, w *writeBufs) bool {
+	c.mu.Lock()
+	if c.sess != s {
+		c.mu.Unlock()
+		return false
+	}
+	w.ctl, c.outCtl = c.outCtl, w.ctl[:0]
+	w.states = c.core.Out().Drain(w.states[:0])
+	c.mu.Unlock()
+	w.batch = core.AppendBatch(w.batch[:0], w.states, c.clock.Now(), c.opts.SendLead)
+	return true
 }
 
 // sendPing queues a clock-sync ping carrying our best round trip.
