@@ -101,10 +101,9 @@ type client struct {
 	goRound              int
 	goAt                 time.Duration // server time of go for the round waiting to start
 	waitGo               bool
-	// direct-link reporting
-	directUp   bool
-	lastDirect time.Duration
-	nomDirect  time.Duration // base latency of the remote's direct link to us
+	// direct-link reporting (client/core: netroom's watch)
+	watch     core.DirectWatch
+	nomDirect time.Duration // base latency of the remote's direct link to us
 }
 
 type pendingState struct {
@@ -373,10 +372,8 @@ func (c *client) onDirect(p []byte) {
 		return
 	}
 	st := &rs.State
-	c.lastDirect = local
 	c.remoteSlot = int(st.Slot)
-	if c.w.sc.ReportDirect && !c.directUp && c.joined {
-		c.directUp = true
+	if c.w.sc.ReportDirect && c.joined && c.watch.Arrived(c.remoteSlot, local) {
 		c.up.Send(protocol.MustMarshal(&protocol.DirectLink{Slot: c.remoteSlot, Up: true}))
 	}
 	mapped := rs.Local
@@ -394,10 +391,10 @@ func (c *client) directPing(local time.Duration) {
 	}
 }
 
-// watchdog reports the direct link down after directDownAfter of silence.
+// watchdog reports the direct link down after directDownAfter of silence
+// (netroom checks at every Update; the bench every 100 ms).
 func (c *client) watchdog() {
-	if c.directUp && c.local()-c.lastDirect > directDownAfter {
-		c.directUp = false
+	if c.watch.Down(c.remoteSlot, c.local(), directDownAfter) {
 		c.up.Send(protocol.MustMarshal(&protocol.DirectLink{Slot: c.remoteSlot, Up: false}))
 	}
 }

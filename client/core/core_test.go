@@ -95,3 +95,23 @@ func TestPeerPingsAndRestamps(t *testing.T) {
 	assert.InDelta(t, (now - 20*time.Millisecond).Seconds(), rs.Local.Seconds(), 2e-3, "re-stamped onto our clock")
 	assert.Error(t, p.State([]byte{0x80}, now, &rs))
 }
+
+// TestDirectWatch: up at the first arrival (once), down once after the
+// silence, up again at the next arrival; Drop marks down at once.
+func TestDirectWatch(t *testing.T) {
+	var w DirectWatch
+	assert.True(t, w.Arrived(3, time.Second))
+	assert.False(t, w.Arrived(3, time.Second+10*time.Millisecond), "up already")
+	assert.True(t, w.Up(3))
+	assert.Equal(t, 1, w.Count())
+	assert.False(t, w.Down(3, time.Second+260*time.Millisecond, 250*time.Millisecond), "silent 250 ms: not yet")
+	assert.True(t, w.Down(3, time.Second+261*time.Millisecond, 250*time.Millisecond))
+	assert.False(t, w.Down(3, 2*time.Second, 250*time.Millisecond), "reported once")
+	assert.Zero(t, w.Count())
+	assert.True(t, w.Arrived(3, 2*time.Second), "up again")
+	w.Drop(3)
+	assert.False(t, w.Up(3))
+	assert.Zero(t, w.Count())
+	assert.False(t, w.Arrived(-1, 0))
+	assert.False(t, w.Arrived(MaxSlots, 0))
+}

@@ -78,7 +78,7 @@ func (r *Room) Direct() direct.Links { return r.mesh }
 
 // DirectUp reports whether states from slot currently arrive directly.
 func (r *Room) DirectUp(slot int) bool {
-	return slot >= 0 && slot < MaxSlots && r.direct.up[slot]
+	return r.direct.Up(slot)
 }
 
 // syncDirect makes the direct links follow the room: one per connected
@@ -142,7 +142,7 @@ func (r *Room) closeDirect() {
 		r.mesh = nil
 	}
 	for slot := range MaxSlots {
-		if r.direct.up[slot] && r.link != nil && r.inRoom {
+		if r.direct.Up(slot) && r.link != nil && r.inRoom {
 			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
 		}
 	}
@@ -202,11 +202,11 @@ func (r *Room) sendDirect(s *wire.State) {
 
 // reportDirectUp reports every direct link that is up to the server again.
 func (r *Room) reportDirectUp() {
-	if r.link == nil || !r.inRoom || r.direct.nUp == 0 {
+	if r.link == nil || !r.inRoom || r.direct.Count() == 0 {
 		return
 	}
 	for slot := range MaxSlots {
-		if r.direct.up[slot] {
+		if r.direct.Up(slot) {
 			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 		}
 	}

@@ -606,7 +606,7 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 		}
 		return false
 	}
-	if r.direct.arrived(slot, arrival) && r.link != nil {
+	if r.direct.Arrived(slot, arrival) && r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 	}
 	if s.Entity != 0 {
@@ -649,9 +649,9 @@ func (r *Room) Update(now time.Duration) []Event {
 		}
 	}
 	r.tickDirect()
-	if r.link != nil && r.direct.nUp > 0 {
+	if r.link != nil && r.direct.Count() > 0 {
 		for slot := range MaxSlots {
-			if r.direct.down(slot, now, r.cfg.DirectSilence) {
+			if r.direct.Down(slot, now, r.cfg.DirectSilence) {
 				r.stats.DirectDown++
 				r.dcheck.unstamp(slot)
 				_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
