@@ -89,11 +89,3 @@ func (r *ring[T]) drain(dst []T) []T {
 	}
 	return dst
 }
-
-func (r *ring[T]) clear() {
-	var zero T
-	for ; r.n > 0; r.n-- {
-		r.buf[r.head] = zero
-		r.head = (r.head + 1) % len(r.buf)
-	}
-}
