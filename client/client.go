@@ -13,9 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -41,7 +40,9 @@ type monotonic struct{ start time.Time }
 
 func (m monotonic) Now() time.Duration { return time.Since(m.start) }
 
-// Client is a connection to a room server. All methods are safe for
+// Client is a connection to a room server: the sockets and goroutines
+// around client/core's Server, which holds the logic (clock sync, stamp
+// mapping, the outgoing queue and its batching). All methods are safe for
 // concurrent use and none blocks except Dial, Create, Join, Leave and Close,
 // which take a context and time out. The engine's main thread calls
 // PollEvents and PollStates once per frame; nothing is ever called back.
@@ -64,27 +65,27 @@ type Client struct {
 	lagOut    *delayLine // the lag simulator, both ways; pass-through while off
 	lagIn     *delayLine
 
-	mu       sync.Mutex                 // guards everything below
-	url      string                     // the node connected to: home, or where a redirect led
-	moves    map[*session]chan *session // redirects: old session -> its successor, for the supervisor
-	sync     *clock.Sync
-	synced   bool
-	token    string
-	welcome  protocol.Welcome
-	name     string
-	code     string // the room, "" when in none
-	slot     int
-	room     protocol.RoomState
-	sess     *session // current connection; nil while reconnecting
-	pending  chan result
-	events   ring[Event]
-	states   ring[RemoteState]
-	outCtl   [][]byte
-	outState ring[queuedState]
-	stats    Stats
-	rng      *rand.Rand
-	notify   chan struct{}
-	lastErr  error
+	mu      sync.Mutex                 // guards everything below
+	url     string                     // the node connected to: home, or where a redirect led
+	moves   map[*session]chan *session // redirects: old session -> its successor, for the supervisor
+	core    *core.Server               // the server path's logic: sync, mapping, send queue
+	lead    core.Lead                  // the send lead on the lag simulator's way in
+	decoded []RemoteState
+	token   string
+	welcome protocol.Welcome
+	name    string
+	code    string // the room, "" when in none
+	slot    int
+	room    protocol.RoomState
+	sess    *session // current connection; nil while reconnecting
+	pending chan result
+	events  ring[Event]
+	states  ring[RemoteState]
+	outCtl  [][]byte
+	stats   Stats
+	rng     *rand.Rand
+	notify  chan struct{}
+	lastErr error
 }
 
 // Stats are counters for debugging and tests.
@@ -128,7 +129,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	c := &Client{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
 		token: o.Token, name: o.Name, slot: -1,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
-		outState: newRing[queuedState](o.SendQueue), rng: rand.New(rand.NewPCG(o.Seed, 1)),
+		rng:    rand.New(rand.NewPCG(o.Seed, 1)),
 		notify: make(chan struct{}, 1)}
 	if c.clock == nil {
 		c.clock = monotonic{start: time.Now()}
@@ -138,9 +139,10 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	var err error
-	if c.sync, err = clock.NewSync(&o.Sync); err != nil {
+	if c.core, err = core.NewServer(&o.Sync, o.SendQueue, o.SendLead); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
+	c.lead.Max = o.SendLead
 	// Options were validated above, so the lines cannot refuse the config.
 	c.lagOut, _ = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
 	c.lagIn, _ = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
@@ -240,7 +242,7 @@ func (c *Client) start(ws *websocket.Conn) *session {
 	s := &session{ws: ws, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.mu.Lock()
 	c.sess = s
-	c.outState.clear()
+	c.core.Out().Clear()
 	c.mu.Unlock()
 	writerDone := make(chan struct{})
 	readerDone := make(chan struct{})
@@ -457,13 +459,8 @@ func (c *Client) move(ctx context.Context, url string) error {
 	c.moves[old] = next
 	c.mu.Unlock()
 	c.closeSession(old) // before the new session: no pong of the old node may reach the new sync
-	sync, err := clock.NewSync(&c.opts.Sync)
-	if err != nil { // validated by Dial: cannot happen
-		_ = ws.CloseNow()
-		return fmt.Errorf("client: %w", err)
-	}
 	c.mu.Lock()
-	c.sync, c.synced = sync, false
+	c.core.ResetSync()
 	c.stats.Redirects++
 	c.mu.Unlock()
 	next <- c.start(ws)
@@ -567,25 +564,12 @@ func (c *Client) process(msg []byte, arrival time.Duration) {
 func (c *Client) queueStates(msg []byte, arrival time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for len(msg) > 0 {
-		frame, rest, ok := protocol.NextState(msg)
-		if !ok {
-			c.stats.MalformedFromSrv++
-			break
-		}
-		msg = rest
-		var rs RemoteState
-		if wire.DecodeState(frame, &rs.State) != nil {
-			c.stats.MalformedFromSrv++
-			continue
-		}
-		if !c.synced {
-			c.stats.StatesUnsynced++
-			continue
-		}
-		server := rs.State.Stamp.Near(c.sync.ServerTime(arrival))
-		rs.Local, rs.Arrival = c.sync.LocalTime(server), arrival
-		if c.states.push(rs) {
+	var n core.Counts
+	c.decoded, n = c.core.DecodeStates(c.decoded[:0], msg, arrival)
+	c.stats.MalformedFromSrv += int64(n.Malformed)
+	c.stats.StatesUnsynced += int64(n.Unsynced)
+	for i := range c.decoded {
+		if c.states.push(c.decoded[i]) {
 			c.stats.StatesDropped++
 		}
 		c.stats.StatesReceived++
@@ -620,10 +604,8 @@ func (c *Client) takeControl(m protocol.Message, at time.Duration) (deliver, syn
 	answer := false
 	switch m := m.(type) {
 	case *protocol.Pong:
-		c.sync.Observe(protocol.DurationUS(m.TUS), protocol.DurationUS(m.ServerUS), at)
 		deliver = false
-		if !c.synced && c.sync.Synced() {
-			c.synced = true
+		if c.core.Pong(m, at) {
 			return false, true, nil
 		}
 	case *protocol.Joined:
@@ -672,13 +654,11 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	ctx := context.Background()
 	ping := time.NewTimer(0)
 	defer ping.Stop()
-	var ctl [][]byte
-	var states []queuedState
-	var batch []byte
+	var w writeBufs
 	for {
 		now := c.clock.Now() // outside mu: a panic here must not leave it locked
 		c.mu.Lock()
-		next := c.sync.NextPing()
+		next := c.core.NextPing()
 		c.mu.Unlock()
 		ping.Reset(max(0, next-now))
 		select {
@@ -693,27 +673,20 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 		case <-s.wake:
 		}
 		for {
-			c.mu.Lock()
-			if c.sess != s {
-				c.mu.Unlock()
+			if !c.nextWrites(s, &w) {
 				return
 			}
-			ctl, c.outCtl = c.outCtl, ctl[:0]
-			states = c.outState.drain(states[:0])
-			c.mu.Unlock()
-			batch = appendStates(batch[:0], states, c.clock.Now(), c.opts.SendLead)
-			clear(states)
-			if len(ctl) == 0 && len(batch) == 0 {
+			if len(w.ctl) == 0 && len(w.batch) == 0 {
 				break
 			}
-			for i, f := range ctl {
+			for i, f := range w.ctl {
 				if err := s.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
 					return
 				}
-				ctl[i] = nil
+				w.ctl[i] = nil
 			}
-			if len(batch) > 0 {
-				if err := s.ws.Write(ctx, websocket.MessageBinary, batch); err != nil {
+			if len(w.batch) > 0 {
+				if err := s.ws.Write(ctx, websocket.MessageBinary, w.batch); err != nil {
 					return
 				}
 			}
@@ -721,15 +694,39 @@ func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
 	}
 }
 
+// writeBufs are a writer's reused buffers.
+type writeBufs struct {
+	ctl    [][]byte
+	states []core.Queued
+	batch  []byte // the states, encoded once, as one message
+}
+
+// nextWrites fills w with what s's writer sends next: the control frames,
+// and the queued states (taken under mu) encoded once into w.batch outside
+// mu, as written now (the send lead: client/core's AppendBatch). It
+// reports false when s is no longer the client's connection. It does not
+// allocate once the buffers have grown.
+func (c *Client) nextWrites(s *session, w *writeBufs) bool {
+	c.mu.Lock()
+	if c.sess != s {
+		c.mu.Unlock()
+		return false
+	}
+	w.ctl, c.outCtl = c.outCtl, w.ctl[:0]
+	w.states = c.core.Out().Drain(w.states[:0])
+	c.mu.Unlock()
+	w.batch = core.AppendBatch(w.batch[:0], w.states, c.clock.Now(), c.opts.SendLead)
+	return true
+}
+
 // sendPing queues a clock-sync ping carrying our best round trip.
 func (c *Client) sendPing() {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	c.mu.Lock()
-	c.sync.Sent(now)
-	rtt := c.sync.RTT()
+	ping := c.core.Ping(now)
 	c.stats.PingsSent++
 	c.mu.Unlock()
-	_ = c.sendMsg(&protocol.Ping{TUS: protocol.US(now), RTTUS: protocol.US(rtt)})
+	_ = c.sendMsg(&ping)
 }
 
 // sendMsg queues a reliable message.
@@ -742,82 +739,67 @@ func (c *Client) sendMsg(m protocol.Message) error {
 		c.lagOut.push(b, true)
 		return nil
 	}
-	return c.enqueue(b, true)
+	return c.enqueue(b)
 }
 
-// enqueueDelayed is the lag simulator's exit on the way out.
-func (c *Client) enqueueDelayed(b []byte, reliable bool) { _ = c.enqueue(b, reliable) }
-
-// enqueue hands a frame to the current connection's writer.
-func (c *Client) enqueue(b []byte, reliable bool) error {
-	var at time.Duration
-	if !reliable {
-		at = c.clock.Now() // outside mu: a panic here must not leave it locked
+// enqueueDelayed is the lag simulator's exit on the way out. A state
+// leaves it encoded (the line holds bytes) and is queued again as a
+// wire.State whose wait starts at the exit: the simulated delay is the
+// network's, not the sender's.
+func (c *Client) enqueueDelayed(b []byte, reliable bool) {
+	if reliable {
+		_ = c.enqueue(b)
+		return
 	}
+	var st wire.State
+	if wire.DecodeState(b, &st) != nil {
+		return // encoded by SendState: cannot happen
+	}
+	now := c.clock.Now() // outside mu: a panic here must not leave it locked
+	c.mu.Lock()
+	s := c.queueState(&st, now)
+	c.mu.Unlock()
+	wake(s)
+}
+
+// enqueue hands a control frame to the current connection's writer.
+func (c *Client) enqueue(b []byte) error {
 	c.mu.Lock()
 	s := c.sess
 	if s == nil {
 		c.mu.Unlock()
 		return ErrNotConnected
 	}
-	if reliable {
-		c.outCtl = append(c.outCtl, b)
-	} else {
-		if c.outState.push(queuedState{b, at}) {
-			c.stats.StatesDropped++
-		}
-		c.stats.StatesSent++
-	}
+	c.outCtl = append(c.outCtl, b)
 	c.mu.Unlock()
+	wake(s)
+	return nil
+}
+
+// queueState queues st, whose wait started at from, for the current
+// connection's writer, under mu, and returns the session to wake (nil:
+// none, the state is dropped).
+func (c *Client) queueState(st *wire.State, from time.Duration) *session {
+	s := c.sess
+	if s == nil {
+		return nil // reconnecting: states are droppable
+	}
+	if c.core.Out().Push(st, from) {
+		c.stats.StatesDropped++
+	}
+	c.stats.StatesSent++
+	return s
+}
+
+// wake wakes s's writer, if any.
+func wake(s *session) {
+	if s == nil {
+		return
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return nil
-}
-
-// queuedState is an encoded state waiting for the writer, with the time
-// (Options.Clock) it was queued.
-type queuedState struct {
-	b  []byte
-	at time.Duration
-}
-
-// appendStates appends the queued states to batch as written at now: the
-// newest state of each entity that waited at most lead (and at least a
-// stamp unit) is carried forward by its wait (sender.Carry), since the
-// wait is the sender's, not the network's. Older states of the same entity
-// in the batch go as queued: carried too, they would all land on the
-// write time, and states with one stamp but different positions read as
-// teleports. One that cannot be decoded goes as it is.
-func appendStates(batch []byte, states []queuedState, now, lead time.Duration) []byte {
-	var st wire.State
-	for i, q := range states {
-		h := now - q.at
-		if lead <= 0 || h < wire.StampUnit || h > lead || newerQueued(states[i+1:], q.b) ||
-			wire.DecodeState(q.b, &st) != nil || !sender.Carry(&st, h) {
-			batch = append(batch, q.b...)
-			continue
-		}
-		out, err := wire.AppendState(batch, &st)
-		if err != nil {
-			batch = append(batch, q.b...)
-			continue
-		}
-		batch = out
-	}
-	return batch
-}
-
-// newerQueued reports whether later holds a state of the same entity as
-// frame b (the same entity byte: a client sends for one slot).
-func newerQueued(later []queuedState, b []byte) bool {
-	for _, q := range later {
-		if wire.FrameEntity(q.b) == wire.FrameEntity(b) {
-			return true
-		}
-	}
-	return false
 }
 
 // request sends m and waits for its answer: Joined or Left, or an Error
@@ -948,31 +930,42 @@ func (c *Client) Send(m protocol.Message) error {
 	return c.sendMsg(m)
 }
 
-// SendState queues the local player's state. It never blocks: when the
+// SendState queues the local player's state. It never blocks and does
+// not allocate (the lag simulator aside): the state is queued as a value
+// and encoded once, by the writer, into its reused buffer. When the
 // network falls behind, the oldest queued state is dropped. The slot is
-// filled in. States sent while reconnecting are dropped.
+// filled in. States sent while reconnecting are dropped. A state's stamp
+// is its sample's time on Clock: the writer carries a fresh one forward to
+// the write within Options.SendLead (client/core, Queue).
 func (c *Client) SendState(s *wire.State) error {
+	now := c.clock.Now() // outside mu: a panic here must not leave it locked
+	lagged := c.lagOut.active()
 	c.mu.Lock()
-	closed := c.isClosed()
-	slot, inRoom := c.slot, c.code != ""
-	c.mu.Unlock()
 	switch {
-	case closed:
+	case c.isClosed():
+		c.mu.Unlock()
 		return ErrClosed
-	case !inRoom:
+	case c.code == "":
+		c.mu.Unlock()
 		return ErrNotInRoom
 	}
 	st := *s
-	st.Slot = uint8(slot)
-	b, err := wire.AppendState(make([]byte, 0, wire.MaxStateSize), &st)
-	if err != nil {
-		return fmt.Errorf("send state: %w", err)
-	}
-	if c.lagOut.active() {
+	st.Slot = uint8(c.slot)
+	if lagged {
+		// The lag simulator delays bytes; the wait up to it is the
+		// sender's, so the carry to now happens here.
+		c.lead.Apply(&st, core.SampledAt(&st, now), now)
+		c.mu.Unlock()
+		b, err := wire.AppendState(make([]byte, 0, wire.MaxStateSize), &st)
+		if err != nil {
+			return fmt.Errorf("send state: %w", err)
+		}
 		c.lagOut.push(b, false)
 		return nil
 	}
-	_ = c.enqueue(b, false) // ErrNotConnected: dropped, states are droppable
+	sess := c.queueState(&st, core.SampledAt(&st, now))
+	c.mu.Unlock()
+	wake(sess)
 	return nil
 }
 
@@ -1014,7 +1007,7 @@ func (c *Client) Now() time.Duration { return c.clock.Now() }
 func (c *Client) Synced() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.synced
+	return c.core.Synced()
 }
 
 // ServerTime maps a local time onto the server clock (the countdown's GoUS
@@ -1022,21 +1015,21 @@ func (c *Client) Synced() bool {
 func (c *Client) ServerTime(local time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sync.ServerTime(local)
+	return c.core.ServerTime(local)
 }
 
 // LocalTime maps a server time onto the local clock.
 func (c *Client) LocalTime(server time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sync.LocalTime(server)
+	return c.core.LocalTime(server)
 }
 
 // RTT returns the best round trip to the server seen recently.
 func (c *Client) RTT() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sync.RTT()
+	return c.core.RTT()
 }
 
 // Token returns the identity token to keep for the next session.

@@ -1,6 +1,8 @@
 // Package client is the Go client of the room protocol (docs/protocol.md):
 // what the Godot extension, the load test and the server's tests use to
-// talk to nearzero-server. Pure Go, no cgo.
+// talk to nearzero-server. Pure Go, no cgo. It is the socket and the
+// goroutines around client/core, which holds the logic (and which the
+// bench drives on simulated links).
 //
 // # Use
 //
@@ -22,6 +24,11 @@
 //   - Remote states: each relayed state's server stamp is mapped onto the
 //     local clock, Local = LocalTime(stamp.Near(ServerTime(arrival))), and
 //     queued with its Arrival. States before the first sync are dropped.
+//   - Sending states: SendState queues the state as a value, without
+//     allocating; the writer encodes each queued state once, into one
+//     reused buffer, and carries a fresh one forward from its sample to
+//     the write (Options.SendLead, the one send lead), so the receivers do
+//     not take the sender's own delay for network delay.
 //   - Reconnects: a lost connection is retried with exponential back-off
 //     (BackoffMin doubling to BackoffMax, ±20% jitter) for ReconnectFor; the
 //     room is rejoined with via "reconnect", keeping the slot within the

@@ -3,8 +3,8 @@ package client
 import (
 	"time"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // EventKind says what happened.
@@ -53,18 +53,10 @@ type Event struct {
 	At   time.Duration    // local clock when it happened
 }
 
-// RemoteState is a state relayed from another player.
-type RemoteState struct {
-	// State is the state as relayed: Slot is the sender's slot, Stamp its
-	// sample time on the server clock.
-	State wire.State
-	// Local is the sample time on the local clock (Clock): the server
-	// stamp mapped through the clock sync. Feed it to the predictor.
-	Local time.Duration
-	// Arrival is when it arrived, on the local clock (after the lag
-	// simulator, if on).
-	Arrival time.Duration
-}
+// RemoteState is a state relayed from another player (client/core's): Local
+// is the sample time on the local clock (Clock), the server stamp mapped
+// through the clock sync; feed it to the predictor.
+type RemoteState = core.RemoteState
 
 // ring is a bounded FIFO that drops its oldest element when full.
 type ring[T any] struct {
@@ -96,12 +88,4 @@ func (r *ring[T]) drain(dst []T) []T {
 		r.head = (r.head + 1) % len(r.buf)
 	}
 	return dst
-}
-
-func (r *ring[T]) clear() {
-	var zero T
-	for ; r.n > 0; r.n-- {
-		r.buf[r.head] = zero
-		r.head = (r.head + 1) % len(r.buf)
-	}
 }

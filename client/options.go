@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/lagsim"
-	"github.com/nearzero/nearzero/netcode/sender"
 )
 
 // Defaults of Options.
@@ -23,9 +23,8 @@ const (
 	DefaultStateQueue     = 1024
 	DefaultSendQueue      = 64
 	DefaultCloseTimeout   = 3 * time.Second
-	// DefaultSendLead is Options.SendLead's default: the sender's
-	// RecommendedSendLead.
-	DefaultSendLead = sender.RecommendedSendLead
+	// DefaultSendLead is Options.SendLead's default (client/core's).
+	DefaultSendLead = core.DefaultSendLead
 )
 
 // Clock is the local clock: time since an arbitrary origin, never going
@@ -81,13 +80,16 @@ type Options struct {
 	// SendQueue is how many outgoing states wait for the network before
 	// the oldest is dropped. Default 64.
 	SendQueue int
-	// SendLead is the longest wait in the send queue (from SendState, or
-	// the lag simulator's exit, to the socket write, on Clock) over which
-	// a state is carried forward to its write and stamped then
-	// (sender.Carry): the writer goroutine's wake-up and a write that
-	// blocks are the sender's own delay, not the network's, and receivers
-	// cannot tell them apart. Longer waits leave the state as queued.
-	// Default DefaultSendLead (50 ms); negative turns it off.
+	// SendLead is the send lead, the one setting for it: the longest time
+	// from a state's sample (its stamp, on Clock) to its socket write over
+	// which a freshly sampled state is carried forward to its write and
+	// stamped then (sender.Carry, once, by the writer: client/core's
+	// Queue). The physics frame's time behind the wall clock, the rest of
+	// the frame, the writer goroutine's wake-up and a write that blocks are
+	// the sender's own delay, not the network's, and receivers cannot tell
+	// them apart. Older states and heartbeats go as sampled. With the lag
+	// simulator on, the simulated delay is not carried: the wait restarts
+	// at its exit. Default DefaultSendLead (50 ms); negative turns it off.
 	SendLead time.Duration
 
 	// Sync tunes the clock synchronisation to the server; zero fields are

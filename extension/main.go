@@ -34,7 +34,8 @@
 //     client also stamps arrivals with; physics frames get their time from
 //     one FrameClock.
 //   - No allocation per frame on the remote entity's path (_process of a
-//     remote NetPredictor), nor on the local one's (_physics_process).
+//     remote NetPredictor), nor on the local one's (_physics_process), up
+//     to the bytes handed to the sockets (client's TestSendPathDoesNotAllocate).
 package main
 
 import (

@@ -2,13 +2,13 @@ package netbench
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
 
-	"github.com/nearzero/nearzero/netcode/clock"
+	gameclient "github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/inputdelay"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -18,17 +18,6 @@ import (
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// Direct-link keep-alive frames are bench-private: their first byte has
-// the top two bits clear (wire.KindInvalid), so they never parse as states.
-const (
-	directPing = 0x01 // then the sender's local clock, int64 ns
-	directPong = 0x02 // the ping's payload echoed
-)
-
-// directPingEvery is how often each player pings the other on the direct
-// link to measure the round trip for its re-stamp estimator.
-const directPingEvery = 500 * time.Millisecond
-
 // Contact physics: vehicles as discs in the ground plane.
 const (
 	contactDist        = 2.2 // m between centres
@@ -36,8 +25,11 @@ const (
 )
 
 // client is one simulated player: a main thread with frames, a bot it
-// drives, a sender, clock sync, a direct re-stamp estimator, the
-// predictor and the baselines drawing the other player, and the metrics.
+// drives, a sender, the client core (client/core: the server path's clock
+// sync, stamp mapping and send queue, and the direct link's pings and
+// re-stamping, the code the game runs), the predictor and the baselines
+// drawing the other player, and the metrics. Only the sockets are
+// simulated.
 type client struct {
 	w      *world
 	idx    int
@@ -47,8 +39,8 @@ type client struct {
 	frames *simnet.Frames
 	bot    *bot
 	snd    *sender.Sender
-	sync   *clock.Sync
-	rs     *clock.Restamper
+	srv    *core.Server // the server path
+	dpeer  *core.Peer   // the direct link to the other player
 	pred   *predict.Predictor
 	// ref are reference predictors, one per path, fed the truth at the
 	// path's nominal age each frame: the error split's predictor piece.
@@ -72,7 +64,9 @@ type client struct {
 	joined, closed bool
 	slot           int
 	remoteSlot     int
-	buf            []byte
+	buf            []byte // the writer's reused buffer
+	decoded        []core.RemoteState
+	directOpen     bool
 
 	lastSampleTrue time.Duration
 	// sentTrue maps a sent Seq to the true time of its sample (the
@@ -107,10 +101,9 @@ type client struct {
 	goRound              int
 	goAt                 time.Duration // server time of go for the round waiting to start
 	waitGo               bool
-	// direct-link reporting
-	directUp   bool
-	lastDirect time.Duration
-	nomDirect  time.Duration // base latency of the remote's direct link to us
+	// direct-link reporting (client/core: netroom's watch)
+	watch     core.DirectWatch
+	nomDirect time.Duration // base latency of the remote's direct link to us
 }
 
 type pendingState struct {
@@ -133,17 +126,14 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	var err error
 	scfg := w.opt.Tuning.Sender
 	scfg.Dim2D = w.sc.Dim2D
-	if scfg.SendLead == 0 {
-		// The bench's engine polls the sender when it sends (onFrame).
-		scfg.SendLead = sender.RecommendedSendLead
-	}
 	if c.snd, err = sender.New(scfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
-	if c.sync, err = clock.NewSync(&w.opt.Tuning.Sync); err != nil {
+	// The game client's defaults: its send queue and send lead.
+	if c.srv, err = core.NewServer(&w.opt.Tuning.Sync, gameclient.DefaultSendQueue, gameclient.DefaultSendLead); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
-	if c.rs, err = clock.NewRestamper(&w.opt.Tuning.Restamp); err != nil {
+	if c.dpeer, err = core.NewPeer(&w.opt.Tuning.Restamp, 0); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	// The predictor is configured for what the other player drives.
@@ -285,9 +275,11 @@ func (c *client) start() {
 	c.frames = simnet.NewFrames(s, c.spec.Frames, c.onFrame)
 	c.up.Send(protocol.MustMarshal(&protocol.Join{Code: "BENCH2"}))
 	if c.direct != nil {
+		// The link comes up (client/direct: the data channel opens); the
+		// main thread pings from its next frame, as Mesh.Tick does.
 		s.At(20*time.Millisecond+time.Duration(c.idx)*7*time.Millisecond, func() {
-			c.directPing()
-			s.Every(directPingEvery, c.directPing)
+			c.dpeer.Open(c.local())
+			c.directOpen = true
 		})
 		if c.w.sc.ReportDirect {
 			s.Every(100*time.Millisecond, c.watchdog)
@@ -295,9 +287,10 @@ func (c *client) start() {
 	}
 }
 
-// ---- network: the client's network goroutine handles pings and pongs
-// at once and stamps arrivals; states reach the predictor at the next
-// frame (Frames.Post), as a busy main thread sees them.
+// ---- network: the client's network goroutines (client.Client's reader,
+// client/direct's data channel callbacks) handle pings and pongs at once
+// and stamp arrivals, through client/core; states reach the predictor at
+// the next frame (Frames.Post), as a busy main thread sees them.
 
 func (c *client) onServer(p []byte) {
 	defer c.w.free(p)
@@ -317,7 +310,7 @@ func (c *client) onServer(p []byte) {
 		case *protocol.Pong:
 			// The client's network goroutine takes pongs at once, with
 			// their arrival time (as client.Client does).
-			c.sync.Observe(protocol.DurationUS(m.TUS), protocol.DurationUS(m.ServerUS), local)
+			c.srv.Pong(m, local)
 		case *protocol.RoomState:
 			if c.w.sc.Rounds {
 				c.onRoom(m)
@@ -325,35 +318,31 @@ func (c *client) onServer(p []byte) {
 		}
 		return
 	}
-	for rest := p; len(rest) > 0; {
-		frame, r, ok := protocol.NextState(rest)
-		if !ok {
-			return
+	// Nothing is mapped before the clock is synced (client/core drops it).
+	c.decoded, _ = c.srv.DecodeStates(c.decoded[:0], p, local)
+	for i := range c.decoded {
+		if rs := &c.decoded[i]; int(rs.State.Slot) != c.slot {
+			c.recvServer(rs)
 		}
-		rest = r
-		var st wire.State
-		if wire.DecodeState(frame, &st) != nil || int(st.Slot) == c.slot {
-			continue
-		}
-		c.recvServer(&st, local)
 	}
 }
 
-// recvServer maps a relayed state from the server clock onto ours.
-func (c *client) recvServer(st *wire.State, arrival time.Duration) {
-	if !c.sync.Synced() {
-		return // nothing can be mapped before the clock is synced
-	}
+// recvServer delivers a relayed state, mapped from the server clock onto
+// ours by the core; the oracle variants replace a clock with the truth.
+func (c *client) recvServer(rs *core.RemoteState) {
 	v := c.w.opt.Variant
-	srv := st.Stamp.Near(c.sync.ServerTime(arrival))
-	if v.TrueSenderClock {
-		srv = c.w.srvClk.Read(c.remote.sentTrue[st.Seq])
+	mapped := rs.Local
+	if v.TrueSenderClock || v.TrueReceiverClock {
+		srv, _, _ := c.srv.Map(rs.State.Stamp, rs.Arrival)
+		if v.TrueSenderClock {
+			srv = c.w.srvClk.Read(c.remote.sentTrue[rs.State.Seq])
+			mapped = c.srv.LocalTime(srv)
+		}
+		if v.TrueReceiverClock {
+			mapped = c.clk.Read(c.w.srvClk.TrueTime(srv))
+		}
 	}
-	mapped := c.sync.LocalTime(srv)
-	if v.TrueReceiverClock {
-		mapped = c.clk.Read(c.w.srvClk.TrueTime(srv))
-	}
-	c.deliver(predict.PathServer, st, mapped, arrival)
+	c.deliver(predict.PathServer, &rs.State, mapped, rs.Arrival)
 }
 
 func (c *client) onDirect(p []byte) {
@@ -362,96 +351,71 @@ func (c *client) onDirect(p []byte) {
 	if len(p) == 0 {
 		return
 	}
-	switch p[0] {
-	case directPing:
-		if len(p) == 9 {
-			// Answered by the game's main thread, at its next frame; the
-			// pong says how long the ping waited there (NTP's T3 - T2), so
-			// the pinger can take it out of the round trip.
-			q := append(c.w.buf(), p...)
-			q[0] = directPong
-			c.onMain(func() {
-				q = binary.LittleEndian.AppendUint64(q, uint64(c.local()-local))
-				c.direct.Send(q)
-			})
+	// As client/direct's Mesh: pings answered at once, pongs and states
+	// taken at once by the network side, through client/core.
+	switch core.KindOf(p) {
+	case core.KindPing:
+		c.direct.Send(core.AppendPong(c.w.buf(), p))
+		return
+	case core.KindPong:
+		if c.w.opt.Variant.ExactRTT {
+			c.dpeer.ObserveRTT(c.w.sc.AB.Latency+c.w.sc.BA.Latency, local)
+		} else {
+			c.dpeer.Pong(p, local)
 		}
 		return
-	case directPong:
-		if len(p) == 17 {
-			// Stamped on arrival by the network side, used by the main thread.
-			sent := time.Duration(binary.LittleEndian.Uint64(p[1:]))
-			held := time.Duration(binary.LittleEndian.Uint64(p[9:]))
-			c.onMain(func() {
-				rtt := local - sent - held
-				if c.w.opt.Variant.ExactRTT {
-					rtt = c.w.sc.AB.Latency + c.w.sc.BA.Latency
-				}
-				c.rs.ObserveRTT(rtt, local)
-			})
-		}
+	case core.KindGarbage:
 		return
 	}
-	var st wire.State
-	if wire.DecodeState(p, &st) != nil {
+	var rs core.RemoteState
+	if c.dpeer.State(p, local, &rs) != nil {
 		return
 	}
-	c.lastDirect = local
+	st := &rs.State
 	c.remoteSlot = int(st.Slot)
-	if c.w.sc.ReportDirect && !c.directUp && c.joined {
-		c.directUp = true
+	if c.w.sc.ReportDirect && c.joined && c.watch.Arrived(c.remoteSlot, local) {
 		c.up.Send(protocol.MustMarshal(&protocol.DirectLink{Slot: c.remoteSlot, Up: true}))
 	}
-	mapped := c.rs.Restamp(st.Stamp, local)
+	mapped := rs.Local
 	if c.w.opt.Variant.TrueSenderClock {
 		mapped = c.clk.Read(c.remote.sentTrue[st.Seq])
 	}
-	c.deliver(predict.PathDirect, &st, mapped, local)
+	c.deliver(predict.PathDirect, st, mapped, local)
 }
 
-// onMain runs fn on the main thread: at the next frame when the scenario
-// has engine timing, at once otherwise.
-func (c *client) onMain(fn func()) {
-	if c.w.sc.IdealTiming {
-		fn()
-		return
+// directPing pings the other player on the direct link when the core
+// says one is due (the main thread's frame: Mesh.Tick from NetRoom).
+func (c *client) directPing(local time.Duration) {
+	if c.directOpen && c.dpeer.PingDue(local) {
+		c.direct.Send(c.dpeer.AppendPing(c.w.buf(), local))
 	}
-	c.frames.Post(fn)
 }
 
-func (c *client) directPing() { c.onMain(c.directPingNow) }
-
-func (c *client) directPingNow() {
-	var b [9]byte
-	b[0] = directPing
-	binary.LittleEndian.PutUint64(b[1:], uint64(c.local()))
-	c.direct.Send(b[:])
-}
-
-// watchdog reports the direct link down after directDownAfter of silence.
+// watchdog reports the direct link down after directDownAfter of silence
+// (netroom checks at every Update; the bench every 100 ms).
 func (c *client) watchdog() {
-	if c.directUp && c.local()-c.lastDirect > directDownAfter {
-		c.directUp = false
+	if c.watch.Down(c.remoteSlot, c.local(), directDownAfter) {
 		c.up.Send(protocol.MustMarshal(&protocol.DirectLink{Slot: c.remoteSlot, Up: false}))
 	}
 }
 
 func (c *client) schedulePing() {
-	next := c.clk.TrueTime(c.sync.NextPing())
+	next := c.clk.TrueTime(c.srv.NextPing())
 	c.w.s.At(next, c.ping)
 }
 
+// ping is client.Client's writer sending a clock-sync ping when due.
 func (c *client) ping() {
 	local := c.local()
-	if local < c.sync.NextPing() {
+	if local < c.srv.NextPing() {
 		c.schedulePing() // a pong moved the schedule
 		return
 	}
-	rtt := c.sync.RTT()
+	m := c.srv.Ping(local)
 	if c.w.opt.Variant.ExactRTT {
-		rtt = c.spec.Up.Latency + c.spec.Down.Latency
+		m.RTTUS = protocol.US(c.spec.Up.Latency + c.spec.Down.Latency)
 	}
-	c.up.Send(protocol.MustMarshal(&protocol.Ping{TUS: protocol.US(local), RTTUS: protocol.US(rtt)}))
-	c.sync.Sent(local)
+	c.up.Send(protocol.MustMarshal(&m))
 	c.schedulePing()
 }
 
@@ -537,13 +501,16 @@ func (c *client) onFrame(f simnet.Frame) {
 	t := f.Start
 	local := c.clk.Read(t)
 	c.bot.advance(t)
-	if c.waitGo && c.sync.Synced() && c.sync.ServerTime(local) >= c.goAt {
+	if c.waitGo && c.srv.Synced() && c.srv.ServerTime(local) >= c.goAt {
 		// Go, at the first frame the synced clock passes it, as a game does.
 		c.waitGo, c.bot.hold = false, false
 	}
 	c.bot.tickFrame()
-	if c.sync.Synced() {
+	if c.srv.Synced() {
 		c.render(t, local)
+	}
+	if c.direct != nil {
+		c.directPing(local)
 	}
 	if c.w.sc.Contact {
 		c.contact()
@@ -587,24 +554,30 @@ func (c *client) onFrame(f simnet.Frame) {
 	})
 }
 
-// poll polls the sender at local (true time now) and returns a copy of
-// the state it sent, booking the true time of the state's stamp.
+// poll polls the sender at local (true time now) and, when a state is
+// due, hands it to the core's send queue and writes it at once, as the
+// game's writer does (client/core: one encoding, the one carry from the
+// sample to the write). It returns a copy of the bytes written and books
+// the true time of the state's stamp.
 func (c *client) poll(local, now time.Duration) ([]byte, bool) {
-	out, ok, err := c.snd.Poll(local, uint8(c.slot), c.buf[:0])
-	if err != nil || !ok {
+	st, ok := c.snd.PollState(local, uint8(c.slot))
+	if !ok {
 		return nil, false
 	}
-	var st wire.State
-	if wire.DecodeState(out, &st) != nil {
+	out := c.srv.Out()
+	out.Push(&st, core.SampledAt(&st, local))
+	c.buf = out.AppendBatch(c.buf[:0], local)
+	var sent wire.State
+	if len(c.buf) == 0 || wire.DecodeState(c.buf, &sent) != nil {
 		return nil, false
 	}
 	at := c.lastSampleTrue
-	if st.Stamp != wire.StampOf(c.clk.Read(at)) && st.Stamp == wire.StampOf(local) {
-		at = now // carried forward to the send (sender.Config.SendLead)
+	if sent.Stamp != st.Stamp {
+		at = now // carried forward to the write (the send lead)
 	}
 	c.sentTrue[st.Seq] = at
 	c.w.stats.StatesSent++
-	return append(c.w.buf(), out...), true
+	return append(c.w.buf(), c.buf...), true
 }
 
 // send puts a state on the server link and the direct link.

@@ -346,7 +346,6 @@ func (j shiftedJitter) Sample(r *rand.Rand) time.Duration {
 // differ by 5-15 ms (the sum kept), every direction has a jitter floor of
 // 0.5-2.5 ms wandering by 1 ms over 20-60 s, and each send waits 1-16 ms
 // after its frame for the network poll (unless the scenario sets its own).
-// Pings are then also answered on the main thread (client.onMain).
 func engineTiming(sc Scenario, r *rand.Rand, s *simnet.Scheduler) Scenario {
 	if sc.IdealTiming {
 		return sc

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pion/webrtc/v4"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -23,7 +24,7 @@ const (
 	DefaultRetryAfter = 5 * time.Second
 	// DefaultPingInterval is how often a link measures its round trip once
 	// warm (the first pings go every quarter of it).
-	DefaultPingInterval = time.Second
+	DefaultPingInterval = core.DefaultPingInterval
 	// DefaultMaxRate is how many messages a second one peer may send before
 	// it is dropped: states go at 60 a second, so four times that.
 	DefaultMaxRate = 240.0

@@ -2,7 +2,6 @@ package direct
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -13,11 +12,10 @@ import (
 	"github.com/pion/logging"
 	"github.com/pion/webrtc/v4"
 
-	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
-	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // Signal kinds.
@@ -27,23 +25,12 @@ const (
 	KindCandidate = "candidate"
 )
 
-// Ping frames.
-const (
-	pingByte = 0xC1
-	pingLen  = 10
-)
-
-// State is a state received over a direct link.
-type State struct {
-	// State is the frame as decoded; Slot is the sender's (from the link,
-	// whatever the frame said) and Stamp the sender's own stamp.
-	State wire.State
-	// Local is the sample time on the local clock (the link's re-stamp).
-	Local time.Duration
-	// Arrival is when it arrived on the local clock (after the lag
-	// simulator, if on).
-	Arrival time.Duration
-}
+// State is a state received over a direct link (client/core's
+// RemoteState): Slot is the sender's (from the link, whatever the frame
+// said), Stamp the sender's own stamp, Local the sample time on the local
+// clock (the link's re-stamp), Arrival when it arrived (after the lag
+// simulator, if on).
+type State = core.RemoteState
 
 // Stats are a Mesh's counters.
 type Stats struct {
@@ -90,15 +77,13 @@ type peer struct {
 	pc      *webrtc.PeerConnection
 	dc      *webrtc.DataChannel
 	open    bool
-	dialing bool          // an attempt is under way
-	started time.Duration // when the attempt began
-	retryAt time.Duration // the initiator offers again from then
-	dropped bool          // misbehaved: no more links until it leaves
-	rs      *clock.Restamper
+	dialing bool             // an attempt is under way
+	started time.Duration    // when the attempt began
+	retryAt time.Duration    // the initiator offers again from then
+	dropped bool             // misbehaved: no more links until it leaves
+	core    *core.Peer       // pings and re-stamping (client/core)
 	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
 	bad     int
-	pings   int
-	pingAt  time.Duration // next ping
 }
 
 // Mesh is one player's direct links to the other players of a room. Make
@@ -203,11 +188,11 @@ func (m *Mesh) SetPeers(self int, peers []int) {
 		}
 		keep[s] = true
 		if m.peers[s] == nil {
-			rs, err := clock.NewRestamper(&m.cfg.Restamp)
+			cp, err := core.NewPeer(&m.cfg.Restamp, m.cfg.PingInterval)
 			if err != nil {
 				continue // Validate checked it
 			}
-			m.peers[s] = &peer{slot: s, rs: rs}
+			m.peers[s] = &peer{slot: s, core: cp}
 		}
 	}
 	for s, p := range m.peers {
@@ -256,7 +241,7 @@ func (m *Mesh) tickLocked(now time.Duration) {
 		switch {
 		case p.dropped:
 		case p.open:
-			if now >= p.pingAt {
+			if p.core.PingDue(now) {
 				m.ping(p, now)
 			}
 		case p.dialing || p.pc != nil:
@@ -272,16 +257,7 @@ func (m *Mesh) tickLocked(now time.Duration) {
 
 // ping sends a ping on p's open channel.
 func (m *Mesh) ping(p *peer, now time.Duration) {
-	every := m.cfg.PingInterval
-	if p.pings < 8 {
-		every /= 4 // warm the round trip up quickly
-	}
-	p.pings++
-	p.pingAt = now + every
-	var b [pingLen]byte
-	b[0], b[1] = pingByte, 'p'
-	binary.LittleEndian.PutUint64(b[2:], uint64(now/time.Microsecond))
-	m.outq = append(m.outq, outMsg{p.slot, b[:]})
+	m.outq = append(m.outq, outMsg{p.slot, p.core.AppendPing(make([]byte, 0, core.PingLen), now)})
 }
 
 // fail ends p's attempt or link; the initiator offers again later.
@@ -420,11 +396,12 @@ func (m *Mesh) attachDC(slot int, gen uint64, dc *webrtc.DataChannel) {
 			return
 		}
 		p.dc, p.open, p.dialing = dc, true, false
-		p.flood, p.bad, p.pings = ratelimit.Full(m.cfg.Now(), m.cfg.MaxBurst), 0, 0
-		p.rs.Reset() // a new link: its gaps and round trips start over
+		now := m.cfg.Now()
+		p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
+		p.core.Open(now) // a new link: its gaps and round trips start over
 		m.stats.Opened++
 		m.cfg.Log.Info("direct: link up", "slot", slot)
-		m.ping(p, m.cfg.Now())
+		m.ping(p, now)
 	})
 	dc.OnClose(func() {
 		defer m.recoverIn(slot, "close")
@@ -451,22 +428,13 @@ func (m *Mesh) arrived(slot int, gen uint64, data []byte, isString bool) {
 		m.mu.Unlock()
 		return
 	}
-	if isString || len(data) == 0 || len(data) > MaxMessage || !known(data) {
+	if isString || len(data) == 0 || len(data) > MaxMessage || core.KindOf(data) == core.KindGarbage {
 		m.badLocked(p, fmt.Sprintf("undecodable message of %d bytes", len(data)))
 		m.mu.Unlock()
 		return
 	}
 	m.mu.Unlock()
 	m.lag.in(slot, data)
-}
-
-// known reports whether data looks like a state or a ping.
-func known(data []byte) bool {
-	switch wire.KindOf(data) {
-	case wire.KindState3D, wire.KindState2D:
-		return true
-	}
-	return len(data) == pingLen && data[0] == pingByte && (data[1] == 'p' || data[1] == 'P')
 }
 
 // badLocked counts one bad message from p; too many drop it.
@@ -518,27 +486,20 @@ func (m *Mesh) receive(slot int, data []byte) {
 	if p == nil || !p.open || m.closed {
 		return
 	}
-	if data[0] == pingByte {
-		t := time.Duration(binary.LittleEndian.Uint64(data[2:])) * time.Microsecond
-		if data[1] == 'p' {
-			var b [pingLen]byte
-			copy(b[:], data)
-			b[1] = 'P'
-			m.outq = append(m.outq, outMsg{slot, b[:]})
-			return
-		}
-		if rtt := now - t; rtt > 0 && rtt < time.Minute {
-			p.rs.ObserveRTT(rtt, now)
-		}
+	switch core.KindOf(data) {
+	case core.KindPing:
+		m.outq = append(m.outq, outMsg{slot, core.AppendPong(make([]byte, 0, core.PingLen), data)})
+		return
+	case core.KindPong:
+		p.core.Pong(data, now)
 		return
 	}
 	var st State
-	if err := wire.DecodeState(data, &st.State); err != nil {
+	if err := p.core.State(data, now, &st); err != nil {
 		m.badLocked(p, err.Error())
 		return
 	}
 	st.State.Slot = uint8(slot)
-	st.Local, st.Arrival = p.rs.Restamp(st.State.Stamp, now), now
 	if len(m.states) >= queueLen {
 		copy(m.states, m.states[1:]) // the room is not polling: keep the newest
 		m.states = m.states[:len(m.states)-1]
@@ -570,7 +531,7 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 		return
 	}
 	dc := p.dc
-	state := data[0] != pingByte
+	state := data[0] != core.PingByte
 	m.mu.Unlock()
 	if dc.BufferedAmount() > maxBuffered {
 		m.mu.Lock()

@@ -126,10 +126,7 @@ func (r *Room) distrustDirect(slot int) {
 	r.dcheck.distrust[slot] = true
 	r.stats.DirectDistrusted++
 	r.cfg.Log.Warn("netroom: direct peer failed motion checks, back to the server path", "slot", slot)
-	if r.direct.up[slot] {
-		r.direct.up[slot] = false
-		r.direct.nUp--
-	}
+	r.direct.Drop(slot)
 	if r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false, Reason: protocol.DirectCheat})
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -77,7 +78,7 @@ func (r *Room) Direct() direct.Links { return r.mesh }
 
 // DirectUp reports whether states from slot currently arrive directly.
 func (r *Room) DirectUp(slot int) bool {
-	return slot >= 0 && slot < MaxSlots && r.direct.up[slot]
+	return r.direct.Up(slot)
 }
 
 // syncDirect makes the direct links follow the room: one per connected
@@ -141,7 +142,7 @@ func (r *Room) closeDirect() {
 		r.mesh = nil
 	}
 	for slot := range MaxSlots {
-		if r.direct.up[slot] && r.link != nil && r.inRoom {
+		if r.direct.Up(slot) && r.link != nil && r.inRoom {
 			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
 		}
 	}
@@ -181,12 +182,17 @@ func (r *Room) routeDirect() int {
 	return n
 }
 
-// sendDirect sends our state on every direct link.
+// sendDirect sends our state on every direct link: a direct send has no
+// queue, so the state is carried from its sample to now here (the send
+// lead, client/core's Lead) and encoded once into the room's buffer.
 func (r *Room) sendDirect(s *wire.State) {
 	if r.mesh == nil {
 		return
 	}
-	b, err := wire.AppendState(r.frame[:0], s)
+	st := *s
+	now := r.clock.Now()
+	r.dlead.Apply(&st, core.SampledAt(&st, now), now)
+	b, err := wire.AppendState(r.frame[:0], &st)
 	if err != nil {
 		return // the server link refused it already
 	}
@@ -196,11 +202,11 @@ func (r *Room) sendDirect(s *wire.State) {
 
 // reportDirectUp reports every direct link that is up to the server again.
 func (r *Room) reportDirectUp() {
-	if r.link == nil || !r.inRoom || r.direct.nUp == 0 {
+	if r.link == nil || !r.inRoom || r.direct.Count() == 0 {
 		return
 	}
 	for slot := range MaxSlots {
-		if r.direct.up[slot] {
+		if r.direct.Up(slot) {
 			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 		}
 	}

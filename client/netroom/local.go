@@ -11,18 +11,18 @@ import (
 
 // Local is the owning side of the local player's entity: each physics
 // frame it samples the entity, stamped with the frame's own time (from a
-// FrameClock), and it says when a state is due. PollAt, called when the
-// state is handed to the network, carries a fresh sample forward to that
-// moment and stamps it then (sender.Config.SendLead): the time between the
-// physics frame's time and the send (a StepClock behind the wall clock, a
-// rigid body read a step late, the rest of the frame) is known here and
-// must not reach the receivers as network delay. Not safe for concurrent
-// use; Sample and Poll never allocate.
+// FrameClock), and it says when a state is due. The state it hands out is
+// the sample as taken, unencoded: the link's writer encodes it once and
+// carries a fresh one forward to the write (client/core's send lead), so
+// that the time between the physics frame's time and the socket (a
+// StepClock behind the wall clock, a rigid body read a step late, the rest
+// of the frame, the writer's wake-up) does not reach the receivers as
+// network delay. Not safe for concurrent use; Sample and Poll never
+// allocate.
 type Local struct {
 	snd   *sender.Sender
 	stamp time.Duration // the newest sample's time
 	has   bool
-	buf   [wire.MaxStateSize]byte
 	st    wire.State
 
 	// At rest (see RestKeepAlive): the state last sent and when.
@@ -53,15 +53,8 @@ const (
 	restRot = 1e-5
 )
 
-// NewLocal returns a Local sending with cfg (zero fields: defaults). A zero
-// SendLead is sender.RecommendedSendLead here (50 ms: StepClock's
-// DefaultMaxStepLag, the most a frame's time trails the wall clock; a rigid
-// body read a step late can be older, and is then sent as sampled); a
-// Local polled with Poll, at the sample's own time, never carries.
+// NewLocal returns a Local sending with cfg (zero fields: defaults).
 func NewLocal(cfg sender.Config) (*Local, error) {
-	if cfg.SendLead == 0 {
-		cfg.SendLead = sender.RecommendedSendLead
-	}
 	s, err := sender.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("netroom.NewLocal: %w", err)
@@ -92,9 +85,9 @@ func (l *Local) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel geom.V
 func (l *Local) Poll(slot int) (*wire.State, bool) { return l.PollAt(l.stamp, slot) }
 
 // PollAt returns the state to send at now (the local clock, the moment the
-// state is handed to the network), if one is due then, from slot. A sample
-// sent for the first time, at most SendLead old, is carried forward to now
-// and stamped now. The state is the Local's: send it before the next Poll.
+// state is handed to the network), if one is due then, from slot, stamped
+// with its sample's time (the writer carries it to the write). The state
+// is the Local's: send it before the next Poll.
 func (l *Local) PollAt(now time.Duration, slot int) (*wire.State, bool) {
 	if !l.has {
 		return nil, false
@@ -105,13 +98,11 @@ func (l *Local) PollAt(now time.Duration, slot int) (*wire.State, bool) {
 		// that moves (sender.Poll after a stall), so that one goes out at once.
 		return nil, false
 	}
-	b, ok, err := l.snd.Poll(now, uint8(slot), l.buf[:0])
-	if !ok || err != nil {
+	st, ok := l.snd.PollState(now, uint8(slot))
+	if !ok {
 		return nil, false
 	}
-	if wire.DecodeState(b, &l.st) != nil {
-		return nil, false
-	}
+	l.st = st
 	l.last, l.lastAt, l.sent = l.st, now, true
 	return &l.st, true
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
@@ -15,9 +17,10 @@ import (
 
 // TestPredictorStampsAtSend: a local entity's state is handed to the link
 // some time after its physics frame's time (the StepClock trails the wall
-// clock, a rigid body is read a step late). The state must reach the link
-// stamped at the hand-off, on the Room's clock, and carried there along its
-// velocity: receivers then see only the network's delay.
+// clock, a rigid body is read a step late). The link gets the sample as
+// taken; its writer (client/core's Queue, what client.Client runs) must put
+// it on the socket stamped at the write, on the Room's clock, and carried
+// there along its velocity: receivers then see only the network's delay.
 func TestPredictorStampsAtSend(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Connect())
@@ -47,39 +50,37 @@ func TestPredictorStampsAtSend(t *testing.T) {
 	h.link.mu.Unlock()
 	require.Len(t, sent, len(frames))
 	require.Greater(t, len(sent), 20)
+	q, err := core.NewQueue(4, client.DefaultSendLead)
+	require.NoError(t, err)
 	for i, st := range sent {
 		f := frames[i]
-		assert.Equal(t, wire.StampOf(f.sent), st.Stamp, "state %d stamped at the hand-off, not at %v", i, f.t)
+		assert.Equal(t, wire.StampOf(f.t), st.Stamp, "state %d handed over as sampled", i)
+		q.Push(&st, core.SampledAt(&st, f.sent))
+		require.NoError(t, wire.DecodeState(q.AppendBatch(nil, f.sent), &st), "the writer at the hand-off")
+		assert.Equal(t, wire.StampOf(f.sent), st.Stamp, "state %d stamped at the write, not at %v", i, f.t)
 		want := vel.Scale(f.sent.Seconds())
 		assert.InDelta(t, 0, want.Sub(st.Pos).Len(), 1e-4, "state %d carried by v*%v", i, wait)
 	}
 }
 
-// TestLocalPollAt: PollAt carries within SendLead (RecommendedSendLead by
-// default), Poll stamps the sample time.
+// TestLocalPollAt: PollAt hands out the sample as taken, stamped with its
+// own time, whenever it is polled: the one carry to the send happens at
+// the write (client/core), not here.
 func TestLocalPollAt(t *testing.T) {
 	loc, err := NewLocal(sender.Config{})
 	require.NoError(t, err)
-	assert.Equal(t, sender.RecommendedSendLead, loc.Config().SendLead)
 	vel := geom.Vec3{X: 10}
 	loc.Sample(time.Second, geom.Vec3{}, geom.Identity, vel, true)
 	st, ok := loc.PollAt(time.Second+5*time.Millisecond, 0)
 	require.True(t, ok)
-	assert.Equal(t, wire.StampOf(time.Second+5*time.Millisecond), st.Stamp)
-	assert.InDelta(t, 0.05, st.Pos.X, 1e-6)
+	assert.Equal(t, wire.StampOf(time.Second), st.Stamp, "the sample time, not the poll's")
+	assert.InDelta(t, 0, st.Pos.X, 1e-9)
 
 	loc.Sample(time.Second+time.Second/60, geom.Vec3{X: 1}, geom.Identity, vel, true)
 	st, ok = loc.Poll(0)
 	require.True(t, ok)
 	assert.Equal(t, wire.StampOf(time.Second+time.Second/60), st.Stamp, "Poll: the sample time")
 	assert.InDelta(t, 1, st.Pos.X, 1e-6)
-
-	late, err := NewLocal(sender.Config{})
-	require.NoError(t, err)
-	late.Sample(time.Second, geom.Vec3{}, geom.Identity, vel, true)
-	st, ok = late.PollAt(time.Second+sender.RecommendedSendLead+time.Millisecond, 0)
-	require.True(t, ok)
-	assert.Equal(t, wire.StampOf(time.Second), st.Stamp, "older than SendLead: as sampled")
 }
 
 // TestLocalAtRest: an entity that stops sends its still state, then one

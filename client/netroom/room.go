@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -150,8 +151,9 @@ type Room struct {
 	signals   []protocol.Signal
 	dstates   []direct.State
 	frame     []byte
-	pending   []Event // queued events, delivered by the next Update
-	out       []Event // Update's result, reused
+	dlead     core.Lead // the send lead of the direct links (client.DefaultSendLead)
+	pending   []Event   // queued events, delivered by the next Update
+	out       []Event   // Update's result, reused
 	cevs      []client.Event
 	states    []client.RemoteState
 	stats     Stats
@@ -173,7 +175,7 @@ func New(cfg Config) (*Room, error) {
 		return nil, fmt.Errorf("netroom.New: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1}
+	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1, dlead: core.Lead{Max: client.DefaultSendLead}}
 	if r.clock == nil {
 		r.clock = NewWallClock()
 	}
@@ -604,7 +606,7 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 		}
 		return false
 	}
-	if r.direct.arrived(slot, arrival) && r.link != nil {
+	if r.direct.Arrived(slot, arrival) && r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 	}
 	if s.Entity != 0 {
@@ -647,9 +649,9 @@ func (r *Room) Update(now time.Duration) []Event {
 		}
 	}
 	r.tickDirect()
-	if r.link != nil && r.direct.nUp > 0 {
+	if r.link != nil && r.direct.Count() > 0 {
 		for slot := range MaxSlots {
-			if r.direct.down(slot, now, r.cfg.DirectSilence) {
+			if r.direct.Down(slot, now, r.cfg.DirectSilence) {
 				r.stats.DirectDown++
 				r.dcheck.unstamp(slot)
 				_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})

@@ -36,10 +36,6 @@ const (
 	// DefaultImpulseAcc2D is the same for a 2D entity, in px/s²: twice
 	// Godot's default 2D gravity of 980 px/s².
 	DefaultImpulseAcc2D = 2000.0
-	// RecommendedSendLead is the SendLead for an engine that polls the
-	// sender when it flushes its sockets: three frames at 60 Hz, more than
-	// its wait for the next network poll (the bench uses it).
-	RecommendedSendLead = 50 * time.Millisecond
 )
 
 // FieldsNone is the Config.Fields value that sends no optional part: only
@@ -88,16 +84,6 @@ type Config struct {
 	// for a filter time). In m/s² (px/s² in 2D). Default 50 m/s² in 3D,
 	// 2000 px/s² in 2D.
 	ImpulseAcc float64
-	// SendLead is the longest time between the newest sample and the Poll
-	// that sends it over which Poll carries the sample forward to the
-	// moment of sending (with its velocity, acceleration and turn rate) and
-	// stamps the state with the Poll's time. An engine that polls the
-	// sender when it flushes its sockets so takes the sample-to-send delay
-	// out of the receivers' clock estimates, which see only the network.
-	// Older samples, and heartbeats, are sent as sampled, with their own
-	// time. Default 0: off (stamps are always sample times);
-	// RecommendedSendLead for an engine that polls at its flush.
-	SendLead time.Duration
 }
 
 // DefaultConfig returns the defaults for a 3D or a 2D entity, every field
@@ -150,7 +136,6 @@ func (c Config) Validate() error {
 	}{
 		{"AccSmoothing", c.AccSmoothing},
 		{"TurnSmoothing", c.TurnSmoothing},
-		{"SendLead", c.SendLead},
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("%w: %s is %v, must be positive", ErrConfig, d.name, d.v)

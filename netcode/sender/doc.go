@@ -6,8 +6,12 @@
 //
 // Each physics frame the caller passes the entity's pose with the frame's
 // own time (Sample, or SampleWithVelocity when the engine knows the
-// velocity); whenever it likes (every frame is fine) it calls Poll, which
-// says whether a state is due and appends it. Time is always an argument:
+// velocity); whenever it likes (every frame is fine) it calls PollState,
+// which says whether a state is due and hands it out as a wire.State value
+// stamped with its sample's time, for the one stage that encodes it
+// (client/core's send queue, which also carries it forward to the socket
+// write: the send lead), or Poll, which appends it encoded. Time is always
+// an argument:
 // a time.Duration on the sender's clock since an arbitrary origin.
 //
 // # Derivation

@@ -199,25 +199,41 @@ func (s *Sender) NextDue() time.Duration {
 }
 
 // Poll sends if a state is due at now: it appends the newest sample's state
-// (stamped with the sample's time, flagged, with the next Seq, from slot)
-// to dst and returns it with true. Otherwise it returns dst and false. A
-// sample sent for the first time at most Config.SendLead (when set) after it
-// was taken is first carried forward to now and stamped now, so that the time between sampling and sending
-// (which the sender knows and receivers cannot) is not taken for network
-// delay: call Poll when the state will leave.
+// (PollState) to dst and returns it with true. Otherwise it returns dst and
+// false. On an encoding error (which accepted samples cannot cause) the
+// send slot is used up, dst is returned unchanged and the error returned.
+func (s *Sender) Poll(now time.Duration, slot uint8, dst []byte) ([]byte, bool, error) {
+	st, ok := s.PollState(now, slot)
+	if !ok {
+		return dst, false, nil
+	}
+	out, err := wire.AppendState(dst, &st)
+	if err != nil {
+		return dst, false, fmt.Errorf("sender.Poll: encode state %d: %w", st.Seq, err)
+	}
+	return out, true, nil
+}
+
+// PollState sends if a state is due at now: it returns the newest
+// sample's state (stamped with the sample's time, flagged, with the next
+// Seq, from slot) and true, otherwise false. The state is handed out
+// unencoded, for the one stage that encodes it (client/core's queue, at
+// the socket write, which also carries it forward to the write: the send
+// lead). Acc and Turn hold the derived motion whether or not Fields sends
+// them (an encoder writes only Fields), so that a carry starts from it.
 //
 // The schedule keeps a fixed phase: each send is due 1/Rate after the
 // previous one was due (not after it happened), so sends do not drift late
-// with frame jitter. The Poll nearest each due time sends it: a Poll sends
+// with frame jitter. The poll nearest each due time sends it: a poll sends
 // once now >= NextDue() - early, where early is half the time since the
-// previous Poll, at most half an interval (zero on the first Poll). So when
-// Polls come at about the rate or a multiple of it (60 Hz physics and 60 Hz
+// previous poll, at most half an interval (zero on the first poll). So when
+// polls come at about the rate or a multiple of it (60 Hz physics and 60 Hz
 // sends, or 120 Hz and 60 Hz), due times that fall on frames do not make
 // sends wait a frame, or at equal rates skip one, whenever a frame comes a
-// hair early. When a Poll comes so late that the following send would be
+// hair early. When a poll comes so late that the following send would be
 // due at once too (a stall of about an interval or more), the schedule
 // restarts from now instead of bursting to catch up: at most one state per
-// Poll, and NextDue is after now once Poll has sent.
+// poll, and NextDue is after now once a poll has sent.
 //
 // A sample is sent at most once, except that when a send is due and
 // nothing newer exists the newest is sent again, with a new Seq and the
@@ -227,18 +243,15 @@ func (s *Sender) NextDue() time.Duration {
 // was lost. While a receiver's clock mapping slides (clock.Restamper,
 // clock.Sync), the copy maps to a time up to SlewRate times the send
 // interval away (tens of µs) and is kept, as a sample of the same pose.
-//
-// On an encoding error (which accepted samples cannot cause) the send slot
-// is used up, dst is returned unchanged and no Seq is used.
-func (s *Sender) Poll(now time.Duration, slot uint8, dst []byte) ([]byte, bool, error) {
-	// The gap since the last Poll predicts the gap to the next one.
+func (s *Sender) PollState(now time.Duration, slot uint8) (wire.State, bool) {
+	// The gap since the last poll predicts the gap to the next one.
 	var early time.Duration
 	if s.polled && now > s.lastPoll {
 		early = min(now-s.lastPoll, time.Duration(s.interval)) / 2
 	}
 	s.lastPoll, s.polled = now, true
 	if !s.has || now < s.NextDue()-early {
-		return dst, false, nil
+		return wire.State{}, false
 	}
 	s.k++
 	if s.NextDue()-early <= now {
@@ -246,18 +259,14 @@ func (s *Sender) Poll(now time.Duration, slot uint8, dst []byte) ([]byte, bool, 
 	}
 	s.slot = slot
 	st := s.state()
-	s.lead(&st, now) // before cur.sent is set: first sends only
-	out, err := wire.AppendState(dst, &st)
-	if err != nil {
-		return dst, false, fmt.Errorf("sender.Poll: encode state %d: %w", st.Seq, err)
-	}
+	st.Acc, st.Turn = s.cur.acc, s.cur.turn
 	if s.cur.sent {
 		s.stats.Heartbeats++
 	}
 	s.cur.sent = true
 	s.seq++
 	s.stats.Sent++
-	return out, true, nil
+	return st, true
 }
 
 // Latest returns the newest state as the next Poll would send it (with the
@@ -325,29 +334,11 @@ func (s *Sender) state() wire.State {
 	return st
 }
 
-// lead carries st, the newest sample's state, forward to now when the
-// sample is at most SendLead older, and stamps it now (see
-// Config.SendLead and Carry).
-func (s *Sender) lead(st *wire.State, now time.Duration) {
-	h := now - s.cur.t
-	if s.cur.sent || h <= 0 || h > s.cfg.SendLead || wire.StampOf(now) == st.Stamp {
-		return
-	}
-	// st holds the sample unquantised, so the carry starts from it
-	// exactly, with the derived motion whether or not it is sent.
-	c := *st
-	c.Acc, c.Turn = s.cur.acc, s.cur.turn
-	if carry(&c, h) {
-		st.Stamp, st.Pos, st.Vel, st.Rot = wire.StampOf(now), c.Pos, c.Vel, c.Rot
-	}
-}
-
 // Carry carries st forward by h along its own motion and moves its stamp
 // by h: p + v h + a h²/2, v + a h, the orientation turned by turn·h about
 // the up axis (+Y, or +Z in 2D). Over a send queue's wait (a few ms) the
-// terms this leaves out are micrometres. It is what Config.SendLead does
-// inside Poll, for a state that waits after Poll (a connection's writer
-// queue). h is rounded down to whole stamp units (wire.StampUnit). It
+// terms this leaves out are micrometres. It is what client/core's send
+// lead does to a state between its sample and its write. h is rounded down to whole stamp units (wire.StampUnit). It
 // reports false, and leaves st alone, when that is not positive or the
 // carried position would leave float32 range.
 func Carry(st *wire.State, h time.Duration) bool {

@@ -384,54 +384,8 @@ func TestPollError(t *testing.T) {
 	assert.True(t, errors.Is(err, wire.ErrZeroRotation))
 	assert.False(t, ok)
 	assert.Equal(t, dst, out)
-	assert.Equal(t, seq, s.seq, "no Seq used")
+	assert.Equal(t, seq+1, s.seq, "the Seq is used: PollState handed the state out")
 	assert.Greater(t, s.NextDue(), origin, "the send slot is used")
-}
-
-func TestSendLead(t *testing.T) {
-	// A circle at 10 m/s, 2 rad/s: the state carried forward to the send
-	// time lands on the true motion then.
-	m := circle(geom.Up3D, geom.Vec3{}, geom.Vec3{Z: -1}, 10, 2)
-	s := newSender(t, Config{SendLead: RecommendedSendLead})
-	var got []sent
-	for i := range 60 {
-		ft := origin + time.Duration(i)*period(60)
-		pos, vel, rot := m(ft)
-		s.SampleWithVelocity(ft, pos, rot, vel)
-		if st, ok := pollOnce(t, s, ft+ms(7)); ok {
-			got = append(got, st)
-		}
-	}
-	require.Len(t, got, 60)
-	for _, st := range got[10:] {
-		at := stampTime(&st.st, st.now)
-		assert.Equal(t, wire.StampOf(st.now), st.st.Stamp, "stamped at the send")
-		want, _, _ := m(at)
-		assertVecNear(t, want, st.st.Pos, 2e-3, "position carried to the send time")
-	}
-
-	t.Run("off, too late, heartbeat", func(t *testing.T) {
-		off := newSender(t, Config{})
-		off.Sample(origin, geom.Vec3{X: 1}, geom.Identity)
-		st, ok := pollOnce(t, off, origin+ms(7))
-		require.True(t, ok)
-		assert.Equal(t, wire.StampOf(origin), st.st.Stamp, "off by default: the sample time")
-
-		late := newSender(t, Config{SendLead: ms(5)})
-		late.Sample(origin, geom.Vec3{X: 1}, geom.Identity)
-		st, ok = pollOnce(t, late, origin+ms(7))
-		require.True(t, ok)
-		assert.Equal(t, wire.StampOf(origin), st.st.Stamp, "older than SendLead: as sampled")
-
-		hb := newSender(t, Config{SendLead: RecommendedSendLead})
-		hb.SampleWithVelocity(origin, geom.Vec3{}, geom.Identity, geom.Vec3{X: 1})
-		first, ok := pollOnce(t, hb, origin+ms(4))
-		require.True(t, ok)
-		assert.Equal(t, wire.StampOf(origin+ms(4)), first.st.Stamp)
-		again, ok := pollOnce(t, hb, origin+period(60)+ms(4))
-		require.True(t, ok, "a heartbeat")
-		assert.Equal(t, wire.StampOf(origin), again.st.Stamp, "a heartbeat is the sample as taken")
-	})
 }
 
 func TestCarry(t *testing.T) {

@@ -1,0 +1,139 @@
+package core
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// The direct-link ping, the one format: PingByte, then 'p' (ping) or 'P'
+// (pong), then the pinger's clock in microseconds, int64 little-endian.
+// Its first byte has the top two bits set like a control frame's, so it
+// never parses as a state.
+const (
+	PingByte = 0xC1
+	PingLen  = 10
+)
+
+// DefaultPingInterval is how often a direct link measures its round trip
+// once warmed up (the first WarmPings go four times as often).
+const DefaultPingInterval = time.Second
+
+// WarmPings is the number of pings sent at a quarter of the interval when
+// a link comes up, so the round trip is known quickly.
+const WarmPings = 8
+
+// Kind is what a message on a direct link is.
+type Kind uint8
+
+// Message kinds on a direct link.
+const (
+	KindGarbage Kind = iota // none of the others
+	KindState               // a state frame
+	KindPing                // a ping, to answer
+	KindPong                // the answer to one of our pings
+)
+
+// KindOf says what a message on a direct link is, from its bytes alone.
+func KindOf(data []byte) Kind {
+	switch wire.KindOf(data) {
+	case wire.KindState3D, wire.KindState2D:
+		return KindState
+	}
+	if len(data) == PingLen && data[0] == PingByte {
+		switch data[1] {
+		case 'p':
+			return KindPing
+		case 'P':
+			return KindPong
+		}
+	}
+	return KindGarbage
+}
+
+// Peer is one direct link's logic: when to ping, the answers, and the
+// re-stamping of the peer's stamps onto the local clock (clock.Restamper,
+// fed with the link's round trip). The socket is the caller's.
+type Peer struct {
+	rs     *clock.Restamper
+	every  time.Duration
+	pings  int
+	pingAt time.Duration
+}
+
+// NewPeer returns a Peer re-stamping with cfg (zero fields: defaults) and
+// pinging every every (zero: DefaultPingInterval).
+func NewPeer(cfg *clock.RestampConfig, every time.Duration) (*Peer, error) {
+	rs, err := clock.NewRestamper(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("core.NewPeer: %w", err)
+	}
+	if every <= 0 {
+		every = DefaultPingInterval
+	}
+	return &Peer{rs: rs, every: every}, nil
+}
+
+// Open starts a new link at now: the round trips and gaps start over and
+// a ping is due at once.
+func (p *Peer) Open(now time.Duration) {
+	p.rs.Reset()
+	p.pings, p.pingAt = 0, now
+}
+
+// PingDue reports whether a ping is due at now.
+func (p *Peer) PingDue(now time.Duration) bool { return now >= p.pingAt }
+
+// AppendPing appends a ping sent at now to dst and schedules the next.
+func (p *Peer) AppendPing(dst []byte, now time.Duration) []byte {
+	every := p.every
+	if p.pings < WarmPings {
+		every /= 4
+	}
+	p.pings++
+	p.pingAt = now + every
+	dst = append(dst, PingByte, 'p')
+	return binary.LittleEndian.AppendUint64(dst, uint64(now/time.Microsecond))
+}
+
+// AppendPong appends the answer to ping (KindPing) to dst: the ping
+// echoed, marked as a pong. It answers at once, on arrival, so the round
+// trip holds no wait on our side.
+func AppendPong(dst, ping []byte) []byte {
+	n := len(dst)
+	dst = append(dst, ping[:PingLen]...)
+	dst[n+1] = 'P'
+	return dst
+}
+
+// RTTOf returns the round trip a pong (KindPong) arrived at now measures,
+// and false for an implausible one (not positive, or a minute or more).
+func RTTOf(pong []byte, now time.Duration) (time.Duration, bool) {
+	sent := time.Duration(binary.LittleEndian.Uint64(pong[2:])) * time.Microsecond
+	rtt := now - sent
+	return rtt, rtt > 0 && rtt < time.Minute
+}
+
+// ObserveRTT feeds a round trip measured at now to the re-stamper.
+func (p *Peer) ObserveRTT(rtt, now time.Duration) { p.rs.ObserveRTT(rtt, now) }
+
+// Pong takes a pong (KindPong) arrived at now.
+func (p *Peer) Pong(pong []byte, now time.Duration) {
+	if rtt, ok := RTTOf(pong, now); ok {
+		p.rs.ObserveRTT(rtt, now)
+	}
+}
+
+// State decodes a state frame (KindState) arrived at now into rs, with the
+// sample time re-stamped onto the local clock. The slot is the caller's
+// to set: the link says who sent it, whatever the frame says.
+func (p *Peer) State(frame []byte, now time.Duration, rs *RemoteState) error {
+	if err := wire.DecodeState(frame, &rs.State); err != nil {
+		return fmt.Errorf("core: direct state: %w", err)
+	}
+	rs.Local, rs.Arrival = p.rs.Restamp(rs.State.Stamp, now), now
+	return nil
+}
