@@ -309,8 +309,12 @@ func (c *client) onServer(p []byte) {
 			}
 		case *protocol.Pong:
 			// The client's network goroutine takes pongs at once, with
-			// their arrival time (as client.Client does).
+			// their arrival time, and answers the room's probe on the
+			// link states take (as client.Client does).
 			c.srv.Pong(m, local)
+			if e, ok := core.Echo(m); ok {
+				c.up.Send(protocol.MustMarshal(&e))
+			}
 		case *protocol.RoomState:
 			if c.w.sc.Rounds {
 				c.onRoom(m)

@@ -84,6 +84,15 @@ func (s *Server) Pong(m *protocol.Pong, at time.Duration) bool {
 	return false
 }
 
+// Echo returns the answer to a pong's probe (protocol.Pong.Probe), to be
+// sent at once by the path states take (the lag simulator, the writer's
+// queue): the server times it to learn the round trip our states see, and
+// trusts our claimed one (Ping.RTTUS) no further. False for a pong without
+// a probe (outside a room).
+func Echo(m *protocol.Pong) (protocol.Echo, bool) {
+	return protocol.Echo{Probe: m.Probe}, m.Probe != 0
+}
+
 // Map maps a relayed state's stamp (server clock), arrived at arrival,
 // onto the server clock unwrapped (server) and onto the local clock
 // (local). It reports false before the clock is synced: nothing can be
