@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -122,7 +122,7 @@ type Stats struct {
 // Route before drawing. Its methods never block.
 type Room struct {
 	cfg   Config // main thread; Server, Name and Lag change with the setters
-	clock Clock
+	clock realtime.Clock
 
 	// Main thread only.
 	props   map[Key]map[string]any // synced properties by entity (props.go)
@@ -158,13 +158,12 @@ type Room struct {
 	isClosed  bool
 
 	// Goroutines hand results over through mu.
-	mu       sync.Mutex
-	results  []opResult
-	spare    []opResult
-	wg       sync.WaitGroup  // goroutines in flight (see spawn)
-	inFlight atomic.Int32    // the same count, readable without waiting
-	life     context.Context // cancelled by Close
-	endLife  context.CancelFunc
+	mu      sync.Mutex
+	results []opResult
+	spare   []opResult
+	group   realtime.Group  // goroutines in flight (see spawn)
+	life    context.Context // cancelled by Close
+	endLife context.CancelFunc
 }
 
 // New returns a disconnected Room. Nothing runs until Connect, Create or Join.
@@ -173,17 +172,14 @@ func New(cfg Config) (*Room, error) {
 		return nil, fmt.Errorf("netroom.New: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1}
-	if r.clock == nil {
-		r.clock = NewWallClock()
-	}
+	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1} // withDefaults started a wall clock if none
 	r.room.Host = -1
 	r.life, r.endLife = context.WithCancel(context.Background())
 	return r, nil
 }
 
 // Clock returns the local clock every time of the Room is on.
-func (r *Room) Clock() Clock { return r.clock }
+func (r *Room) Clock() realtime.Clock { return r.clock }
 
 // Now reads the local clock.
 func (r *Room) Now() time.Duration { return r.clock.Now() }
@@ -335,14 +331,11 @@ func (r *Room) Connect() error {
 	r.gen++
 	gen := r.gen
 	r.status = StatusConnecting
-	opts := &client.Options{
-		Token: r.cfg.Token, Name: r.cfg.Name, ClientName: r.cfg.ClientName, Clock: r.clock,
-		Log: r.cfg.Log, DialTimeout: r.cfg.ConnectTimeout, RequestTimeout: r.cfg.RequestTimeout,
-		CloseTimeout: r.cfg.CloseTimeout, Sync: r.cfg.Sync, Lag: r.cfg.Lag,
-	}
+	opts := r.cfg.Options // the setters keep Token, Name and Lag current
+	opts.Clock = r.clock
 	dial := r.cfg.Dial
 	r.goDo(opDial, gen, func(ctx context.Context) opResult {
-		link, err := dial(ctx, url, opts)
+		link, err := dial(ctx, url, &opts)
 		return opResult{kind: opDial, gen: gen, link: link, err: err}
 	})
 	return nil
@@ -938,7 +931,7 @@ func (r *Room) Close() {
 
 // Idle reports, without waiting, whether the Room has no goroutine in
 // flight (no request or goodbye): a closed, idle Room needs nothing more.
-func (r *Room) Idle() bool { return r.inFlight.Load() == 0 }
+func (r *Room) Idle() bool { return r.group.Running() == 0 }
 
 // ErrPanic marks an EventError made from a panic in one of the Room's
 // goroutines (a request, a goodbye): recovered, logged with its stack and
@@ -949,11 +942,7 @@ var ErrPanic = errors.New("netroom: internal error (recovered panic)")
 // recovered, logged and queued as a failed result of kind (0: none), so
 // the next Update reports it (and frees a request in flight).
 func (r *Room) spawn(f func(), kind opKind, gen uint64) {
-	r.wg.Add(1)
-	r.inFlight.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer r.inFlight.Add(-1)
+	r.group.Go(func() {
 		defer func() {
 			v := recover()
 			if v == nil {
@@ -966,23 +955,12 @@ func (r *Room) spawn(f func(), kind opKind, gen uint64) {
 			r.mu.Unlock()
 		}()
 		f()
-	}()
+	})
 }
 
 // Wait waits up to d for the Room's goroutines (a goodbye in flight) to
 // end, and reports whether they did.
-func (r *Room) Wait(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (r *Room) Wait(d time.Duration) bool { return r.group.Wait(d) }
 
 // goDo runs f, the request kind of attempt gen, in a goroutine and
 // queues its result for Update.
