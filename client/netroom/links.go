@@ -164,23 +164,6 @@ func (r *Room) tickDirect() {
 	}
 }
 
-// routeDirect hands the states received over direct links to their Remotes.
-func (r *Room) routeDirect() int {
-	if r.mesh == nil {
-		return 0
-	}
-	r.dstates = r.mesh.Poll(r.dstates[:0])
-	n := 0
-	for i := range r.dstates {
-		ds := &r.dstates[i]
-		if r.AddDirect(&ds.State, ds.Local, ds.Arrival) {
-			r.stats.DirectRouted++
-			n++
-		}
-	}
-	return n
-}
-
 // sendDirect sends our state on every direct link.
 func (r *Room) sendDirect(s *wire.State) {
 	if r.mesh == nil {

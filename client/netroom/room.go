@@ -139,16 +139,16 @@ type Room struct {
 	room    protocol.RoomState
 	players []protocol.PlayerState // room.Players, owned
 	spawned [MaxSlots]bool
-	remotes [MaxSlots]*Remote
-	local   *Local   // the entity that sends, see ClaimLocal
-	ents    entities // other entities (entities.go)
+	remotes map[Key]*Remote // by (slot, entity), entity 0 included; see route
+	local   *Local          // the entity that sends, see ClaimLocal
+	ents    entities        // other entities (entities.go)
 	direct  directWatch
 	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
 	// Buffers of the direct links, reused.
 	peerSlots []int
 	signals   []protocol.Signal
-	dstates   []direct.State
+	dstates   []direct.State // Route's buffer
 	frame     []byte
 	pending   []Event // queued events, delivered by the next Update
 	out       []Event // Update's result, reused
@@ -487,19 +487,10 @@ func (r *Room) SendState(s *wire.State) error {
 	return nil
 }
 
-// Bind makes rem the Remote that receives slot's states. Another Remote
-// bound there already is an error (ErrTaken, also queued as EventError):
-// Unbind it first.
-func (r *Room) Bind(slot int, rem *Remote) error {
-	if slot < 0 || slot >= MaxSlots {
-		return fmt.Errorf("bind %d: %w", slot, ErrSlot)
-	}
-	if cur := r.remotes[slot]; cur != nil && cur != rem {
-		return r.fail(fmt.Errorf("player %d: %w", slot, ErrTaken))
-	}
-	r.remotes[slot] = rem
-	return nil
-}
+// Bind makes rem the Remote that receives slot's states (its entity 0:
+// BindEntity(KeyOf(slot, 0), rem)). Another Remote bound there already is
+// an error (ErrTaken, also queued as EventError): Unbind it first.
+func (r *Room) Bind(slot int, rem *Remote) error { return r.BindEntity(KeyOf(slot, 0), rem) }
 
 // ClaimLocal makes l the local player's entity, the one whose states are
 // sent. Another Local holding the claim is an error (ErrTaken, also
@@ -520,53 +511,45 @@ func (r *Room) ReleaseLocal(l *Local) {
 }
 
 // Unbind removes rem from slot, if it is the one bound there.
-func (r *Room) Unbind(slot int, rem *Remote) {
-	if slot >= 0 && slot < MaxSlots && r.remotes[slot] == rem {
-		r.remotes[slot] = nil
-	}
-}
+func (r *Room) Unbind(slot int, rem *Remote) { r.UnbindEntity(KeyOf(slot, 0), rem) }
 
 // Bound returns the Remote bound to slot, or nil.
-func (r *Room) Bound(slot int) *Remote {
-	if slot < 0 || slot >= MaxSlots {
-		return nil
-	}
-	return r.remotes[slot]
-}
+func (r *Room) Bound(slot int) *Remote { return r.BoundEntity(KeyOf(slot, 0)) }
 
-// Route hands every state received since the last call to the Remote bound
-// to its sender's slot, and returns how many it routed. Call it before
-// drawing; calling it from every NetPredictor is fine (the first call of a
-// frame takes the states, the rest find few or none). It does not allocate
-// once its buffer has grown to a frame's worth of states.
+// ProcessPriority is the NetRoom node's process priority: lower than any
+// node's default (0), so its _process, which routes the frame's states
+// (Route), runs before every NetPredictor draws, wherever the NetRoom
+// sits in the tree. A scene may change it; a NetPredictor processed
+// before the NetRoom draws a frame late.
+const ProcessPriority = -1000
+
+// Route hands every state received since the last call, by the server
+// or a direct link, to the Remote bound to its key (route), and returns
+// how many it routed. Call it once per frame before the entities draw:
+// the NetRoom node does, from its _process, which runs before every
+// NetPredictor's (ProcessPriority). It does not allocate once its buffers
+// have grown to a frame's worth of states.
 func (r *Room) Route() int {
-	if r.link == nil {
-		return 0
-	}
-	r.states = r.link.PollStates(r.states[:0])
 	n := 0
-	for i := range r.states {
-		rs := &r.states[i]
-		if rs.State.Entity != 0 {
-			if r.routeEntity(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
+	if r.link != nil {
+		r.states = r.link.PollStates(r.states[:0])
+		for i := range r.states {
+			rs := &r.states[i]
+			if r.route(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
 				n++
 			}
-			continue
-		}
-		slot := int(rs.State.Slot)
-		rem := r.remotes[slot]
-		if rem == nil || slot == r.slot {
-			r.stats.Unrouted++
-			continue
-		}
-		if rem.Add(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
-			r.stats.Routed++
-			n++
-		} else {
-			r.stats.Refused++
 		}
 	}
-	return n + r.routeDirect()
+	if r.mesh != nil {
+		r.dstates = r.mesh.Poll(r.dstates[:0])
+		for i := range r.dstates {
+			ds := &r.dstates[i]
+			if r.AddDirect(&ds.State, ds.Local, ds.Arrival) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // AddDirect hands a state that came over a direct link from its sender
@@ -574,13 +557,14 @@ func (r *Room) Route() int {
 // and keeps the link's liveness: the first arrival reports the link up to
 // the server, and DirectSilence without one reports it down. Route calls
 // it for the states of the Room's own direct links (Config.NewDirect); a
-// custom transport may call it too.
+// custom transport may call it too. What passes the direct path's own
+// checks takes the one routing path (route).
 func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	slot := int(s.Slot)
 	if slot == r.slot || !r.inRoom || slot < 0 || slot >= MaxSlots {
 		return false
 	}
-	if s.Entity != 0 && wire.Shared(s.Entity) {
+	if wire.Shared(s.Entity) {
 		return false // shared objects come by the server alone
 	}
 	// Direct states skip the server's motion checks: the same checks run
@@ -600,21 +584,29 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	if r.direct.arrived(slot, arrival) && r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 	}
-	if s.Entity != 0 {
-		return r.routeEntity(predict.PathDirect, s, local, arrival)
-	}
-	rem := r.remotes[slot]
-	if rem == nil {
+	return r.route(predict.PathDirect, s, local, arrival)
+}
+
+// route is the one routing path of a received state, whichever way it
+// came: the Remote bound to its key (KeyOf(slot, entity), entity 0, a
+// player's own, included) takes it, and the outcome is counted once
+// (Routed, and DirectRouted for the direct path; Unrouted: nothing bound,
+// or our own echoed; Refused: the Remote's predictor refused it).
+func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
+	rem := r.remotes[KeyOf(int(s.Slot), int(s.Entity))]
+	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side
 		r.stats.Unrouted++
 		return false
 	}
-	ok := rem.Add(predict.PathDirect, s, local, arrival)
-	if ok {
-		r.stats.Routed++
-	} else {
+	if !rem.Add(path, s, local, arrival) {
 		r.stats.Refused++
+		return false
 	}
-	return ok
+	r.stats.Routed++
+	if path == predict.PathDirect {
+		r.stats.DirectRouted++
+	}
+	return true
 }
 
 // Update applies what happened since the last call (finished requests,
