@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/nearzero/nearzero/client/core"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -35,11 +36,6 @@ var (
 	ErrBusy = errors.New("client: another request is in flight")
 )
 
-// monotonic is the default Clock.
-type monotonic struct{ start time.Time }
-
-func (m monotonic) Now() time.Duration { return time.Since(m.start) }
-
 // Client is a connection to a room server: the sockets and goroutines
 // around client/core's Server, which holds the logic (clock sync, stamp
 // mapping, the outgoing queue and its batching). All methods are safe for
@@ -53,7 +49,7 @@ func (m monotonic) Now() time.Duration { return time.Since(m.start) }
 type Client struct {
 	home  string  // read-only: the URL given to Dial (a load balancer, or any node)
 	opts  Options // read-only after Dial
-	clock Clock
+	clock realtime.Clock
 	log   *slog.Logger
 
 	closedCh  chan struct{}   // closed by Close
@@ -125,15 +121,12 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	c := &Client{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
 		token: o.Token, name: o.Name, slot: -1,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
 		rng:    rand.New(rand.NewPCG(o.Seed, 1)),
 		notify: make(chan struct{}, 1)}
-	if c.clock == nil {
-		c.clock = monotonic{start: time.Now()}
-	}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))

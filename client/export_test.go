@@ -12,7 +12,7 @@ func syncWithSlew(rate float64) clock.SyncConfig { return clock.SyncConfig{SlewR
 // writer's step (nextWrites) and returns the bytes it would hand to the
 // socket; stop ends the lag simulator's goroutines.
 func Offline(opts *Options, code string, slot int) (c *Client, write func() []byte, stop func(), err error) {
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	c = &Client{opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}), code: code, slot: slot,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue), notify: make(chan struct{}, 1)}
 	if c.core, err = core.NewServer(&o.Sync, o.SendQueue, o.SendLead); err != nil {

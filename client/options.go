@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client/core"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 )
@@ -22,17 +23,14 @@ const (
 	DefaultEventQueue     = 1024
 	DefaultStateQueue     = 1024
 	DefaultSendQueue      = 64
-	DefaultCloseTimeout   = 3 * time.Second
+	// DefaultCloseTimeout is Options.CloseTimeout's default: a goodbye
+	// on a live link takes one round trip, so 2 s only runs out on a dead
+	// one, and it fits inside the 2 s the Godot extension gives every
+	// goodbye in flight when the game quits (longer would be cut there).
+	DefaultCloseTimeout = 2 * time.Second
 	// DefaultSendLead is Options.SendLead's default (client/core's).
 	DefaultSendLead = core.DefaultSendLead
 )
-
-// Clock is the local clock: time since an arbitrary origin, never going
-// back. The Godot extension passes the engine's clock so that the local
-// sample times of received states are in the same time base as its frames.
-type Clock interface {
-	Now() time.Duration
-}
 
 // Options configure a Client. A nil *Options means every default; the zero
 // value of each field means its default.
@@ -45,8 +43,9 @@ type Options struct {
 	Name string
 	// ClientName names the client build in the server's logs.
 	ClientName string
-	// Clock is the local clock. Default: monotonic time since Dial.
-	Clock Clock
+	// Clock is the local clock every time is on. Default: a
+	// realtime.Wall started when the defaults are applied (at Dial).
+	Clock realtime.Clock
 	// Log receives the client's logs. Default: discarded.
 	Log *slog.Logger
 	// HTTPClient dials the WebSocket. Default http.DefaultClient.
@@ -58,7 +57,7 @@ type Options struct {
 	// RequestTimeout bounds Create and Join waiting for the answer, on top
 	// of their context. Default 10 s.
 	RequestTimeout time.Duration
-	// CloseTimeout bounds Close waiting for the goodbye. Default 3 s.
+	// CloseTimeout bounds Close waiting for the goodbye. Default 2 s.
 	CloseTimeout time.Duration
 
 	// NoReconnect turns automatic reconnection off. Default false:
@@ -112,7 +111,10 @@ type LagConfig = lagsim.Config
 // ErrInvalidOptions indicates an Options field out of range.
 var ErrInvalidOptions = errors.New("client: invalid options")
 
-func (o *Options) withDefaults() Options {
+// WithDefaults returns a copy of o (nil: the zero Options) with every
+// zero field set to its default. Dial applies it; client/netroom applies
+// it to its Config's Options, so both use this one set of defaults.
+func (o *Options) WithDefaults() Options {
 	var d Options
 	if o != nil {
 		d = *o
@@ -140,6 +142,9 @@ func (o *Options) withDefaults() Options {
 	if d.SendLead == 0 {
 		d.SendLead = DefaultSendLead
 	}
+	if d.Clock == nil {
+		d.Clock = realtime.NewWall()
+	}
 	if d.HTTPClient == nil {
 		d.HTTPClient = http.DefaultClient
 	}
@@ -152,7 +157,7 @@ func (o *Options) withDefaults() Options {
 // Validate reports the first field out of range, naming both values of a
 // contradiction; defaults are applied first.
 func (o *Options) Validate() error {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
 	}

@@ -81,7 +81,7 @@ func newSendPath(tb testing.TB) *sendPath {
 	require.NoError(tb, err)
 	tb.Cleanup(stop)
 	g.write = write
-	room, err := netroom.New(netroom.Config{Server: "127.0.0.1:1", Clock: g.clk,
+	room, err := netroom.New(netroom.Config{Server: "127.0.0.1:1", Options: client.Options{Clock: g.clk},
 		Dial: func(context.Context, string, *client.Options) (netroom.Link, error) {
 			return &seated{Client: c}, nil
 		},

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -167,6 +168,9 @@ func TestGlueChild(t *testing.T) {
 	assert.True(t, contains(since(0), "process_mode"), "%v", since(0))
 	assert.True(t, slices.ContainsFunc(since(0), func(r string) bool { return strings.HasSuffix(r, " 3") }),
 		"PROCESS_MODE_ALWAYS by default")
+	assert.True(t, slices.ContainsFunc(since(0), func(r string) bool {
+		return strings.HasPrefix(r, "process_priority ") && strings.HasSuffix(r, " "+strconv.Itoa(netroom.ProcessPriority))
+	}), "routes before the NetPredictors draw: %v", since(0))
 	r, ok := fakeengine.Call("NetRoom", "get_version", roomObj)
 	require.True(t, ok)
 	assert.Equal(t, version.Version, r.String)

@@ -49,6 +49,7 @@ import (
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/version"
 )
 
@@ -83,7 +84,7 @@ var (
 	globalMu sync.Mutex
 
 	// procClock is the local clock of every Room and NetPredictor.
-	procClock = netroom.NewWallClock()
+	procClock = realtime.NewWall()
 	// physClock stamps physics frames; every NetPredictor and
 	// NetRoom.physics_server_time share it.
 	physClock netroom.FrameClock

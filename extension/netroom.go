@@ -226,10 +226,13 @@ func (n *NetRoom) Init() {
 	// Keep the connection served while the game is paused, like Godot's
 	// own multiplayer (the inspector shows it; a scene may change it).
 	n.SetProcessMode(godot.ProcessModeAlways)
-	m, err := netroom.New(netroom.Config{Clock: procClock, Log: logger(), Dial: dialer})
+	// Route the frame's states before any NetPredictor draws, wherever
+	// the node sits in the tree (NetPredictor.Frame routes nothing).
+	n.SetProcessPriority(netroom.ProcessPriority)
+	m, err := netroom.New(netroom.Config{Options: client.Options{Clock: procClock, Log: logger()}, Dial: dialer})
 	if err != nil {
 		godot.PrintErrorf("NetRoom: %v", err)
-		m, _ = netroom.New(netroom.Config{Clock: procClock})
+		m, _ = netroom.New(netroom.Config{Options: client.Options{Clock: procClock}})
 	}
 	n.model = m
 	globalMu.Lock()

@@ -35,7 +35,7 @@ var notMembers = []string{
 	// Godot and GDScript
 	"_physics_process", "_process", "_ready", "_enter_tree", "_exit_tree", "move_and_slide", "get_vector",
 	"queue_free", "create_client", "create_server", "global_position", "global_transform", "physics_ticks_per_second",
-	"process_thread_group", "process_mode", "time_scale", "physics_interpolation", "reset_physics_interpolation",
+	"process_thread_group", "process_mode", "process_priority", "time_scale", "physics_interpolation", "reset_physics_interpolation",
 	"get_tree", "change_scene_to_file", "add_child", "get_node", "multiplayer_peer", "freeze_mode",
 	"linear_velocity", "push_error", "push_warning", "print_rich", "ui_left", "ui_right", "ui_up", "ui_down",
 	"compatibility_minimum", "entry_symbol", "extension_list", "extension_api", "main_scene", "get_image",

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -207,12 +208,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// sharedClock is one monotonic clock for every bot, so send and arrival
-// times compare directly.
-type sharedClock struct{ start time.Time }
-
-func (s sharedClock) Now() time.Duration { return time.Since(s.start) }
-
 // sendTimes remembers when each sender handed each sequence number over.
 type sendTimes struct{ at []atomic.Int64 } // [room][slot][seq%seqWindow]
 
@@ -247,7 +242,7 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 		metricsURLs[i] = strings.Replace(strings.Replace(u, "ws://", "http://", 1), "/ws", "/metrics", 1)
 	}
 	wsURL := strings.Join(urls, ",")
-	clk := sharedClock{start: time.Now()}
+	clk := realtime.NewWall() // one clock for every bot: send and arrival times compare directly
 	times := &sendTimes{at: make([]atomic.Int64, c.rooms*c.players*seqWindow)}
 	e := &errs{m: map[string]int{}}
 
@@ -360,7 +355,7 @@ loop:
 type botRoom struct {
 	idx   int
 	cfg   *config
-	clk   sharedClock
+	clk   *realtime.Wall
 	times *sendTimes
 	errs  *errs
 

@@ -160,6 +160,13 @@ const (
 // ProcessModeAlways keeps it running while the tree is paused.
 func (n Node) SetProcessMode(mode int64) { mbNodeSetProcessMode.words(n.ptr, uint64(mode), 0, 0) }
 
+// SetProcessPriority sets n's place in the frame's _process calls
+// (Node.process_priority): lower runs first; nodes of equal priority run
+// in tree order.
+func (n Node) SetProcessPriority(priority int64) {
+	mbNodeSetProcessPrio.words(n.ptr, uint64(priority), 0, 0)
+}
+
 // Node.PhysicsInterpolationMode values (SetPhysicsInterpolationMode).
 const (
 	PhysicsInterpolationInherit = 0

@@ -43,6 +43,7 @@ var (
 	mbNodeSetPhysicsProcess = engineMethod("Node", "set_physics_process", 2586408642)
 	mbNodeGetName           = engineMethod("Node", "get_name", 2002593661)
 	mbNodeSetProcessMode    = engineMethod("Node", "set_process_mode", 1841290486)
+	mbNodeSetProcessPrio    = engineMethod("Node", "set_process_priority", 1286410249)
 
 	mbNodeSetPhysicsInterpolationMode = engineMethod("Node", "set_physics_interpolation_mode", 3202404928)
 	mbNodeResetPhysicsInterpolation   = engineMethod("Node", "reset_physics_interpolation", 3218959716)

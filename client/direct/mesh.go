@@ -13,6 +13,7 @@ import (
 	"github.com/pion/webrtc/v4"
 
 	"github.com/nearzero/nearzero/client/core"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
@@ -94,7 +95,7 @@ type Mesh struct {
 	rtc    webrtc.Configuration
 	life   context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	group  realtime.Group // the goroutines Wait waits for
 
 	mu      sync.Mutex
 	self    int
@@ -135,7 +136,7 @@ func New(cfg Config) (*Mesh, error) {
 		m.rtc.ICETransportPolicy = webrtc.ICETransportPolicyRelay
 	}
 	m.life, m.cancel = context.WithCancel(context.Background())
-	lag, err := newLagRunner(cfg.Lag, cfg.Seed, m.sendNow, m.receive, m.cfg.Now)
+	lag, err := newLagRunner(cfg.Lag, cfg.Seed, m.sendNow, m.receive, cfg.Log)
 	if err != nil {
 		return nil, fmt.Errorf("direct.New: %w", err)
 	}
@@ -641,28 +642,15 @@ func (m *Mesh) Close() {
 
 // Wait waits up to d for the Mesh's goroutines to end after Close, and
 // reports whether they did.
-func (m *Mesh) Wait(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { m.wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (m *Mesh) Wait(d time.Duration) bool { return m.group.Wait(d) }
 
 // goSafe runs f in a goroutine counted by Wait; a panic in it is
 // recovered, logged, and drops slot.
 func (m *Mesh) goSafe(slot int, what string, f func()) {
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
+	m.group.Go(func() {
 		defer m.recoverIn(slot, what)
 		f()
-	}()
+	})
 }
 
 // recoverIn recovers a panic in our code called from pion (or our

@@ -28,7 +28,7 @@ type frameRig struct {
 func newFrameRig(tb testing.TB, n int) *frameRig {
 	tb.Helper()
 	link := &fakeLink{}
-	r, err := New(Config{Server: "x:1", Clock: &fakeClock{}})
+	r, err := New(Config{Server: "x:1", Options: client.Options{Clock: &fakeClock{}}})
 	require.NoError(tb, err)
 	// Seat the room by hand: no goroutines needed for the frame path.
 	r.link, r.status, r.inRoom, r.slot, r.synced = link, StatusConnected, true, 0, true

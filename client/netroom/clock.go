@@ -6,23 +6,6 @@ import (
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// Clock is the local clock: time since an arbitrary origin, never going
-// back. It is read from goroutines too (the network client stamps arrivals
-// with it), so it must not call the engine.
-type Clock interface {
-	Now() time.Duration
-}
-
-// WallClock is the monotonic wall clock since its creation. Safe for
-// concurrent use.
-type WallClock struct{ origin time.Time }
-
-// NewWallClock returns a clock that reads zero now.
-func NewWallClock() *WallClock { return &WallClock{origin: time.Now()} }
-
-// Now returns the time since the clock was made.
-func (c *WallClock) Now() time.Duration { return time.Since(c.origin) }
-
 // Defaults of StepClock.
 const (
 	// DefaultMaxStepLag is StepClock's default MaxLag.

@@ -110,14 +110,6 @@ func TestStepClockJitter(t *testing.T) {
 	assert.Less(t, lagSum/n, 1500*time.Microsecond, "seed %d: step times hug the schedule (mean jitter 2 ms)", seed)
 }
 
-func TestWallClock(t *testing.T) {
-	c := NewWallClock()
-	a := c.Now()
-	b := c.Now()
-	assert.GreaterOrEqual(t, b, a, "monotonic")
-	assert.GreaterOrEqual(t, a, time.Duration(0))
-}
-
 func TestFrameClock(t *testing.T) {
 	const step = time.Second / 60
 	var c FrameClock

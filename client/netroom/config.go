@@ -10,18 +10,12 @@ import (
 
 	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
-	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/predict"
 )
 
-// Defaults of Config.
+// Defaults of Config beyond client.Options' own (the time-outs, queues
+// and the rest are client's: one set of defaults).
 const (
-	// DefaultConnectTimeout bounds one connection attempt.
-	DefaultConnectTimeout = 5 * time.Second
-	// DefaultRequestTimeout bounds create, join and leave.
-	DefaultRequestTimeout = 10 * time.Second
-	// DefaultCloseTimeout bounds the goodbye at Close.
-	DefaultCloseTimeout = 2 * time.Second
 	// DefaultDirectSilence is how long a direct link may stay silent before
 	// it is reported down: at 60 states a second, 15 missed states. The
 	// bench found that waiting longer (500 ms) tripled the worst error of a
@@ -42,40 +36,27 @@ var (
 // default; only Server has none (connecting without it fails with
 // ErrNoServer).
 type Config struct {
+	// Options are the network client's settings, handed to Dial as they
+	// are (with Clock set to the Room's): Token and Name (the identity;
+	// the setters change them), ClientName (default DefaultClientName
+	// here), Clock (default a realtime.Wall started by New: every time of
+	// the Room is on it), Log, the time-outs (DialTimeout bounds one
+	// connection attempt, RequestTimeout create, join and leave,
+	// CloseTimeout the goodbye at Close and Disconnect and the direct
+	// links' closing), reconnection, queues, Sync, Seed, and Lag: the lag
+	// simulator under the server link and, unless DirectLagApart, under
+	// the direct links too (a game tested at "50 ms" gets 50 ms whichever
+	// path its states take). Zero fields are client's defaults.
+	client.Options
 	// Server is the room server: "ws://host:port/ws", "wss://...", an
 	// http(s) URL, or just "host:port" (ws://, path /ws). See ServerURL.
 	Server string
-	// Name is the display name sent when connecting; empty keeps the one
-	// the server stored for this identity (or a generated one).
-	Name string
-	// Token is the identity token of an earlier session (Room.Token);
-	// empty asks the server for a new anonymous identity.
-	Token string
-	// ClientName names the client build in the server's logs. Default
-	// "nearzero-godot".
-	ClientName string
-	// Lag is the lag simulator under the server link and, unless
-	// DirectLagApart, under the direct links too: a game tested at "50 ms"
-	// gets 50 ms whichever path its states take. The zero value is off.
-	Lag client.LagConfig
 	// DirectLagApart gives the direct links their own lag simulator
 	// setting, Direct.Lag, in place of Lag. Default false.
 	DirectLagApart bool
-	// Sync tunes the clock synchronisation; zero fields are netcode/clock's
-	// defaults.
-	Sync clock.SyncConfig
-	// Clock is the local clock every time is on. Default: a WallClock
-	// started by New.
-	Clock Clock
 	// Dial connects to the server. Default DialClient (the real client);
 	// tests pass a fake.
 	Dial Dialer
-	// ConnectTimeout bounds one connection attempt. Default 5 s.
-	ConnectTimeout time.Duration
-	// RequestTimeout bounds create, join and leave. Default 10 s.
-	RequestTimeout time.Duration
-	// CloseTimeout bounds the goodbye at Close and Disconnect. Default 2 s.
-	CloseTimeout time.Duration
 	// DirectSilence is how long a direct link may stay silent before the
 	// room reports it down to the server. Default 250 ms.
 	DirectSilence time.Duration
@@ -91,8 +72,6 @@ type Config struct {
 	// NewDirect makes the direct links. Default NewMesh (WebRTC); tests
 	// pass a fake.
 	NewDirect func(direct.Config) (direct.Links, error)
-	// Log receives the room's logs. Default: discarded.
-	Log *slog.Logger
 }
 
 // NewMesh is the default Config.NewDirect: direct.New.
@@ -104,19 +83,16 @@ func NewMesh(cfg direct.Config) (direct.Links, error) {
 	return m, nil
 }
 
-// withDefaults returns a copy of c with zero fields set to their defaults.
+// withDefaults returns a copy of c with zero fields set to their
+// defaults: client's for Options (ClientName and Log excepted), then
+// the Room's own.
 func (c Config) withDefaults() Config {
-	def := func(p *time.Duration, v time.Duration) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	def(&c.ConnectTimeout, DefaultConnectTimeout)
-	def(&c.RequestTimeout, DefaultRequestTimeout)
-	def(&c.CloseTimeout, DefaultCloseTimeout)
-	def(&c.DirectSilence, DefaultDirectSilence)
 	if c.ClientName == "" {
 		c.ClientName = DefaultClientName
+	}
+	c.Options = c.Options.WithDefaults()
+	if c.DirectSilence == 0 {
+		c.DirectSilence = DefaultDirectSilence
 	}
 	if c.Dial == nil {
 		c.Dial = DialClient
@@ -138,20 +114,18 @@ func (c *Config) directLag() client.LagConfig {
 	return c.Lag
 }
 
-// Validate reports the first field out of range, with defaults applied.
-// An empty Server is valid here (a Room may be made before the address is
-// known); connecting without one fails.
+// Validate reports the first field out of range, with defaults applied:
+// Options by client.Options.Validate (the lag simulator's settings by
+// lagsim.Config.Validate, there as for Direct.Lag here), then the Room's
+// own. An empty Server is valid here (a Room may be made before the
+// address is known); connecting without one fails.
 func (c Config) Validate() error {
 	d := c.withDefaults()
-	switch {
-	case d.ConnectTimeout < 0 || d.RequestTimeout < 0 || d.CloseTimeout < 0:
-		return fmt.Errorf("%w: ConnectTimeout %v, RequestTimeout %v and CloseTimeout %v must not be negative",
-			ErrConfig, d.ConnectTimeout, d.RequestTimeout, d.CloseTimeout)
-	case d.DirectSilence < 0:
+	if err := d.Options.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if d.DirectSilence < 0 {
 		return fmt.Errorf("%w: DirectSilence %v must not be negative", ErrConfig, d.DirectSilence)
-	case d.Lag.Latency < 0 || d.Lag.Jitter < 0 || !(d.Lag.Loss >= 0 && d.Lag.Loss <= 1):
-		return fmt.Errorf("%w: Lag latency %v and jitter %v must not be negative, loss %v must be in [0, 1]",
-			ErrConfig, d.Lag.Latency, d.Lag.Jitter, d.Lag.Loss)
 	}
 	if strings.TrimSpace(d.Server) != "" {
 		if _, err := ServerURL(d.Server); err != nil {
@@ -160,9 +134,6 @@ func (c Config) Validate() error {
 	}
 	if err := d.Direct.Lag.Validate(); err != nil {
 		return fmt.Errorf("%w: Direct.Lag: %w", ErrConfig, err)
-	}
-	if err := d.Sync.Validate(); err != nil {
-		return fmt.Errorf("%w: Sync: %w", ErrConfig, err)
 	}
 	return nil
 }

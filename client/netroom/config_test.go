@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/predict"
 )
 
@@ -50,12 +52,19 @@ func TestConfigValidate(t *testing.T) {
 		ok   bool
 	}{
 		{name: "zero is valid", cfg: Config{}, ok: true},
-		{name: "lag on", cfg: Config{Lag: client.LagConfig{Latency: 50 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.02}}, ok: true},
-		{name: "negative timeout", cfg: Config{ConnectTimeout: -1}},
+		{name: "lag on", cfg: Config{Options: client.Options{Lag: client.LagConfig{Latency: 50 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.02}}}, ok: true},
+		{name: "negative timeout", cfg: Config{Options: client.Options{DialTimeout: -1}}},
 		{name: "negative silence", cfg: Config{DirectSilence: -time.Millisecond}},
-		{name: "loss above one", cfg: Config{Lag: client.LagConfig{Loss: 1.5}}},
-		{name: "negative latency", cfg: Config{Lag: client.LagConfig{Latency: -time.Millisecond}}},
+		{name: "loss above one", cfg: Config{Options: client.Options{Lag: client.LagConfig{Loss: 1.5}}}},
+		{name: "negative latency", cfg: Config{Options: client.Options{Lag: client.LagConfig{Latency: -time.Millisecond}}}},
 		{name: "bad server", cfg: Config{Server: "gopher://x"}},
+		// The lag settings are checked by lagsim.Config.Validate, whose
+		// limits a hand-written check here used to miss.
+		{name: "latency over lagsim's limit", cfg: Config{Options: client.Options{Lag: client.LagConfig{Latency: lagsim.MaxLatency + 1}}}},
+		{name: "direct latency over lagsim's limit", cfg: Config{Direct: direct.Config{Lag: lagsim.Config{Jitter: lagsim.MaxJitter + 1}}}},
+		// Every client.Options field is checked, by client's own Validate.
+		{name: "back-off upside down", cfg: Config{Options: client.Options{BackoffMin: time.Second, BackoffMax: time.Millisecond}}},
+		{name: "negative close timeout", cfg: Config{Options: client.Options{CloseTimeout: -1}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -72,6 +81,52 @@ func TestConfigValidate(t *testing.T) {
 	d := Config{}.withDefaults()
 	assert.Equal(t, DefaultDirectSilence, d.DirectSilence)
 	assert.Equal(t, 250*time.Millisecond, d.DirectSilence, "the bench's number")
+}
+
+func TestConfigValidateNamesLagsimsError(t *testing.T) {
+	err := Config{Options: client.Options{Lag: client.LagConfig{Latency: lagsim.MaxLatency + 1}}}.Validate()
+	require.ErrorIs(t, err, ErrConfig)
+	assert.ErrorIs(t, err, client.ErrInvalidOptions, "client.Options.Validate ran")
+	assert.ErrorIs(t, err, lagsim.ErrInvalidConfig, "lagsim.Config.Validate ran")
+}
+
+// TestConfigDefaultsAreTheClients pins one set of defaults: a zero Config
+// gets client's time-outs (the close time-out once disagreed: 3 s there,
+// 2 s here), and only the Room's own fields and ClientName differ.
+func TestConfigDefaultsAreTheClients(t *testing.T) {
+	d := Config{}.withDefaults()
+	want := (&client.Options{ClientName: DefaultClientName}).WithDefaults()
+	assert.Equal(t, client.DefaultCloseTimeout, d.CloseTimeout)
+	assert.Equal(t, 2*time.Second, d.CloseTimeout, "one close time-out")
+	assert.Equal(t, client.DefaultDialTimeout, d.DialTimeout)
+	assert.Equal(t, client.DefaultRequestTimeout, d.RequestTimeout)
+	assert.NotNil(t, d.Clock, "a wall clock")
+	assert.NotNil(t, d.Log)
+	d.Clock, want.Clock, d.Log = nil, nil, nil
+	assert.Equal(t, want, d.Options)
+}
+
+// TestDialGetsEveryOption: the client is dialled with the Config's
+// Options as set, not a hand-made copy of some of them (Seed, ReconnectFor,
+// the queues and SendLead were once left out).
+func TestDialGetsEveryOption(t *testing.T) {
+	opts := client.Options{Name: "Ann", Token: "tok", ClientName: "game 1.2",
+		DialTimeout: time.Second, RequestTimeout: 2 * time.Second, CloseTimeout: 3 * time.Second,
+		NoReconnect: true, ReconnectFor: 4 * time.Second, BackoffMin: time.Millisecond, BackoffMax: time.Second,
+		EventQueue: 5, StateQueue: 6, SendQueue: 7, SendLead: 8 * time.Millisecond, Seed: 9,
+		Lag: client.LagConfig{Latency: 10 * time.Millisecond}}
+	h := newHarness(t, Config{Options: opts})
+	require.NoError(t, h.room.Connect())
+	h.until(has(EventConnected))
+	h.mu.Lock()
+	require.Len(t, h.dials, 1)
+	got := h.dials[0].opts
+	h.mu.Unlock()
+	assert.Same(t, h.clock, got.Clock, "the Room's clock")
+	assert.NotNil(t, got.Log)
+	assert.NotNil(t, got.HTTPClient)
+	got.Clock, got.Log, got.HTTPClient = nil, nil, nil
+	assert.Equal(t, opts, got)
 }
 
 func TestProfiles(t *testing.T) {

@@ -78,7 +78,7 @@ func newLaggedPeer(t *testing.T, addr, name string, dc direct.Config, lag client
 	t.Helper()
 	dc.Tune = loopbackOnly
 	dc.RetryAfter = time.Hour // a killed link stays down for the test
-	r, err := New(Config{Server: addr, Name: name, Sync: quickSync, Direct: dc, Lag: lag})
+	r, err := New(Config{Server: addr, Options: client.Options{Name: name, Sync: quickSync, Lag: lag}, Direct: dc})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Close()

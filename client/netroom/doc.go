@@ -9,7 +9,11 @@
 //	        ready, start, vote...; turns what the server said into Events
 //	        (the nodes' signals), keeps the player list, says which remote
 //	        players need a spawned scene (EventSpawn, EventDespawn) and
-//	        routes each received state to the Remote bound to its slot.
+//	        routes each received state to the Remote bound to its key,
+//	        (slot, entity) with entity 0 a player's own: one path for the
+//	        server's states and the direct links', called once per frame
+//	        (Route, from the NetRoom's _process, which runs before the
+//	        NetPredictors': ProcessPriority).
 //	Remote  the drawing side of one remote entity: a netcode/predict
 //	        Predictor plus the ghost / hidden / snapped changes that become
 //	        signals.
@@ -42,7 +46,8 @@
 // # Threads
 //
 // A Room, its Remotes and Locals belong to one goroutine: the engine's
-// main thread, which calls Update, Route and Frame once per frame. Blocking
+// main thread, which calls Update and Route once per frame (the NetRoom),
+// then Frame for each drawn entity (the NetPredictors). Blocking
 // work (dial, create, join, leave, close) runs in goroutines that never
 // call back: they queue their result, and the next Update applies it. The
 // network client (client) and the direct links (client/direct) likewise
@@ -50,7 +55,8 @@
 //
 // # Time
 //
-// Every time is a time.Duration on one local clock (Config.Clock), the one
+// Every time is a time.Duration on one local clock (Config.Clock, a
+// client/realtime.Clock; default a realtime.Wall), the one
 // the client stamps arrivals with: a Remote's samples, the frame time passed
 // to Frame and a Local's stamps are all on it. The server's clock is reached
 // through Room.ServerTime.

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
-	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -55,7 +53,6 @@ type owner struct {
 // entities is the Room's part for entities other than the players' own.
 // Main thread only.
 type entities struct {
-	remotes map[Key]*Remote
 	locals  map[int]*Local         // our entities by wire id (not 0)
 	spawned map[int]bool           // our spawned ids, live
 	remote  map[Key]protocol.Spawn // spawns announced by others, live
@@ -65,43 +62,40 @@ type entities struct {
 	scratch []Key
 }
 
-// BindEntity makes rem the Remote that receives entity k's states.
-// Another Remote bound there already is an error (ErrTaken).
+// BindEntity makes rem the Remote that receives entity k's states
+// (entity 0 is a player's own). Another Remote bound there already is an
+// error (ErrTaken).
 func (r *Room) BindEntity(k Key, rem *Remote) error {
-	if k.Entity == 0 {
-		return r.Bind(k.Slot, rem)
-	}
-	if k.Entity < 0 || k.Entity > 255 {
+	switch {
+	case k.Entity < 0 || k.Entity > 255:
 		return fmt.Errorf("bind entity %d: %w", k.Entity, ErrEntity)
+	case k.Entity == 0 && (k.Slot < 0 || k.Slot >= MaxSlots):
+		return fmt.Errorf("bind %d: %w", k.Slot, ErrSlot)
 	}
-	if cur := r.ents.remotes[k]; cur != nil && cur != rem {
+	k = KeyOf(k.Slot, k.Entity)
+	if cur := r.remotes[k]; cur != nil && cur != rem {
+		if k.Entity == 0 {
+			return r.fail(fmt.Errorf("player %d: %w", k.Slot, ErrTaken))
+		}
 		return r.fail(fmt.Errorf("entity %v: %w", k, ErrTaken))
 	}
-	if r.ents.remotes == nil {
-		r.ents.remotes = map[Key]*Remote{}
+	if r.remotes == nil {
+		r.remotes = map[Key]*Remote{}
 	}
-	r.ents.remotes[k] = rem
+	r.remotes[k] = rem
 	return nil
 }
 
 // UnbindEntity removes rem from k, if it is the one bound there.
 func (r *Room) UnbindEntity(k Key, rem *Remote) {
-	if k.Entity == 0 {
-		r.Unbind(k.Slot, rem)
-		return
-	}
-	if r.ents.remotes[k] == rem {
-		delete(r.ents.remotes, k)
+	k = KeyOf(k.Slot, k.Entity)
+	if cur, ok := r.remotes[k]; ok && cur == rem {
+		delete(r.remotes, k)
 	}
 }
 
 // BoundEntity returns the Remote bound to k, or nil.
-func (r *Room) BoundEntity(k Key) *Remote {
-	if k.Entity == 0 {
-		return r.Bound(k.Slot)
-	}
-	return r.ents.remotes[k]
-}
+func (r *Room) BoundEntity(k Key) *Remote { return r.remotes[KeyOf(k.Slot, k.Entity)] }
 
 // ClaimLocalEntity makes l the sender of our entity id (0 is the player's
 // own: ClaimLocal). Another Local holding it is an error (ErrTaken).
@@ -355,20 +349,4 @@ func (r *Room) despawnEntitiesOf(slot int) {
 func (r *Room) leaveEntities() {
 	r.despawnEntitiesOf(-1)
 	r.ents.spawned, r.ents.owners, r.ents.claims = nil, nil, nil
-}
-
-// routeEntity hands a state of an entity other than a player's own to
-// its Remote.
-func (r *Room) routeEntity(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
-	rem := r.ents.remotes[KeyOf(int(s.Slot), int(s.Entity))]
-	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side
-		r.stats.Unrouted++
-		return false
-	}
-	if rem.Add(path, s, local, arrival) {
-		r.stats.Routed++
-		return true
-	}
-	r.stats.Refused++
-	return false
 }

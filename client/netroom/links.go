@@ -165,23 +165,6 @@ func (r *Room) tickDirect() {
 	}
 }
 
-// routeDirect hands the states received over direct links to their Remotes.
-func (r *Room) routeDirect() int {
-	if r.mesh == nil {
-		return 0
-	}
-	r.dstates = r.mesh.Poll(r.dstates[:0])
-	n := 0
-	for i := range r.dstates {
-		ds := &r.dstates[i]
-		if r.AddDirect(&ds.State, ds.Local, ds.Arrival) {
-			r.stats.DirectRouted++
-			n++
-		}
-	}
-	return n
-}
-
 // sendDirect sends our state on every direct link: a direct send has no
 // queue, so the state is carried from its sample to now here (the send
 // lead, client/core's Lead) and encoded once into the room's buffer.

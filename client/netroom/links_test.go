@@ -90,7 +90,7 @@ func TestDirectWiring(t *testing.T) {
 	h := newHarness(t, Config{NewDirect: func(c direct.Config) (direct.Links, error) {
 		made, fl = c, &fakeLinks{cfg: c}
 		return fl, nil
-	}, Lag: lagsim.Config{Latency: 20 * time.Millisecond}})
+	}, Options: client.Options{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
 	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))

@@ -497,17 +497,16 @@ func (p *Predictor) Draws() bool {
 	return p.mode == ModeRemote || p.mode == ModeFed || (p.mode == ModeShared && !p.owned)
 }
 
-// Frame is a drawn entity's _process: it applies changed settings, routes
-// what arrived, and returns the pose at now and what changed.
+// Frame is a drawn entity's _process: it applies changed settings and
+// returns the pose at now and what changed. It routes nothing: the Room
+// routed this frame's states already (Room.Route, from the NetRoom's
+// _process, which runs first).
 func (p *Predictor) Frame(now time.Duration) (predict.Pose, Change) {
 	if !p.Draws() {
 		return predict.Pose{}, 0
 	}
 	if p.dirty || p.remote == nil {
 		p.build()
-	}
-	if p.room != nil {
-		p.room.Route()
 	}
 	pose, ch := p.remote.Frame(now)
 	p.states = p.remote.Added()

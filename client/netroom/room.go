@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -123,7 +123,7 @@ type Stats struct {
 // Route before drawing. Its methods never block.
 type Room struct {
 	cfg   Config // main thread; Server, Name and Lag change with the setters
-	clock Clock
+	clock realtime.Clock
 
 	// Main thread only.
 	props   map[Key]map[string]any // synced properties by entity (props.go)
@@ -140,16 +140,16 @@ type Room struct {
 	room    protocol.RoomState
 	players []protocol.PlayerState // room.Players, owned
 	spawned [MaxSlots]bool
-	remotes [MaxSlots]*Remote
-	local   *Local   // the entity that sends, see ClaimLocal
-	ents    entities // other entities (entities.go)
+	remotes map[Key]*Remote // by (slot, entity), entity 0 included; see route
+	local   *Local          // the entity that sends, see ClaimLocal
+	ents    entities        // other entities (entities.go)
 	direct  directWatch
 	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
 	// Buffers of the direct links, reused.
 	peerSlots []int
 	signals   []protocol.Signal
-	dstates   []direct.State
+	dstates   []direct.State // Route's buffer
 	frame     []byte
 	dlead     core.Lead // the send lead of the direct links (client.DefaultSendLead)
 	pending   []Event   // queued events, delivered by the next Update
@@ -160,13 +160,12 @@ type Room struct {
 	isClosed  bool
 
 	// Goroutines hand results over through mu.
-	mu       sync.Mutex
-	results  []opResult
-	spare    []opResult
-	wg       sync.WaitGroup  // goroutines in flight (see spawn)
-	inFlight atomic.Int32    // the same count, readable without waiting
-	life     context.Context // cancelled by Close
-	endLife  context.CancelFunc
+	mu      sync.Mutex
+	results []opResult
+	spare   []opResult
+	group   realtime.Group  // goroutines in flight (see spawn)
+	life    context.Context // cancelled by Close
+	endLife context.CancelFunc
 }
 
 // New returns a disconnected Room. Nothing runs until Connect, Create or Join.
@@ -175,17 +174,14 @@ func New(cfg Config) (*Room, error) {
 		return nil, fmt.Errorf("netroom.New: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1, dlead: core.Lead{Max: client.DefaultSendLead}}
-	if r.clock == nil {
-		r.clock = NewWallClock()
-	}
+	r := &Room{cfg: cfg, clock: cfg.Clock, slot: -1, dlead: core.Lead{Max: cfg.SendLead}} // withDefaults started a wall clock if none
 	r.room.Host = -1
 	r.life, r.endLife = context.WithCancel(context.Background())
 	return r, nil
 }
 
 // Clock returns the local clock every time of the Room is on.
-func (r *Room) Clock() Clock { return r.clock }
+func (r *Room) Clock() realtime.Clock { return r.clock }
 
 // Now reads the local clock.
 func (r *Room) Now() time.Duration { return r.clock.Now() }
@@ -337,14 +333,11 @@ func (r *Room) Connect() error {
 	r.gen++
 	gen := r.gen
 	r.status = StatusConnecting
-	opts := &client.Options{
-		Token: r.cfg.Token, Name: r.cfg.Name, ClientName: r.cfg.ClientName, Clock: r.clock,
-		Log: r.cfg.Log, DialTimeout: r.cfg.ConnectTimeout, RequestTimeout: r.cfg.RequestTimeout,
-		CloseTimeout: r.cfg.CloseTimeout, Sync: r.cfg.Sync, Lag: r.cfg.Lag,
-	}
+	opts := r.cfg.Options // the setters keep Token, Name and Lag current
+	opts.Clock = r.clock
 	dial := r.cfg.Dial
 	r.goDo(opDial, gen, func(ctx context.Context) opResult {
-		link, err := dial(ctx, url, opts)
+		link, err := dial(ctx, url, &opts)
 		return opResult{kind: opDial, gen: gen, link: link, err: err}
 	})
 	return nil
@@ -496,19 +489,10 @@ func (r *Room) SendState(s *wire.State) error {
 	return nil
 }
 
-// Bind makes rem the Remote that receives slot's states. Another Remote
-// bound there already is an error (ErrTaken, also queued as EventError):
-// Unbind it first.
-func (r *Room) Bind(slot int, rem *Remote) error {
-	if slot < 0 || slot >= MaxSlots {
-		return fmt.Errorf("bind %d: %w", slot, ErrSlot)
-	}
-	if cur := r.remotes[slot]; cur != nil && cur != rem {
-		return r.fail(fmt.Errorf("player %d: %w", slot, ErrTaken))
-	}
-	r.remotes[slot] = rem
-	return nil
-}
+// Bind makes rem the Remote that receives slot's states (its entity 0:
+// BindEntity(KeyOf(slot, 0), rem)). Another Remote bound there already is
+// an error (ErrTaken, also queued as EventError): Unbind it first.
+func (r *Room) Bind(slot int, rem *Remote) error { return r.BindEntity(KeyOf(slot, 0), rem) }
 
 // ClaimLocal makes l the local player's entity, the one whose states are
 // sent. Another Local holding the claim is an error (ErrTaken, also
@@ -529,53 +513,45 @@ func (r *Room) ReleaseLocal(l *Local) {
 }
 
 // Unbind removes rem from slot, if it is the one bound there.
-func (r *Room) Unbind(slot int, rem *Remote) {
-	if slot >= 0 && slot < MaxSlots && r.remotes[slot] == rem {
-		r.remotes[slot] = nil
-	}
-}
+func (r *Room) Unbind(slot int, rem *Remote) { r.UnbindEntity(KeyOf(slot, 0), rem) }
 
 // Bound returns the Remote bound to slot, or nil.
-func (r *Room) Bound(slot int) *Remote {
-	if slot < 0 || slot >= MaxSlots {
-		return nil
-	}
-	return r.remotes[slot]
-}
+func (r *Room) Bound(slot int) *Remote { return r.BoundEntity(KeyOf(slot, 0)) }
 
-// Route hands every state received since the last call to the Remote bound
-// to its sender's slot, and returns how many it routed. Call it before
-// drawing; calling it from every NetPredictor is fine (the first call of a
-// frame takes the states, the rest find few or none). It does not allocate
-// once its buffer has grown to a frame's worth of states.
+// ProcessPriority is the NetRoom node's process priority: lower than any
+// node's default (0), so its _process, which routes the frame's states
+// (Route), runs before every NetPredictor draws, wherever the NetRoom
+// sits in the tree. A scene may change it; a NetPredictor processed
+// before the NetRoom draws a frame late.
+const ProcessPriority = -1000
+
+// Route hands every state received since the last call, by the server
+// or a direct link, to the Remote bound to its key (route), and returns
+// how many it routed. Call it once per frame before the entities draw:
+// the NetRoom node does, from its _process, which runs before every
+// NetPredictor's (ProcessPriority). It does not allocate once its buffers
+// have grown to a frame's worth of states.
 func (r *Room) Route() int {
-	if r.link == nil {
-		return 0
-	}
-	r.states = r.link.PollStates(r.states[:0])
 	n := 0
-	for i := range r.states {
-		rs := &r.states[i]
-		if rs.State.Entity != 0 {
-			if r.routeEntity(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
+	if r.link != nil {
+		r.states = r.link.PollStates(r.states[:0])
+		for i := range r.states {
+			rs := &r.states[i]
+			if r.route(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
 				n++
 			}
-			continue
-		}
-		slot := int(rs.State.Slot)
-		rem := r.remotes[slot]
-		if rem == nil || slot == r.slot {
-			r.stats.Unrouted++
-			continue
-		}
-		if rem.Add(predict.PathServer, &rs.State, rs.Local, rs.Arrival) {
-			r.stats.Routed++
-			n++
-		} else {
-			r.stats.Refused++
 		}
 	}
-	return n + r.routeDirect()
+	if r.mesh != nil {
+		r.dstates = r.mesh.Poll(r.dstates[:0])
+		for i := range r.dstates {
+			ds := &r.dstates[i]
+			if r.AddDirect(&ds.State, ds.Local, ds.Arrival) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // AddDirect hands a state that came over a direct link from its sender
@@ -583,13 +559,14 @@ func (r *Room) Route() int {
 // and keeps the link's liveness: the first arrival reports the link up to
 // the server, and DirectSilence without one reports it down. Route calls
 // it for the states of the Room's own direct links (Config.NewDirect); a
-// custom transport may call it too.
+// custom transport may call it too. What passes the direct path's own
+// checks takes the one routing path (route).
 func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	slot := int(s.Slot)
 	if slot == r.slot || !r.inRoom || slot < 0 || slot >= MaxSlots {
 		return false
 	}
-	if s.Entity != 0 && wire.Shared(s.Entity) {
+	if wire.Shared(s.Entity) {
 		return false // shared objects come by the server alone
 	}
 	// Direct states skip the server's motion checks: the same checks run
@@ -609,21 +586,29 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 	if r.direct.Arrived(slot, arrival) && r.link != nil {
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
 	}
-	if s.Entity != 0 {
-		return r.routeEntity(predict.PathDirect, s, local, arrival)
-	}
-	rem := r.remotes[slot]
-	if rem == nil {
+	return r.route(predict.PathDirect, s, local, arrival)
+}
+
+// route is the one routing path of a received state, whichever way it
+// came: the Remote bound to its key (KeyOf(slot, entity), entity 0, a
+// player's own, included) takes it, and the outcome is counted once
+// (Routed, and DirectRouted for the direct path; Unrouted: nothing bound,
+// or our own echoed; Refused: the Remote's predictor refused it).
+func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
+	rem := r.remotes[KeyOf(int(s.Slot), int(s.Entity))]
+	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side
 		r.stats.Unrouted++
 		return false
 	}
-	ok := rem.Add(predict.PathDirect, s, local, arrival)
-	if ok {
-		r.stats.Routed++
-	} else {
+	if !rem.Add(path, s, local, arrival) {
 		r.stats.Refused++
+		return false
 	}
-	return ok
+	r.stats.Routed++
+	if path == predict.PathDirect {
+		r.stats.DirectRouted++
+	}
+	return true
 }
 
 // Update applies what happened since the last call (finished requests,
@@ -940,7 +925,7 @@ func (r *Room) Close() {
 
 // Idle reports, without waiting, whether the Room has no goroutine in
 // flight (no request or goodbye): a closed, idle Room needs nothing more.
-func (r *Room) Idle() bool { return r.inFlight.Load() == 0 }
+func (r *Room) Idle() bool { return r.group.Running() == 0 }
 
 // ErrPanic marks an EventError made from a panic in one of the Room's
 // goroutines (a request, a goodbye): recovered, logged with its stack and
@@ -951,11 +936,7 @@ var ErrPanic = errors.New("netroom: internal error (recovered panic)")
 // recovered, logged and queued as a failed result of kind (0: none), so
 // the next Update reports it (and frees a request in flight).
 func (r *Room) spawn(f func(), kind opKind, gen uint64) {
-	r.wg.Add(1)
-	r.inFlight.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer r.inFlight.Add(-1)
+	r.group.Go(func() {
 		defer func() {
 			v := recover()
 			if v == nil {
@@ -968,23 +949,12 @@ func (r *Room) spawn(f func(), kind opKind, gen uint64) {
 			r.mu.Unlock()
 		}()
 		f()
-	}()
+	})
 }
 
 // Wait waits up to d for the Room's goroutines (a goodbye in flight) to
 // end, and reports whether they did.
-func (r *Room) Wait(d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { r.wg.Wait(); close(done) }()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
-}
+func (r *Room) Wait(d time.Duration) bool { return r.group.Wait(d) }
 
 // goDo runs f, the request kind of attempt gen, in a goroutine and
 // queues its result for Update.

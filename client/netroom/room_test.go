@@ -34,8 +34,8 @@ func slotsOf(evs []Event, k EventKind) []int {
 }
 
 func TestCreateConnectsThenCreates(t *testing.T) {
-	h := newHarness(t, Config{Server: "example.org:9000", Name: "Ann", Token: "old",
-		Lag: client.LagConfig{Latency: 40 * time.Millisecond}})
+	h := newHarness(t, Config{Server: "example.org:9000", Options: client.Options{Name: "Ann", Token: "old",
+		Lag: client.LagConfig{Latency: 40 * time.Millisecond}}})
 	require.NoError(t, h.room.Create())
 	assert.Equal(t, StatusConnecting, h.room.Status())
 	evs := h.until(has(EventConnected))

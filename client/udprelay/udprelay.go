@@ -16,10 +16,12 @@
 //
 // # Goroutines
 //
-// Three per Relay: one reads the client side, one the server side, one
-// sends what falls due. Close stops them and returns when they have
-// ended. A panic in one is recovered and logged; the datagram at hand is
-// lost, the relay goes on.
+// Three per Relay: one reads the client side, one the server side, and
+// the lag runner (client/realtime.Lag, the one the game client's links
+// use) sends what falls due; while the simulated link is off and nothing
+// waits, the readers send at once. Close stops them and returns when they
+// have ended. A panic in one is recovered and logged; the datagram at hand
+// is lost, the relay goes on.
 package udprelay
 
 import (
@@ -34,6 +36,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 )
 
@@ -63,14 +66,14 @@ type Relay struct {
 	remote *net.UDPConn // the server side, connected to the target
 	target *net.UDPAddr
 	log    *slog.Logger
-	start  time.Time
 
-	mu       sync.Mutex // guards the lines and client
-	toServer *lagsim.Line
-	toClient *lagsim.Line
-	client   *net.UDPAddr // where replies go; nil before the first datagram
+	lag      *realtime.Lag
+	toServer *realtime.LagLine
+	toClient *realtime.LagLine
 
-	wake      chan struct{}
+	mu     sync.Mutex   // guards client
+	client *net.UDPAddr // where replies go; nil before the first datagram
+
 	stop      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -126,14 +129,15 @@ func New(target string, cfg Config, opts *Options) (*Relay, error) {
 		_ = local.Close()
 		return nil, fmt.Errorf("udprelay: target %s: %w", target, err)
 	}
-	up, _ := lagsim.NewLine(cfg, o.Seed) // cfg checked above
-	down, _ := lagsim.NewLine(cfg, o.Seed^0x5bd1e995)
-	r := &Relay{local: local, remote: remote, target: taddr, log: o.Log, start: time.Now(),
-		toServer: up, toClient: down, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-	r.wg.Add(3)
+	r := &Relay{local: local, remote: remote, target: taddr, log: o.Log, stop: make(chan struct{})}
+	r.lag = realtime.NewLag(func(v any) {
+		r.log.Error("udp relay: panic recovered", "where", "simulator", "panic", v, "stack", string(debug.Stack()))
+	})
+	r.toServer, _ = r.lag.NewLine(cfg, o.Seed, r.sendServer) // cfg checked above
+	r.toClient, _ = r.lag.NewLine(cfg, o.Seed^0x5bd1e995, r.sendClient)
+	r.wg.Add(2)
 	go r.readClient()
 	go r.readServer()
-	go r.pump()
 	return r, nil
 }
 
@@ -148,11 +152,7 @@ func (r *Relay) Addr() *net.UDPAddr { return r.local.LocalAddr().(*net.UDPAddr) 
 func (r *Relay) Target() *net.UDPAddr { return r.target }
 
 // Config returns the simulated link in force.
-func (r *Relay) Config() Config {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.toServer.Config()
-}
+func (r *Relay) Config() Config { return r.toServer.Config() }
 
 // SetConfig changes the simulated link live, both ways. Datagrams already
 // on their way keep their delivery times.
@@ -160,17 +160,11 @@ func (r *Relay) SetConfig(cfg Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("udprelay: %w", err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_ = r.toServer.SetConfig(cfg)
-	_ = r.toClient.SetConfig(cfg)
-	return nil
+	return r.lag.SetConfig(cfg) // validated above: cannot fail
 }
 
 // Stats returns the counts so far.
 func (r *Relay) Stats() Stats {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	return Stats{ToServer: r.sentServer.Load(), ToClient: r.sentClient.Load(),
 		LostToServer: uint64(r.toServer.Lost()), LostToClient: uint64(r.toClient.Lost())}
 }
@@ -189,13 +183,12 @@ func (r *Relay) Close() error {
 		err = errors.Join(r.local.Close(), r.remote.Close())
 	})
 	r.wg.Wait()
+	r.lag.Close()
 	if err != nil {
 		return fmt.Errorf("udprelay: close: %w", err)
 	}
 	return nil
 }
-
-func (r *Relay) now() time.Duration { return time.Since(r.start) }
 
 func (r *Relay) closed() bool {
 	select {
@@ -219,14 +212,12 @@ func (r *Relay) readClient() {
 			continue
 		}
 		r.safely("client side", func() {
-			data := append([]byte(nil), buf[:n]...) // the line owns it
 			r.mu.Lock()
 			if r.client == nil || !r.client.IP.Equal(from.IP) || r.client.Port != from.Port {
 				r.client = from // the latest sender gets the replies
 			}
-			r.toServer.Push(r.now(), data, false)
 			r.mu.Unlock()
-			r.poke()
+			r.toServer.Send(buf[:n], false) // copied if it must wait
 		})
 	}
 }
@@ -243,13 +234,7 @@ func (r *Relay) readServer() {
 			}
 			continue
 		}
-		r.safely("server side", func() {
-			data := append([]byte(nil), buf[:n]...)
-			r.mu.Lock()
-			r.toClient.Push(r.now(), data, false)
-			r.mu.Unlock()
-			r.poke()
-		})
+		r.safely("server side", func() { r.toClient.Send(buf[:n], false) })
 	}
 }
 
@@ -269,82 +254,25 @@ func (r *Relay) readFailed(side string, err error) bool {
 	}
 }
 
-// poke wakes the pump to look at the lines.
-func (r *Relay) poke() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
+// sendServer sends a datagram that fell due to the server.
+func (r *Relay) sendServer(b []byte, _ bool) {
+	if _, err := r.remote.Write(b); err == nil {
+		r.sentServer.Add(1)
 	}
 }
 
-// pump sends datagrams as they fall due.
-func (r *Relay) pump() {
-	defer r.wg.Done()
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
-	var up, down [][]byte
-	for {
-		wait := 10 * time.Millisecond // after a panic in the simulator: look again soon
-		up, down = up[:0], down[:0]
-		r.safely("simulator", func() { up, down, wait = r.due(up, down) })
-		for i, b := range up {
-			up[i] = nil
-			r.safely("send to server", func() {
-				if _, err := r.remote.Write(b); err == nil {
-					r.sentServer.Add(1)
-				}
-			})
-		}
-		r.mu.Lock()
-		client := r.client
-		r.mu.Unlock()
-		for i, b := range down {
-			down[i] = nil
-			r.safely("send to client", func() {
-				if _, err := r.local.WriteToUDP(b, client); err == nil {
-					r.sentClient.Add(1)
-				}
-			})
-		}
-		t.Reset(wait)
-		select {
-		case <-r.stop:
-			return
-		case <-r.wake:
-		case <-t.C:
-		}
-	}
-}
-
-// due pops what is due on both lines and returns when to look again.
-func (r *Relay) due(up, down [][]byte) (_, _ [][]byte, wait time.Duration) {
+// sendClient sends a reply that fell due to the client; replies before
+// any client datagram have nowhere to go.
+func (r *Relay) sendClient(b []byte, _ bool) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
-	for {
-		b, _, ok := r.toServer.Pop(now)
-		if !ok {
-			break
-		}
-		up = append(up, b)
+	client := r.client
+	r.mu.Unlock()
+	if client == nil {
+		return
 	}
-	for {
-		b, _, ok := r.toClient.Pop(now)
-		if !ok {
-			break
-		}
-		if r.client != nil { // replies before any client datagram have nowhere to go
-			down = append(down, b)
-		}
+	if _, err := r.local.WriteToUDP(b, client); err == nil {
+		r.sentClient.Add(1)
 	}
-	wait = time.Hour
-	if d, ok := r.toServer.Next(); ok {
-		wait = min(wait, d-now)
-	}
-	if d, ok := r.toClient.Next(); ok {
-		wait = min(wait, d-now)
-	}
-	return up, down, max(wait, 0)
 }
 
 // safely runs f, recovering a panic into a log line: the datagram at hand

@@ -48,6 +48,7 @@ func _initialize() -> void:
 				defaults[name] = var_to_str(obj.get(name))
 			# Inherited from Node, but set by NetRoom's constructor.
 			defaults["process_mode"] = var_to_str(obj.get("process_mode"))
+			defaults["process_priority"] = var_to_str(obj.get("process_priority"))
 			info.defaults = defaults
 			obj.free()
 		facts.classes[cls] = info

@@ -298,22 +298,7 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 	t.n = copy(t.buf[:], frame)
 	out := t.buf[:t.n]
 	r.restamp(now, s, &st, out)
-	n, skipped := 0, 0
-	for _, o := range r.seats {
-		if o == nil || o == s || o.peer == nil {
-			continue
-		}
-		if direct(s, o) {
-			skipped++
-			continue
-		}
-		o.peer.Send(out, false)
-		n++
-	}
-	r.m.StatesRelayed(n)
-	if r.dm != nil && skipped > 0 {
-		r.dm.StatesSkippedDirect(skipped)
-	}
+	r.fanOut(now, s, out, fanSkipDirect, nil, 0)
 }
 
 // objectState is the relay path of a shared object: only its owner's
@@ -340,14 +325,7 @@ func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
 	o.relaySeq++
 	_ = wire.PatchSeq(out, o.relaySeq) // cannot fail: out decoded above
 	o.placed, o.pos, o.known, o.stamp, o.vel = true, st.Pos, true, st.Stamp, st.Vel
-	n := 0
-	for _, p := range r.seats {
-		if p != nil && p != s && p.peer != nil {
-			p.peer.Send(out, false)
-			n++
-		}
-	}
-	r.m.StatesRelayed(n)
+	r.fanOut(now, s, out, fanAll, nil, 0)
 }
 
 // spawn checks a player's Spawn, keeps it for late joiners and relays it

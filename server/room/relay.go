@@ -91,21 +91,47 @@ func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 	at := r.restamp(now, s, &st, out)
 	s.last, s.lastArrival, s.has = st, now, true
 
+	var hit *wire.State // lag compensation notes each recipient (hits.go)
+	if r.cfg.Hits.On {
+		hit = &st
+	}
+	r.fanOut(now, s, out, fanSkipDirect, hit, at)
+}
+
+// fanMode says which recipients a fanned-out state skips.
+type fanMode uint8
+
+const (
+	// fanAll: every other connected player (shared objects, which clients
+	// send through the server only).
+	fanAll fanMode = iota
+	// fanSkipDirect: every other connected player but those with a direct
+	// link up with the sender both ways, who got the state directly
+	// (a player's own entities).
+	fanSkipDirect
+)
+
+// fanOut is the one fan-out of a relayed state: out, s's state, goes to
+// every other connected player, but for those mode skips; it counts what
+// it relayed and skipped. With hit (the state, sampled at at on the
+// server clock) each recipient notes it for lag compensation (hits.go),
+// relayed or got directly. It does not allocate.
+func (r *Room) fanOut(now time.Duration, s *seat, out []byte, mode fanMode, hit *wire.State, at time.Duration) {
 	n, skipped := 0, 0
 	for _, o := range r.seats {
 		if o == nil || o == s || o.peer == nil {
 			continue
 		}
-		if direct(s, o) {
-			if r.cfg.Hits.On {
-				r.noteDirect(now, o, s.slot, &st, at) // hits.go
+		if mode == fanSkipDirect && direct(s, o) {
+			if hit != nil {
+				r.noteDirect(now, o, s.slot, hit, at)
 			}
 			skipped++
 			continue
 		}
 		o.peer.Send(out, false)
-		if r.cfg.Hits.On {
-			r.noteRelayed(now, o, s.slot, &st, at) // hits.go
+		if hit != nil {
+			r.noteRelayed(now, o, s.slot, hit, at)
 		}
 		n++
 	}

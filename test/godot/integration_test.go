@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -236,6 +237,8 @@ func (g *godot) checkClassDB(t *testing.T, ctx context.Context) {
 	}
 	assert.Equal(t, "NetRoom", pred.Returns["get_room"], "get_room is typed")
 	assert.Equal(t, "3", room.Defaults["process_mode"], "NetRoom processes while paused")
+	assert.Equal(t, strconv.Itoa(netroom.ProcessPriority), room.Defaults["process_priority"],
+		"NetRoom routes the frame's states before the NetPredictors draw")
 
 	// Every §6 duration, with its default, and the debug figures read-only.
 	for p, def := range map[string]string{

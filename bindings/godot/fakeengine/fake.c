@@ -812,6 +812,8 @@ static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
 		*(fstr **)ret = fstr_new(c, (int64_t)strlen(c));
 	} else if (strcmp(m, "set_process_mode") == 0) {
 		record("process_mode %s %lld", obj_name(o), (long long)*(const int64_t *)args[0]);
+	} else if (strcmp(m, "set_process_priority") == 0) {
+		record("process_priority %s %lld", obj_name(o), (long long)*(const int64_t *)args[0]);
 	} else if (strcmp(m, "set_physics_interpolation_mode") == 0) {
 		record("interpolation_mode %s %lld", obj_name(o), (long long)*(const int64_t *)args[0]);
 	} else if (strcmp(m, "reset_physics_interpolation") == 0) {
