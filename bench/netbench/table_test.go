@@ -326,3 +326,31 @@ func TestAverageRows(t *testing.T) {
 	_, err = AverageRows([][]Row{a, b})
 	assert.Error(t, err, "rows of different tables")
 }
+
+// TestGoalColumn: the goal column checks issue 21's goals on the rows
+// they name and nowhere else, against fixed limits and the row's own
+// baselines.
+func TestGoalColumn(t *testing.T) {
+	row := func(sc, ent, method string, mean, p95 float64, pops ...float64) Row {
+		r := Row{Scenario: sc, Entity: ent, Method: method, Variant: "-", Mean: mean, P95: p95}
+		copy(r.PopEvents[:], pops)
+		return r
+	}
+	rows := []Row{
+		row("direct-50", "character", MethodNearzero, 0.2, 0.44, 4, 0, 1.2, 0), // pops > 0.3 m over 1/min
+		row("direct-50", "character", MethodSnap, 0.3, 0.5),
+		row("direct-100", "character", MethodNearzero, 0.4, 0.77, 3), // p95 over 0.75, mean over snap's
+		row("direct-100", "character", MethodSnap, 0.35, 0.6),
+		row("harsh-150", "vehicle", MethodNearzero, 0.2, 0.32, 0, 9),
+		row("harsh-150", "vehicle", MethodExtrapolateV, 0.2, 0.33, 0, 10),
+		row("direct-50", "vehicle", MethodNearzero, 0.1, 9), // no goal on this row
+	}
+	g := Goals(rows)
+	require.Len(t, g, 3)
+	assert.Equal(t, "pop>.3<=1", g[0].Misses())
+	assert.Equal(t, "p95<=0.75,mean<=snap", g[2].Misses())
+	assert.True(t, g[4].Met(), g[4].Misses())
+	assert.Len(t, g[4].Checks, 2)
+	_, ok := g[6]
+	assert.False(t, ok, "direct-50 vehicle has no goal")
+}
