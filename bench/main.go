@@ -28,7 +28,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
-	"github.com/nearzero/nearzero/bench/netbench"
+	"github.com/nearzero/nearzero/bench/internal/netbench"
 )
 
 func main() {

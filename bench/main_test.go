@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/bench/netbench"
+	"github.com/nearzero/nearzero/bench/internal/netbench"
 )
 
 func TestRunJSON(t *testing.T) {

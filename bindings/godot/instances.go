@@ -6,7 +6,7 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/nearzero/nearzero/bindings/handle"
+	"github.com/nearzero/nearzero/bindings/internal/handle"
 )
 
 // instance is the Go side of one engine object of a registered class.

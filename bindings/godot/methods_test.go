@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/bindings/apihash"
+	"github.com/nearzero/nearzero/bindings/internal/apihash"
 )
 
 // apiRows is testdata/engine_methods.json: rows of extension_api.json.

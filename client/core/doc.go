@@ -1,7 +1,7 @@
 // Package core is the client's logic with no goroutines and no sockets:
 // stepped by (now, message) like server/room, it is what client.Client (the
 // server link) and client/direct (the peer links) wrap with their sockets
-// and goroutines, and what the bench (bench/netbench) drives on simulated
+// and goroutines, and what the bench (bench/internal/netbench) drives on simulated
 // links, so the bench measures the code that ships.
 //
 //   - Server is the server path: the clock sync (pings out, pongs in), the

@@ -63,7 +63,7 @@ var _bot_stuck := 0.0
 
 var net: NetPredictor
 ## Set by main.gd for --nz-record-inputs=PATH: every physics frame with the
-## controls on, the inputs go there in the bench's CSV (bench/netbench
+## controls on, the inputs go there in the bench's CSV (bench/internal/netbench
 ## inputs.go: t_s,client,throttle,brake,steer,heading_rad,jump), as client
 ## "a" (the bench's vehicle), time 0 at the first frame, a line per change.
 var input_log: FileAccess

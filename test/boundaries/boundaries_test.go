@@ -87,7 +87,7 @@ var rules = []rule{
 	{
 		name: "the game library links no metrics exporter and no analytics sink", pattern: "./extension", transitive: true,
 		bad: func(p pkg) string {
-			if strings.HasPrefix(p.ImportPath, "github.com/prometheus/") || under(p.ImportPath, "server/analytics") ||
+			if strings.HasPrefix(p.ImportPath, "github.com/prometheus/") || under(p.ImportPath, "server/internal/analytics") ||
 				under(p.ImportPath, "server/metrics/prom") {
 				return "belongs to the standalone server"
 			}

@@ -46,7 +46,7 @@ func TestTypeOf(t *testing.T) {
 // TestEngineRows recomputes the hashes of the rows copied from
 // extension_api.json (see the file's _source note).
 func TestEngineRows(t *testing.T) {
-	b, err := os.ReadFile("../testdata/engine_methods.json")
+	b, err := os.ReadFile("../../testdata/engine_methods.json")
 	require.NoError(t, err)
 	var rows struct {
 		Methods, Virtuals []struct {

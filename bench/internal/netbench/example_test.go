@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nearzero/nearzero/bench/netbench"
+	"github.com/nearzero/nearzero/bench/internal/netbench"
 )
 
 // ExampleRun runs ten seconds of the goal scenario and compares how the
