@@ -20,12 +20,12 @@ import (
 	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/server/internal/analytics"
 	"github.com/nearzero/nearzero/server/funnel"
+	"github.com/nearzero/nearzero/server/internal/analytics"
+	"github.com/nearzero/nearzero/server/internal/store"
 	"github.com/nearzero/nearzero/server/metrics"
 	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
-	"github.com/nearzero/nearzero/server/internal/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -36,12 +36,12 @@ import (
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
-	"github.com/nearzero/nearzero/server/internal/analytics"
 	"github.com/nearzero/nearzero/server/cluster"
 	"github.com/nearzero/nearzero/server/identity"
+	"github.com/nearzero/nearzero/server/internal/analytics"
+	"github.com/nearzero/nearzero/server/internal/store"
 	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
-	"github.com/nearzero/nearzero/server/internal/store"
 )
 
 func main() {
