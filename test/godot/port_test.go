@@ -194,7 +194,7 @@ func playPort(t *testing.T, ctx context.Context, g *godot, version string, port 
 		require.True(t, time.Now().Before(deadline), "%s: the host did not open its lobby:\n%s", version, tail(host.out.String(), 30))
 	}
 	join = run("Bob", "--port-join=127.0.0.1", "--port-code="+m[1])
-	waitAll(t, 3*time.Minute, host, join)
+	waitAll(t, 2*time.Minute, host, join) // a game lasts about 10 s
 	return host, join
 }
 
