@@ -50,7 +50,7 @@ var notMembers = []string{
 	// the server, the build, the demo and the bench
 	"build_sh", "nearzero_init", "_nearzero_init", "lan_address", "host_ip", "target_slot", "drawn_hit_point", "muzzle", "from_slot",
 	"owner_slot", "delay_ms", "go_allocations", "top_speed", "spawn_radius", "claim_radius",
-	"godot_project", "x86_64", "bench_predictors", "physics_interpolation_mode",
+	"godot_project", "godot_stack", "x86_64", "bench_predictors", "physics_interpolation_mode",
 	// the README's own example code
 	"net_room", "_on_touch", "try_pick_up", "item_id", "pick_up", "picked_up", "give_item", "_on_event_received",
 	"door_opened", "next_time", "next_phase_time", "start_countdown", "show_full",

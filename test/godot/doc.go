@@ -14,6 +14,11 @@
 // 50 ms (± 5 ms) each way on both players' links, so states are about
 // 100 ms old when they arrive.
 //
+// port_test.go plays the porting example (godot_project/examples/port/):
+// the same small game on Godot's ENet stack and on nearzero, two processes
+// each, which must agree on its outcome; TestPortExampleLines, which needs
+// no Godot, counts the lines of both versions for the addon README.
+//
 // # Invariants
 //
 //   - Loopback only; every process it starts is killed at the end; the
