@@ -339,6 +339,12 @@ func (n *NetRoom) Process(delta float64) {
 		}
 	}
 	n.model.Route()
+	if !n.warnedScene {
+		if slot, ok := n.model.Undrawn(procClock.Now()); ok && n.scene.Get().IsNull() {
+			n.warnedScene = true
+			godot.PrintWarningf("NetRoom: player %d's states have arrived for %v with nothing to draw them: set player_scene (players already in the room spawn when it is set) or bind a NetPredictor to slot %d", slot, netroom.UndrawnAfter, slot)
+		}
+	}
 }
 
 // spawnPlayers spawns player_scene for every remote player in the room
@@ -480,11 +486,7 @@ func (n *NetRoom) spawnParent() godot.Node {
 func (n *NetRoom) spawn(slot int) error {
 	scene := n.scene.Get()
 	if scene.IsNull() {
-		if !n.warnedScene {
-			n.warnedScene = true
-			godot.PrintWarning("NetRoom: no player_scene set; remote players are not drawn")
-		}
-		return nil
+		return nil // spawned when player_scene is set; Process warns if states go undrawn
 	}
 	parent := n.spawnParent()
 	if parent.IsNull() {

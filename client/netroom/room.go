@@ -157,6 +157,7 @@ type Room struct {
 	cevs      []client.Event
 	states    []client.RemoteState
 	stats     Stats
+	undrawn   map[int]undrawnSpan // by slot: a remote player's own states with nothing bound (Undrawn)
 	isClosed  bool
 
 	// Goroutines hand results over through mu.
@@ -598,8 +599,12 @@ func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Durat
 	rem := r.remotes[KeyOf(int(s.Slot), int(s.Entity))]
 	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side
 		r.stats.Unrouted++
+		if rem == nil && s.Entity == 0 && int(s.Slot) != r.slot {
+			r.noteUndrawn(int(s.Slot), arrival)
+		}
 		return false
 	}
+	delete(r.undrawn, int(s.Slot))
 	if !rem.Add(path, s, local, arrival) {
 		r.stats.Refused++
 		return false
@@ -609,6 +614,40 @@ func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Durat
 		r.stats.DirectRouted++
 	}
 	return true
+}
+
+// UndrawnAfter is how long a remote player's own states must keep arriving
+// with nothing bound to draw them before Undrawn reports it: a lobby may
+// run a while before the game sets player_scene.
+const UndrawnAfter = 5 * time.Second
+
+// undrawnSpan is when a remote player's unbound states began arriving and
+// when the last one did.
+type undrawnSpan struct{ first, last time.Duration }
+
+func (r *Room) noteUndrawn(slot int, arrival time.Duration) {
+	if r.undrawn == nil {
+		r.undrawn = map[int]undrawnSpan{}
+	}
+	sp, ok := r.undrawn[slot]
+	if !ok || arrival-sp.last > time.Second { // a pause starts a new span
+		sp.first = arrival
+	}
+	sp.last = arrival
+	r.undrawn[slot] = sp
+}
+
+// Undrawn returns a remote player whose own states have kept arriving for
+// UndrawnAfter with nothing bound to draw them (no player scene spawned
+// for it, no NetPredictor bound to its slot), the last within a second of
+// now; false when there is none. The node warns of it once.
+func (r *Room) Undrawn(now time.Duration) (slot int, ok bool) {
+	for slot, sp := range r.undrawn {
+		if sp.last-sp.first >= UndrawnAfter && now-sp.last <= time.Second {
+			return slot, true
+		}
+	}
+	return 0, false
 }
 
 // Update applies what happened since the last call (finished requests,

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // TestFrameRoutesNothing: a NetPredictor's frame draws what the Room
@@ -72,4 +73,44 @@ func TestRouteOnePath(t *testing.T) {
 	h.room.Unbind(1, body)
 	assert.Nil(t, h.room.BoundEntity(KeyOf(1, 0)))
 	assert.Same(t, trailer, h.room.BoundEntity(KeyOf(1, 1)))
+}
+
+// TestUndrawnAfterAWhile: a remote player's own states with nothing bound
+// are reported by Undrawn only once they have kept arriving for
+// UndrawnAfter (a lobby may run before the game sets player_scene; the
+// port of issue 22 was warned at once, on the documented path), not for
+// an entity other than the player's, and no longer once one is bound.
+func TestUndrawnAfterAWhile(t *testing.T) {
+	h := joined(t, 0, 0)
+	feed := func(slot, entity uint8, from, n int) time.Duration {
+		var last time.Duration
+		h.link.mu.Lock()
+		for i := range n {
+			s := entityState(slot, entity, wire.Seq(from+i), 1)
+			h.link.states = append(h.link.states, s)
+			last = s.Arrival
+		}
+		h.link.mu.Unlock()
+		h.room.Route()
+		return last
+	}
+	// 16 ms apart: 300 states are 4.8 s, short of UndrawnAfter.
+	last := feed(2, 1, 1, 400) // a player's other entity: never reported
+	_, ok := h.room.Undrawn(last)
+	assert.False(t, ok, "entity 1 is not the player")
+	last = feed(1, 0, 1, 300)
+	_, ok = h.room.Undrawn(last)
+	assert.False(t, ok, "4.8 s of states: not yet")
+	last = feed(1, 0, 301, 20)
+	slot, ok := h.room.Undrawn(last)
+	require.True(t, ok, "past UndrawnAfter")
+	assert.Equal(t, 1, slot)
+	_, ok = h.room.Undrawn(last + 2*time.Second)
+	assert.False(t, ok, "states stopped: nothing to warn of")
+
+	body, _ := NewRemote(predict.Config{})
+	require.NoError(t, h.room.Bind(1, body))
+	last = feed(1, 0, 321, 1)
+	_, ok = h.room.Undrawn(last)
+	assert.False(t, ok, "bound: drawn")
 }
