@@ -26,6 +26,11 @@ type frameRig struct {
 }
 
 func newFrameRig(tb testing.TB, n int) *frameRig {
+	return newFrameRigWith(tb, n, predict.Config{})
+}
+
+// newFrameRigWith is newFrameRig with every remote's predictor on cfg.
+func newFrameRigWith(tb testing.TB, n int, cfg predict.Config) *frameRig {
 	tb.Helper()
 	link := &fakeLink{}
 	r, err := New(Config{Server: "x:1", Options: client.Options{Clock: &fakeClock{}}})
@@ -34,7 +39,7 @@ func newFrameRig(tb testing.TB, n int) *frameRig {
 	r.link, r.status, r.inRoom, r.slot, r.synced = link, StatusConnected, true, 0, true
 	g := &frameRig{room: r, link: link}
 	for i := range n {
-		rem, err := NewRemote(predict.Config{})
+		rem, err := NewRemote(cfg)
 		require.NoError(tb, err)
 		require.NoError(tb, r.Bind(i+1, rem))
 		g.remotes = append(g.remotes, rem)
@@ -99,8 +104,14 @@ func TestFramePathDoesNotAllocate(t *testing.T) {
 // state: the room's Update and Route plus 64 predictor frames. The
 // entity/op metric is the cost per remote entity per frame in Go (the
 // NetPredictor node adds one engine call to place its root).
-func BenchmarkFrame64(b *testing.B) {
-	g := newFrameRig(b, 64)
+func BenchmarkFrame64(b *testing.B) { benchFrame64(b, predict.Config{}) }
+
+// BenchmarkFrame64Auto is BenchmarkFrame64 with Auto on, the NetPredictor's
+// default (ProfileAuto): the Go part of its per-entity frame in the engine.
+func BenchmarkFrame64Auto(b *testing.B) { benchFrame64(b, predict.Config{Auto: true}) }
+
+func benchFrame64(b *testing.B, cfg predict.Config) {
+	g := newFrameRigWith(b, 64, cfg)
 	for range 100 {
 		g.step()
 	}

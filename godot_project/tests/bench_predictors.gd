@@ -1,5 +1,7 @@
 # Measures the in-engine cost of remote NetPredictors per entity per frame.
 #   godot --headless --path godot_project --max-fps 60 --script res://tests/bench_predictors.gd -- --nz-n=64
+# --nz-profile=P sets their motion_profile (default: the NetPredictor's,
+# AUTO; 0 VEHICLE, 1 CHARACTER), to tell Auto's share of the cost.
 # Builds N Node3D roots, each with a NetPredictor fed by push_state every
 # physics frame (a circle per entity, as a remote player's states would
 # arrive), and times every frame's _process of all of them: a node that
@@ -20,6 +22,7 @@ class Stamp extends Node:
 		t = Time.get_ticks_usec()
 
 var n := 64
+var profile := -1
 var first: Stamp
 var last: Stamp
 var room: NetRoom
@@ -37,6 +40,8 @@ func _initialize() -> void:
 	for a in OS.get_cmdline_user_args():
 		if a.begins_with("--nz-n="):
 			n = int(a.substr(7))
+		elif a.begins_with("--nz-profile="):
+			profile = int(a.substr(13))
 	first = Stamp.new()
 	first.process_priority = -1000
 	root.add_child(first)
@@ -47,6 +52,8 @@ func _initialize() -> void:
 		var body := Node3D.new()
 		body.name = "Entity%d" % i
 		var p := NetPredictor.new()
+		if profile >= 0:
+			p.motion_profile = profile
 		body.add_child(p)
 		root.add_child(body)
 		preds.append(p)
@@ -107,6 +114,7 @@ func _report() -> void:
 	print("NZ_BENCH=" + JSON.stringify({
 		"version": Engine.get_version_info().string,
 		"entities": n,
+		"profile": profile,  # -1: the default (AUTO)
 		"span_usec": with,
 		"baseline_usec": base,
 		"per_entity_usec": per,

@@ -343,6 +343,13 @@ type estimate struct {
 	newest  *entry        // the newest sample it used
 	age     time.Duration // now - newest.Time
 	pastCap bool
+	// modelFree: the motion model played no part (interpolated, held, or
+	// extrapolated without acceleration and turn rate), so the full and
+	// the velocity-only model agree (Auto steps one estimate for both).
+	modelFree bool
+	// gen is the newest gen of the samples it used (entry.gen): below the
+	// epoch, the prediction before the latest arrivals was this same one.
+	gen uint64
 }
 
 // estimate predicts path at now from the samples with gen < below (every
@@ -377,16 +384,24 @@ func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallbac
 		}
 	}
 	est.age = now - est.newest.Time
+	if lo != nil {
+		est.gen = lo.gen
+	}
+	if hi != nil {
+		est.gen = max(est.gen, hi.gen)
+	}
 	switch {
 	case hi == nil:
 		est.kin, est.pastCap = p.extrapolate(lo, now-lo.Time)
+		est.modelFree = lo.accRest == (geom.Vec3{}) && lo.Turn == 0
 	case lo == nil:
 		// now is before every sample (stamped ahead by a clock error):
 		// hold the oldest rather than run the model backwards.
-		est.kin = kin{pos: hi.Pos, vel: hi.Vel, rot: hi.Rot}
+		est.kin, est.modelFree = kin{pos: hi.Pos, vel: hi.Vel, rot: hi.Rot}, true
 	default:
 		h := hi.Time - lo.Time
 		est.kin = hermite(lo, hi, h.Seconds(), float64(now-lo.Time)/float64(h))
+		est.modelFree = true
 	}
 	return est, true
 }

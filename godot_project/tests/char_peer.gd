@@ -1,0 +1,109 @@
+# One player of the GODOT character test (test/godot/character_test.go):
+# tests/peer.gd with a running character instead of the circle. Arguments
+# after "--" are peer.gd's, plus:
+#   --nz-path=FILE   (mover) the path to run: one knot a line, "t x z" (s
+#                    from the start, m), straight between knots, so every
+#                    turn and stop is instant. The mover starts it 0.5 s
+#                    after its clock is synced, at server time T0, written
+#                    to DIR/t0.txt; its position at server time t is the
+#                    path at t - T0, and its CharacterBody3D velocity the
+#                    segment's, as a game's character would send.
+# The watcher's track.json rows are: server time, where its NetPredictor
+# draws the mover (x, y, z), where snap on arrival draws it (the newest
+# state received, NetPredictor.get_newest_state_position: what Godot's
+# MultiplayerSynchronizer shows), debug_age_ms, debug_states and 1 when
+# the direct path drew the frame (0: the server's).
+extends "res://tests/peer.gd"
+
+var times := PackedFloat64Array()
+var xs := PackedFloat64Array()
+var zs := PackedFloat64Array()
+var t0 := -1.0
+
+
+func _ready() -> void:
+	if _arg("role") == "mover":
+		_load_path(_arg("path"))
+		me.global_position = Vector3(xs[0], 1.0, zs[0]) if times.size() > 0 else Vector3(0, 1, 0)
+	super()
+
+
+# _arg reads one --nz-KEY=VALUE argument before peer.gd's _ready parses
+# them all.
+func _arg(key: String) -> String:
+	for a in OS.get_cmdline_user_args():
+		if a.begins_with("--nz-%s=" % key):
+			return a.substr(6 + key.length())
+	return ""
+
+
+func _load_path(path: String) -> void:
+	var f := FileAccess.open(path, FileAccess.READ)
+	if f == null:
+		push_error("char_peer: cannot read the path %s" % path)
+		return
+	while not f.eof_reached():
+		var p := f.get_line().split(" ", false)
+		if p.size() == 3:
+			times.append(float(p[0]))
+			xs.append(float(p[1]))
+			zs.append(float(p[2]))
+	f.close()
+
+
+func _physics_process(_delta: float) -> void:
+	if role != "mover" or not room.is_synced() or times.size() < 2:
+		return
+	var t := room.physics_server_time()
+	if t0 < 0:
+		t0 = t + 0.5
+		var f := FileAccess.open(out_dir.path_join("t0.txt"), FileAccess.WRITE)
+		f.store_string(String.num(t0, 6))
+		f.close()
+		_log("moving from %s" % String.num(t0, 6))
+	var s := t - t0
+	var body := me as CharacterBody3D
+	if s <= times[0]:
+		me.global_position = Vector3(xs[0], 1.0, zs[0])
+		body.velocity = Vector3.ZERO
+		return
+	if s >= times[times.size() - 1]:
+		var n := times.size() - 1
+		me.global_position = Vector3(xs[n], 1.0, zs[n])
+		body.velocity = Vector3.ZERO
+		return
+	var i := times.bsearch(s, false) - 1  # times[i] <= s < times[i + 1]
+	var dt := times[i + 1] - times[i]
+	var v := Vector3((xs[i + 1] - xs[i]) / dt, 0.0, (zs[i + 1] - zs[i]) / dt)
+	me.global_position = Vector3(xs[i], 1.0, zs[i]) + v * (s - times[i])
+	body.velocity = v
+
+
+func _process(delta: float) -> void:
+	if role != "watcher":
+		super(delta)  # the mover's stop check
+		return
+	frames += 1
+	if done:
+		return
+	var remote := room.get_player_node(0)
+	if remote == null or not room.is_synced():
+		return
+	var pred: NetPredictor = remote.get_node("NetPredictor")
+	if pred.is_hidden():
+		return
+	var t := room.server_time()
+	if record_start < 0:
+		record_start = t
+		_log("recording")
+	var p := (remote as Node3D).global_position
+	var n := pred.get_newest_state_position()
+	track.append([t, p.x, p.y, p.z, n.x, n.y, n.z, pred.debug_age_ms, pred.debug_states,
+		1 if pred.debug_path == "direct" else 0])
+	if t - record_start >= record_for:
+		var f := FileAccess.open(out_dir.path_join("track.json"), FileAccess.WRITE)
+		f.store_string(JSON.stringify({"rtt_ms": room.rtt_ms, "version": Engine.get_version_info().string,
+			"frames": track.size(), "track": track}))
+		f.close()
+		_log("wrote %d frames" % track.size())
+		_finish(0)
