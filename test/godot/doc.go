@@ -14,13 +14,14 @@
 // 50 ms (± 5 ms) each way on both players' links, so states are about
 // 100 ms old when they arrive.
 //
+// character_test.go does the same with a character that turns and stops at
+// once (tests/char_peer.tscn), 50 and 75 ms one way on every path, and
+// prints the error and pops of nearzero and of snap on arrival.
+//
 // port_test.go plays the porting example (godot_project/examples/port/):
 // the same small game on Godot's ENet stack and on nearzero, two processes
 // each, which must agree on its outcome; TestPortExampleLines, which needs
 // no Godot, counts the lines of both versions for the addon README.
-// character_test.go does the same with a character that turns and stops at
-// once (tests/char_peer.tscn), 50 and 75 ms one way on every path, and
-// prints the error and pops of nearzero and of snap on arrival.
 //
 // # Invariants
 //
