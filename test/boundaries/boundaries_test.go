@@ -85,6 +85,22 @@ var rules = []rule{
 		},
 	},
 	{
+		// The bench measures the client that ships: it drives the client's
+		// own packages and a real room, and simulates only the sockets.
+		name: "bench drives client, netcode and the room", pattern: "./bench/...",
+		bad: func(p pkg) string {
+			for _, imp := range p.Imports {
+				if !strings.HasPrefix(imp, module) {
+					continue
+				}
+				if !under(imp, "bench") && !under(imp, "client") && !under(imp, "netcode") && imp != module+"server/room" {
+					return "imports " + imp
+				}
+			}
+			return ""
+		},
+	},
+	{
 		name: "the game library links no metrics exporter and no analytics sink", pattern: "./extension", transitive: true,
 		bad: func(p pkg) string {
 			if strings.HasPrefix(p.ImportPath, "github.com/prometheus/") || under(p.ImportPath, "server/internal/analytics") ||
@@ -142,6 +158,8 @@ func TestRulesCatch(t *testing.T) {
 		"server has no client":               {ImportPath: module + "client"},
 		"extension is glue over bindings, client, netcode and the embedded server": {
 			ImportPath: module + "extension", Imports: []string{module + "server/room"}},
+		"bench drives client, netcode and the room": {
+			ImportPath: module + "bench", Imports: []string{module + "server/embedded"}},
 		"the game library links no metrics exporter and no analytics sink": {
 			ImportPath: "github.com/prometheus/client_golang/prometheus"},
 	}

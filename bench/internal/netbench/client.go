@@ -9,11 +9,11 @@ import (
 
 	gameclient "github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/inputdelay"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
-	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/netcode/simnet"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -25,11 +25,11 @@ const (
 )
 
 // client is one simulated player: a main thread with frames, a bot it
-// drives, a sender, the client core (client/core: the server path's clock
-// sync, stamp mapping and send queue, and the direct link's pings and
-// re-stamping, the code the game runs), the predictor and the baselines
-// drawing the other player, and the metrics. Only the sockets are
-// simulated.
+// drives, the game's sending side (client/netroom's Local), the client
+// core (client/core: the server path's clock sync, stamp mapping and send
+// queue, and the direct link's pings and re-stamping), the game's drawing
+// side for the other player (client/netroom's Remote), the baselines, and
+// the metrics. Only the sockets are simulated.
 type client struct {
 	w      *world
 	idx    int
@@ -38,10 +38,10 @@ type client struct {
 	clk    simnet.Clock
 	frames *simnet.Frames
 	bot    *bot
-	snd    *sender.Sender
-	srv    *core.Server // the server path
-	dpeer  *core.Peer   // the direct link to the other player
-	pred   *predict.Predictor
+	loc    *netroom.Local  // the sending side, as a NetPredictor's
+	srv    *core.Server    // the server path
+	dpeer  *core.Peer      // the direct link to the other player
+	rem    *netroom.Remote // the drawing side, as a NetPredictor's
 	// ref are reference predictors, one per path, fed the truth at the
 	// path's nominal age each frame: the error split's predictor piece.
 	ref         [2]*predict.Predictor
@@ -73,7 +73,7 @@ type client struct {
 	// oracle the split and the ablations read); 1<<16 entries.
 	sentTrue []time.Duration
 
-	// newest mirrors the predictor's newest sample per path.
+	// newest mirrors the Remote's newest sample per path.
 	newest [2]struct {
 		ok  bool
 		t   time.Duration
@@ -91,9 +91,8 @@ type client struct {
 	pending []pendingState
 	flushFn func()
 
-	series   [numMethods]series
-	speed    []float64 // true speed per recorded frame, for traces
-	lastPose predict.Pose
+	series [numMethods]series
+	speed  []float64 // true speed per recorded frame, for traces
 
 	// round flow
 	phase                protocol.Phase
@@ -126,7 +125,7 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	var err error
 	scfg := w.opt.Tuning.Sender
 	scfg.Dim2D = w.sc.Dim2D
-	if c.snd, err = sender.New(scfg); err != nil {
+	if c.loc, err = netroom.NewLocal(scfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	// The game client's defaults: its send queue and send lead.
@@ -157,7 +156,7 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	}
 	// Dim2D before New: New fills in the 2D defaults (pixels) from it.
 	pcfg.Dim2D = w.sc.Dim2D
-	if c.pred, err = predict.New(pcfg); err != nil {
+	if c.rem, err = netroom.NewRemote(pcfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	rcfg := pcfg
@@ -256,8 +255,8 @@ func from2D(v geom.Vec3) geom.Vec3 { return geom.Vec3{X: v.X / pxPerM, Z: v.Y / 
 
 // drawnOther returns where this client draws the other player now.
 func (c *client) drawnOther() (geom.Vec3, bool) {
-	p := c.lastPose
-	return p.Pos, p.Valid && p.Visibility != predict.Hidden
+	p := c.rem.Pose()
+	return p.Pos, p.Valid && !c.rem.Hidden()
 }
 
 func (c *client) entityName() string {
@@ -460,7 +459,7 @@ func (c *client) deliver(path predict.Path, st *wire.State, mapped, arrival time
 	c.pending = append(c.pending, pendingState{path: path, s: smp, arrival: arrival})
 }
 
-// flush runs on the main thread at the start of a frame: the predictor and
+// flush runs on the main thread at the start of a frame: the Remote and
 // the baselines take the states that arrived since the last one.
 func (c *client) flush() {
 	for i := range c.pending {
@@ -470,10 +469,10 @@ func (c *client) flush() {
 	c.pending = c.pending[:0]
 }
 
-// add runs on the main thread: the predictor and the baselines take the
-// sample.
+// add runs on the main thread: the Remote (the game's drawing side) and
+// the baselines take the sample.
 func (c *client) add(path predict.Path, s predict.Sample, arrival time.Duration) {
-	if c.pred.Add(path, s, arrival) {
+	if c.rem.AddSample(path, s, arrival) {
 		if n := &c.newest[path]; !n.ok || s.Time > n.t {
 			n.ok, n.t, n.seq = true, s.Time, s.Seq
 		}
@@ -530,7 +529,7 @@ func (c *client) onFrame(f simnet.Frame) {
 	if c.w.sc.Dim2D {
 		k = to2D(k)
 	}
-	c.snd.SampleWithVelocity(c.clk.Read(ts), k.Pos, k.Rot, k.Vel)
+	c.loc.Sample(c.clk.Read(ts), k.Pos, k.Rot, k.Vel, true)
 	c.lastSampleTrue = ts
 	if !c.joined || c.closed {
 		return
@@ -558,16 +557,20 @@ func (c *client) onFrame(f simnet.Frame) {
 	})
 }
 
-// poll polls the sender at local (true time now) and, when a state is
-// due, hands it to the core's send queue and writes it at once, as the
+// poll polls the sending side at local (true time now) and, when a state
+// is due, hands it to the core's send queue and writes it at once, as the
 // game's writer does (client/core: one encoding, the one carry from the
 // sample to the write). It returns a copy of the bytes written and books
 // the true time of the state's stamp.
 func (c *client) poll(local, now time.Duration) ([]byte, bool) {
-	st, ok := c.snd.PollState(local, uint8(c.slot))
+	// As NetPredictor.Sample: Local says whether a state is due (it polls
+	// no earlier than its newest sample's stamp, and an entity at rest
+	// sends at RestKeepAlive).
+	sp, ok := c.loc.PollAt(local, c.slot)
 	if !ok {
 		return nil, false
 	}
+	st := *sp
 	out := c.srv.Out()
 	out.Push(&st, core.SampledAt(&st, local))
 	c.buf = out.AppendBatch(c.buf[:0], local)
@@ -594,16 +597,16 @@ func (c *client) send(out []byte) {
 
 // render draws the other player with every method and records the frame.
 func (c *client) render(t, local time.Duration) {
-	pose := c.pred.PoseAt(local)
-	c.lastPose = pose
-	if pose.Snapped {
+	// As NetPredictor's _process: one Frame per rendered frame.
+	pose, ch := c.rem.Frame(local)
+	if ch&netroom.ChangeSnapped != 0 {
 		c.w.stats.Snaps++
 	}
 	ipos, iok, dry := c.interp.draw(local)
 	apos, aok, adry := c.adapt.draw(local)
 	rpos, rok, rdry := c.arrInterp.draw(local)
 	lpos, lok := c.lerp.draw()
-	if !pose.Valid || pose.Visibility == predict.Hidden || !iok || !aok || !rok || !lok || !c.newest0.has ||
+	if !pose.Valid || c.rem.Hidden() || !iok || !aok || !rok || !lok || !c.newest0.has ||
 		t < c.w.measureFrom {
 		return
 	}
@@ -711,7 +714,7 @@ func (s shownBot) sinceTeleport(t time.Duration) (time.Duration, bool) {
 // contact bumps this client's vehicle off the other as drawn, when the
 // drawn one may be collided with.
 func (c *client) contact() {
-	p := c.lastPose
+	p := c.rem.Pose()
 	if !p.Valid || p.Visibility != predict.Visible || !p.Collidable {
 		return
 	}
@@ -761,7 +764,7 @@ func (c *client) onRoom(m *protocol.RoomState) {
 				c.bot.advance(c.w.s.Now())
 				pos, psi := spawnPoint(c.idx)
 				c.bot.spawn(pos, psi)
-				c.snd.Teleport()
+				c.loc.Teleport()
 				send(&protocol.InPosition{})
 			})
 		}
