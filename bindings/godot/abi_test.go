@@ -9,7 +9,7 @@ import (
 )
 
 // TestCLayout checks gdx.h against the layouts of the GDExtension header
-// (64-bit targets), as listed in shared/design/gdextension-abi.md §1.
+// (64-bit targets: the builtin sizes of Godot's extension_api.json).
 // gdx.h asserts the same numbers at compile time; this test keeps the Go
 // view honest too.
 func TestCLayout(t *testing.T) {

@@ -1,5 +1,6 @@
 // gdx.h: this package's own declarations of the parts of Godot's GDExtension C
-// interface it uses, written from the facts sheet (shared/design/gdextension-abi.md),
+// interface it uses, written from Godot's gdextension_interface.h (the rows this
+// library uses per version are in ../testdata/interface_functions.json),
 // plus the flat helpers gdx.c gives the Go side. Layouts are for 64-bit targets
 // and are checked at compile time below (and again from Go in abi_test.go).
 //

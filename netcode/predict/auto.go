@@ -17,7 +17,7 @@ import (
 //     keeps its course L = 0 is exact; for one that turns without warning,
 //     extrapolating the whole age overshoots every turn by up to twice the
 //     speed times the age, and holding back trades that tail for a steady
-//     lag (PREDICTOR-NOTES.md: (1-e^{-λa})/λ rather than a);
+//     lag (an exponentially weighted lead, (1-e^{-λa})/λ rather than a);
 //   - the smoothing time constant tau (1 ms is practically none);
 //   - whether corrections are bounded by Config.MaxCorrectionSpeed (a late
 //     turn joined in a glide rather than a pop);
