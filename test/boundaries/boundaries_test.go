@@ -1,5 +1,6 @@
 // Package boundaries holds the one test of the repository's import rules
-// (docs/architecture.md §1): which parts may depend on which.
+// (docs/architecture.md §1): which parts may depend on which; and the rule
+// that the repository cites no design document outside it (docs_test.go).
 package boundaries
 
 import (
