@@ -69,16 +69,25 @@ func TestGodotEvents(t *testing.T) {
 		Errors []any   `json:"errors"`
 		Types  []any   `json:"types"`
 		Values []any   `json:"values"`
+		Typed  [][]any `json:"typed"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &got))
 	t.Logf("b got: %s", raw)
-	require.Len(t, got.Events, 2, "hello, then echoed")
+	require.Len(t, got.Events, 3, "hello, typed, then echoed")
 	assert.Equal(t, []any{0.0, "hello"}, got.Events[0][:2])
 	// Every argument arrives as the type it left as (protocol 3).
 	assert.Equal(t, []any{"int", "float", "String", "Vector2", "Vector3", "Color", "Dictionary", "Vector2i", "Dictionary",
 		"PackedFloat32Array", "StringName", "Transform3D"}, got.Types)
 	assert.Equal(t, []any{true, true, true, true, true, true}, got.Values, "values equal to those sent")
-	assert.Equal(t, []any{0.0, "echoed", []any{42.0, "back"}}, got.Events[1])
+	assert.Equal(t, []any{0.0, "echoed", []any{42.0, "back"}}, got.Events[2])
+	// Every type issue 22 lists keeps its type and value (docs/protocol.md,
+	// Typed arguments): [sent type, arrived type, equal].
+	require.Len(t, got.Typed, 22, "one row per type")
+	for _, row := range got.Typed {
+		t.Logf("typed argument: sent %v, arrived %v, equal %v", row[0], row[1], row[2])
+		assert.Equal(t, row[0], row[1], "type kept")
+		assert.Equal(t, true, row[2], "%v: value kept", row[0])
+	}
 	assert.Equal(t, [][]any{{0.0, "hi there"}}, got.Chat, "sanitised")
 	assert.Equal(t, []any{"hp=75", 7.0}, got.Props, "synced properties applied on b's copy of a")
 	assert.Empty(t, got.Errors)
