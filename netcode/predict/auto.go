@@ -127,22 +127,25 @@ const (
 	autoPeakArrivals = 600
 	// autoTailWeight is the weight of a shadow's running 99th percentile
 	// of the error in its score (beside its mean error, pops and 95th
-	// percentile): after an unannounced reversal an extrapolating drawing
-	// overshoots by up to twice the speed times the data age, snap-on-arrival
-	// never by more than once, and a player sees that tail. On the bench
-	// (seeds 1-3) it took direct-50 character p99 from 0.632 to 0.552 m
-	// (snap 0.572) at a mean of 0.264 m (0.218; snap 0.362).
-	autoTailWeight = 1.0
+	// percentile), for a mover no faster than autoPopSpeed, less by the
+	// pop cost's square above it: after an unannounced reversal an
+	// extrapolating drawing overshoots by up to twice the speed times the
+	// data age, snap-on-arrival never by more than once, and a player sees
+	// that tail. On the bench (seeds 1-3) it took direct-50 character p99
+	// from 0.632 to 0.555 m (snap 0.572) at a mean of 0.267 m (0.218; snap
+	// 0.362); 1 with a 10% margin gave 0.552 m but moved harsh-150
+	// vehicle pops > 0.2 m, 2 popped characters 5.2 times a minute.
+	autoTailWeight = 1.5
 	// autoSwitchMargin is how much lower (a share) another shadow's score
 	// must be before the drawing takes its settings, for a mover whose
 	// pops cost the full Config.AutoPopCost; less as its pops cost less
-	// (1% for a car at 26 m/s). A switch from a bounded correction to a
+	// (1.4% for a car at 26 m/s). A switch from a bounded correction to a
 	// free fade moves the drawing as no shadow did, and with the tail in
-	// the score the best shadow changes often: on the bench (seeds 1-3)
-	// direct-50 character popped 7.8 times a minute by 0.1 m without a
-	// margin, 4.0 with 10%; 10% for every mover made direct-150 and
-	// direct-200 vehicle p95 3-4% worse, 15% up to 10%.
-	autoSwitchMargin = 0.1
+	// the score the best shadow changes often: on the bench (seeds 1-3,
+	// tail weight 1) direct-50 character popped 7.8 times a minute by
+	// 0.1 m without a margin, 4.0 with 10%; 10% for every mover made
+	// direct-150 and direct-200 vehicle p95 3-4% worse, 15% up to 10%.
+	autoSwitchMargin = 0.15
 	// autoCorrectionSpeed is the default MaxCorrectionSpeed of an Auto
 	// predictor: 5 m/s, 83 mm a frame at 60 Hz.
 	autoCorrectionSpeed = 5.0
@@ -385,6 +388,12 @@ func (p *Predictor) autoLabel(s *Sample) {
 			// Plain comparisons, not the float min and max builtins (which
 			// handle NaN and signed zeros), and the best sum kept in a
 			// local: this loop was a third of an Auto frame.
+			// The tail and the switch margin weigh as this mover's pops do
+			// (1 up to autoPopSpeed, less above): a car's overshoot at a
+			// wall is no reversal, and its drawing should follow its
+			// scores promptly.
+			slow := popCost / p.cfg.AutoPopCost
+			tw := autoTailWeight * slow
 			best, bestSum := 0, math.Inf(1)
 			for i := range numShadows {
 				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
@@ -415,18 +424,18 @@ func (p *Predictor) autoLabel(s *Sample) {
 					q99 = 0
 				}
 				qs[1] = q99
-				if sum := score + q + autoTailWeight*q99; sum < bestSum {
+				if sum := score + q + tw*q99; sum < bestSum {
 					best, bestSum = i, sum
 				}
 			}
 			cur := a.best
-			curSum := a.score[cur] + a.q[cur][0] + autoTailWeight*a.q[cur][1]
+			curSum := a.score[cur] + a.q[cur][0] + tw*a.q[cur][1]
 			a.labels++
 			a.lastLabel = s.Time
 			// A switch only for a clear gain (autoSwitchMargin, priced as
 			// this mover's pops are): every switch of smoothing can move
 			// the drawing unlike any shadow did.
-			margin := autoSwitchMargin * popCost / p.cfg.AutoPopCost
+			margin := autoSwitchMargin * slow
 			if a.labels == autoMinLabels || (a.labels > autoMinLabels && bestSum < curSum*(1-margin)) {
 				a.best = best
 			}

@@ -367,10 +367,11 @@ func (w eightWay) at(s float64) (geom.Vec3, geom.Vec3) {
 
 // TestAutoCharacterTail checks the tail a player sees on a runner that
 // turns at once in eight directions, 75 ms one way with a little jitter:
-// Auto's 99th percentile of the error stays within 10% of snap-on-arrival's
+// Auto's 99th percentile of the error is at or below snap-on-arrival's
 // (which the speed times the data age bounds), at a lower mean. Before the
 // tail was in Auto's score (autoTailWeight) it extrapolated past each
-// reversal until its state arrived: 0.64 m against snap's 0.48 m.
+// reversal until its state arrived: 0.64 m against snap's 0.48 m (now
+// 0.45 m).
 func TestAutoCharacterTail(t *testing.T) {
 	const dur = 125.0
 	w := newEightWay(21, dur, 6)
@@ -421,6 +422,6 @@ func TestAutoCharacterTail(t *testing.T) {
 	}
 	t.Logf("Auto: mean %.3f m, p99 %.3f m; snap: mean %.3f m, p99 %.3f m", mean(errs), pct(errs, 0.99),
 		mean(snaps), pct(snaps, 0.99))
-	assert.LessOrEqual(t, pct(errs, 0.99), 1.1*pct(snaps, 0.99), "Auto's p99 against snap's")
+	assert.LessOrEqual(t, pct(errs, 0.99), pct(snaps, 0.99), "Auto's p99 against snap's")
 	assert.Less(t, mean(errs), mean(snaps), "Auto's mean against snap's")
 }
