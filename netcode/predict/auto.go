@@ -40,8 +40,8 @@ import (
 // autoTailWeight). The real drawing takes the settings of the shadow with
 // the lowest sum, once it is lower than the current one's by a margin
 // (autoSwitchMargin: a switch of smoothing moves the drawing as no shadow
-// did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
-// never jolts the entity. An entity costs about 4-5 µs a frame more in Go
+// did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
+// retuning never jolts the entity. An entity costs about 4-5 µs a frame more in Go
 // (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64, on a
 // shared 2-core machine) and 130 kB of shadows; the estimates that do not
 // depend on the model or on the latest arrival are computed once.
@@ -133,8 +133,9 @@ const (
 	// data age, snap-on-arrival never by more than once, and a player sees
 	// that tail. On the bench (seeds 1-3) it took direct-50 character p99
 	// from 0.632 to 0.555 m (snap 0.572) at a mean of 0.267 m (0.218; snap
-	// 0.362); 1 with a 10% margin gave 0.552 m but moved harsh-150
-	// vehicle pops > 0.2 m, 2 popped characters 5.2 times a minute.
+	// 0.362); 1 (with a 10% margin) gave 0.552 m but only matched snap's
+	// p99 in a replay of test/godot's character, where 1.5 is 2% under;
+	// 2 popped characters 5.2 times a minute by 0.1 m.
 	autoTailWeight = 1.5
 	// autoSwitchMargin is how much lower (a share) another shadow's score
 	// must be before the drawing takes its settings, for a mover whose
@@ -385,15 +386,15 @@ func (p *Predictor) autoLabel(s *Sample) {
 				k = 1 / float64(a.labels+1)
 			}
 			popCost := p.autoPopCost()
-			// Plain comparisons, not the float min and max builtins (which
-			// handle NaN and signed zeros), and the best sum kept in a
-			// local: this loop was a third of an Auto frame.
 			// The tail and the switch margin weigh as this mover's pops do
-			// (1 up to autoPopSpeed, less above): a car's overshoot at a
-			// wall is no reversal, and its drawing should follow its
+			// (fully up to autoPopSpeed, less above): a car's overshoot at
+			// a wall is no reversal, and its drawing should follow its
 			// scores promptly.
 			slow := popCost / p.cfg.AutoPopCost
 			tw := autoTailWeight * slow
+			// Plain comparisons, not the float min and max builtins (which
+			// handle NaN and signed zeros), and the best sum kept in a
+			// local: this loop was a third of an Auto frame.
 			best, bestSum := 0, math.Inf(1)
 			for i := range numShadows {
 				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
