@@ -401,27 +401,33 @@ func (p *Predictor) autoLabel(s *Sample) {
 				score := a.score[i] + k*(e+popCost*float64(a.pops[i])-a.score[i])
 				a.score[i] = score
 				a.pops[i] = 0
-				// A quantile tracker: up by 0.95 steps when exceeded, down
-				// by 0.05 otherwise, steps a twentieth of the mean error.
+				// Quantile trackers: up by 0.95 steps when exceeded, down
+				// by 0.05 otherwise (0.99 and 0.01 for the 99th), steps a
+				// twentieth of the mean error or of the tracker's own
+				// value, whichever is more. Steps of the mean alone took
+				// a shadow that extrapolates a runner (small mean, tail
+				// twice snap's) 10 s to show its tail, so Auto drew the
+				// first seconds of a run so; the step is the same either
+				// way of a label, so the trackers still settle at the
+				// quantile.
 				step := 1e-4
 				if score > step {
 					step = score
 				}
-				step *= 0.05
 				qs := &a.q[i]
 				q := qs[0]
+				st := 0.05 * max(step, q)
 				if e > q {
-					q += 0.95 * step
-				} else if q -= 0.05 * step; q < 0 {
+					q += 0.95 * st
+				} else if q -= 0.05 * st; q < 0 {
 					q = 0
 				}
 				qs[0] = q
-				// The 99th percentile, by the same steps: up by 0.99 when
-				// exceeded, down by 0.01 otherwise.
 				q99 := qs[1]
+				st = 0.05 * max(step, q99)
 				if e > q99 {
-					q99 += 0.99 * step
-				} else if q99 -= 0.01 * step; q99 < 0 {
+					q99 += 0.99 * st
+				} else if q99 -= 0.01 * st; q99 < 0 {
 					q99 = 0
 				}
 				qs[1] = q99
