@@ -404,12 +404,12 @@ func (p *Predictor) autoLabel(s *Sample) {
 				// Quantile trackers: up by 0.95 steps when exceeded, down
 				// by 0.05 otherwise (0.99 and 0.01 for the 99th), steps a
 				// twentieth of the mean error or of the tracker's own
-				// value, whichever is more. Steps of the mean alone took
-				// a shadow that extrapolates a runner (small mean, tail
-				// twice snap's) 10 s to show its tail, so Auto drew the
-				// first seconds of a run so; the step is the same either
-				// way of a label, so the trackers still settle at the
-				// quantile.
+				// value, whichever is more. With steps of the mean alone
+				// the tail of a shadow that extrapolates a runner (small
+				// mean, tail twice snap's) took seconds to show, and Auto
+				// drew the first 9 s of TestAutoCharacterTail with it
+				// (4 s now); the step is the same either way of a label,
+				// so the trackers still settle at the quantile.
 				step := 1e-4
 				if score > step {
 					step = score

@@ -368,12 +368,14 @@ func (w eightWay) at(s float64) (geom.Vec3, geom.Vec3) {
 // TestAutoCharacterTail checks the tail a player sees on a runner that
 // turns at once in eight directions, 75 ms one way with a little jitter:
 // Auto's 99th percentile of the error is at or below snap-on-arrival's
-// (which the speed times the data age bounds), at a lower mean. Before the
-// tail was in Auto's score (autoTailWeight) it extrapolated past each
-// reversal until its state arrived: 0.64 m against snap's 0.48 m (now
-// 0.45 m).
+// (which the speed times the data age bounds), at a lower mean, from 5 s
+// on as test/godot's TestGodotCharacter measures. Before the tail was in
+// Auto's score (autoTailWeight) it extrapolated past each reversal until
+// its state arrived: 0.73 m against snap's 0.48 m; with the tail scored
+// but quantile steps of the mean error alone, the first 9 s were drawn
+// so: 0.63 m (now 0.46 m).
 func TestAutoCharacterTail(t *testing.T) {
-	const dur = 125.0
+	const dur = 45.0
 	w := newEightWay(21, dur, 6)
 	p := newPredictor(t, Config{Auto: true})
 	r := rand.New(rand.NewPCG(21, 7))
@@ -400,7 +402,7 @@ func TestAutoCharacterTail(t *testing.T) {
 			queue = queue[1:]
 		}
 		pose := p.PoseAt(now)
-		if !pose.Valid || now < 10*time.Second { // Auto has learnt the mover
+		if !pose.Valid || now < 5*time.Second { // as test/godot measures
 			continue
 		}
 		truth, _ := w.at(now.Seconds())
@@ -420,8 +422,8 @@ func TestAutoCharacterTail(t *testing.T) {
 		}
 		return sum / float64(len(e))
 	}
-	t.Logf("Auto: mean %.3f m, p99 %.3f m; snap: mean %.3f m, p99 %.3f m", mean(errs), pct(errs, 0.99),
-		mean(snaps), pct(snaps, 0.99))
+	t.Logf("Auto: mean %.3f m, p99 %.3f m, max %.3f m; snap: mean %.3f m, p99 %.3f m, max %.3f m", mean(errs),
+		pct(errs, 0.99), pct(errs, 1), mean(snaps), pct(snaps, 0.99), pct(snaps, 1))
 	assert.LessOrEqual(t, pct(errs, 0.99), pct(snaps, 0.99), "Auto's p99 against snap's")
 	assert.Less(t, mean(errs), mean(snaps), "Auto's mean against snap's")
 }
