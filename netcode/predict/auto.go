@@ -33,11 +33,15 @@ import (
 // error's length plus a pop cost for every frame in which the shadow
 // popped (moved unlike its own prediction and unlike any velocity the
 // entity was seen with lately), in an exponentially weighted mean over
-// autoWindow arrivals, plus a running 95th percentile of the error's length
-// (so a tail of overshoots counts as well as the typical error). The real
-// drawing takes the shadow with the lowest sum's settings;
-// the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
-// never jolts the entity. An entity costs about 4-5 µs a frame more in Go
+// autoWindow arrivals, plus running 95th and 99th percentiles of the
+// error's length (so a tail of overshoots counts as well as the typical
+// error: extrapolating past a reversal overshoots by up to twice the speed
+// times the data age, snap-on-arrival never by more than once; see
+// autoTailWeight). The real drawing takes the settings of the shadow with
+// the lowest sum, once it is lower than the current one's by a margin
+// (autoSwitchMargin: a switch of smoothing moves the drawing as no shadow
+// did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
+// retuning never jolts the entity. An entity costs about 4-5 µs a frame more in Go
 // (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64, on a
 // shared 2-core machine) and 130 kB of shadows; the estimates that do not
 // depend on the model or on the latest arrival are computed once.
@@ -121,6 +125,28 @@ const (
 	// car that stops for a while is not taken for a character, and one
 	// that has driven slowly for a minute is judged by how it moves now.
 	autoPeakArrivals = 600
+	// autoTailWeight is the weight of a shadow's running 99th percentile
+	// of the error in its score (beside its mean error, pops and 95th
+	// percentile), for a mover no faster than autoPopSpeed, less by the
+	// pop cost's square above it: after an unannounced reversal an
+	// extrapolating drawing overshoots by up to twice the speed times the
+	// data age, snap-on-arrival never by more than once, and a player sees
+	// that tail. On the bench (seeds 1-3) it took direct-50 character p99
+	// from 0.632 to 0.555 m (snap 0.572) at a mean of 0.267 m (0.218; snap
+	// 0.362); 1 (with a 10% margin) gave 0.552 m but only matched snap's
+	// p99 in a replay of test/godot's character, where 1.5 is 2% under;
+	// 2 popped characters 5.2 times a minute by 0.1 m.
+	autoTailWeight = 1.5
+	// autoSwitchMargin is how much lower (a share) another shadow's score
+	// must be before the drawing takes its settings, for a mover whose
+	// pops cost the full Config.AutoPopCost; less as its pops cost less
+	// (1.4% for a car at 26 m/s). A switch from a bounded correction to a
+	// free fade moves the drawing as no shadow did, and with the tail in
+	// the score the best shadow changes often: on the bench (seeds 1-3,
+	// tail weight 1) direct-50 character popped 7.8 times a minute by
+	// 0.1 m without a margin, 4.0 with 10%; 10% for every mover made
+	// direct-150 and direct-200 vehicle p95 3-4% worse, 15% up to 10%.
+	autoSwitchMargin = 0.15
 	// autoCorrectionSpeed is the default MaxCorrectionSpeed of an Auto
 	// predictor: 5 m/s, 83 mm a frame at 60 Hz.
 	autoCorrectionSpeed = 5.0
@@ -132,8 +158,11 @@ const (
 type autoState struct {
 	off   [numShadows]geom.Vec3 // each shadow's smoothing offset
 	score [numShadows]float64   // EWMA of each shadow's error length plus its pops' cost
-	q95   [numShadows]float64   // each shadow's running 95th percentile of the error length
-	pops  [numShadows]int       // each shadow's pops since the last label
+	// q is each shadow's running 95th and 99th percentile of the error
+	// length (the 99th: the tail a player notices), side by side for the
+	// label loop.
+	q    [numShadows][2]float64
+	pops [numShadows]int // each shadow's pops since the last label
 	// prevRaw is each model's and lag's raw prediction at the last frame.
 	prevRaw [len(autoVelOnly)][numAutoLags]geom.Vec3
 	// seen are the velocities of the newest samples (seenT their times),
@@ -357,6 +386,12 @@ func (p *Predictor) autoLabel(s *Sample) {
 				k = 1 / float64(a.labels+1)
 			}
 			popCost := p.autoPopCost()
+			// The tail and the switch margin weigh as this mover's pops do
+			// (fully up to autoPopSpeed, less above): a car's overshoot at
+			// a wall is no reversal, and its drawing should follow its
+			// scores promptly.
+			slow := popCost / p.cfg.AutoPopCost
+			tw := autoTailWeight * slow
 			// Plain comparisons, not the float min and max builtins (which
 			// handle NaN and signed zeros), and the best sum kept in a
 			// local: this loop was a third of an Auto frame.
@@ -366,27 +401,49 @@ func (p *Predictor) autoLabel(s *Sample) {
 				score := a.score[i] + k*(e+popCost*float64(a.pops[i])-a.score[i])
 				a.score[i] = score
 				a.pops[i] = 0
-				// A quantile tracker: up by 0.95 steps when exceeded, down
-				// by 0.05 otherwise, steps a twentieth of the mean error.
+				// Quantile trackers: up by 0.95 steps when exceeded, down
+				// by 0.05 otherwise (0.99 and 0.01 for the 99th), steps a
+				// twentieth of the mean error or of the tracker's own
+				// value, whichever is more. With steps of the mean alone
+				// the tail of a shadow that extrapolates a runner (small
+				// mean, tail twice snap's) took seconds to show, and Auto
+				// drew the first 9 s of TestAutoCharacterTail with it
+				// (4 s now); the step is the same either way of a label,
+				// so the trackers still settle at the quantile.
 				step := 1e-4
 				if score > step {
 					step = score
 				}
-				step *= 0.05
-				q := a.q95[i]
+				qs := &a.q[i]
+				q := qs[0]
+				st := 0.05 * max(step, q)
 				if e > q {
-					q += 0.95 * step
-				} else if q -= 0.05 * step; q < 0 {
+					q += 0.95 * st
+				} else if q -= 0.05 * st; q < 0 {
 					q = 0
 				}
-				a.q95[i] = q
-				if sum := score + q; sum < bestSum {
+				qs[0] = q
+				q99 := qs[1]
+				st = 0.05 * max(step, q99)
+				if e > q99 {
+					q99 += 0.99 * st
+				} else if q99 -= 0.01 * st; q99 < 0 {
+					q99 = 0
+				}
+				qs[1] = q99
+				if sum := score + q + tw*q99; sum < bestSum {
 					best, bestSum = i, sum
 				}
 			}
+			cur := a.best
+			curSum := a.score[cur] + a.q[cur][0] + tw*a.q[cur][1]
 			a.labels++
 			a.lastLabel = s.Time
-			if a.labels >= autoMinLabels {
+			// A switch only for a clear gain (autoSwitchMargin, priced as
+			// this mover's pops are): every switch of smoothing can move
+			// the drawing unlike any shadow did.
+			margin := autoSwitchMargin * slow
+			if a.labels == autoMinLabels || (a.labels > autoMinLabels && bestSum < curSum*(1-margin)) {
 				a.best = best
 			}
 			return
