@@ -356,40 +356,11 @@ type estimate struct {
 // sample for math.MaxUint64). When there are none it uses fallback, if not
 // nil; ok is false when it has nothing to go on.
 func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallback *entry) (est estimate, ok bool) {
-	r := &p.paths[path]
-	var lo, hi *entry // the samples around now: lo.Time <= now < hi.Time
-	for i := r.n - 1; i >= 0; i-- {
-		e := r.at(i)
-		if e.gen >= below {
-			continue
-		}
-		if est.newest == nil {
-			est.newest = e
-		}
-		if e.Time <= now {
-			lo = e
-			break
-		}
-		hi = e
-	}
-	if est.newest == nil {
-		if fallback == nil {
-			return est, false
-		}
-		est.newest = fallback
-		if fallback.Time <= now {
-			lo = fallback
-		} else {
-			hi = fallback
-		}
+	var lo, hi *entry
+	if lo, hi, est.newest, est.gen = p.around(path, now, below, fallback); est.newest == nil {
+		return est, false
 	}
 	est.age = now - est.newest.Time
-	if lo != nil {
-		est.gen = lo.gen
-	}
-	if hi != nil {
-		est.gen = max(est.gen, hi.gen)
-	}
 	switch {
 	case hi == nil:
 		est.kin, est.pastCap = p.extrapolate(lo, now-lo.Time)
@@ -404,6 +375,64 @@ func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallbac
 		est.modelFree = true
 	}
 	return est, true
+}
+
+// estimatePos is estimate's position alone, with its modelFree and gen
+// (Auto's shadows; the same arithmetic, so the same position).
+func (p *Predictor) estimatePos(path Path, now time.Duration, below uint64, fallback *entry) (pos geom.Vec3, modelFree bool, gen uint64, ok bool) {
+	lo, hi, newest, gen := p.around(path, now, below, fallback)
+	switch {
+	case newest == nil:
+		return pos, false, gen, false
+	case hi == nil:
+		modelFree = lo.accRest == (geom.Vec3{}) && lo.Turn == 0
+		return p.extrapolatePos(lo, now-lo.Time), modelFree, gen, true
+	case lo == nil:
+		return hi.Pos, true, gen, true
+	default:
+		h := hi.Time - lo.Time
+		return hermitePos(lo, hi, h.Seconds(), float64(now-lo.Time)/float64(h)), true, gen, true
+	}
+}
+
+// around returns the samples of path around now with gen < below (lo.Time
+// <= now < hi.Time; either may be nil), the newest of them and the newest
+// gen of lo and hi. When there are none it uses fallback, if not nil;
+// newest is nil when it has nothing to go on.
+func (p *Predictor) around(path Path, now time.Duration, below uint64, fallback *entry) (lo, hi, newest *entry, gen uint64) {
+	r := &p.paths[path]
+	for i := r.n - 1; i >= 0; i-- {
+		e := r.at(i)
+		if e.gen >= below {
+			continue
+		}
+		if newest == nil {
+			newest = e
+		}
+		if e.Time <= now {
+			lo = e
+			break
+		}
+		hi = e
+	}
+	if newest == nil {
+		if fallback == nil {
+			return nil, nil, nil, 0
+		}
+		newest = fallback
+		if fallback.Time <= now {
+			lo = fallback
+		} else {
+			hi = fallback
+		}
+	}
+	if lo != nil {
+		gen = lo.gen
+	}
+	if hi != nil {
+		gen = max(gen, hi.gen)
+	}
+	return lo, hi, newest, gen
 }
 
 // extrapolate carries e forward by age (>= 0): the full model up to the
@@ -424,6 +453,20 @@ func (p *Predictor) extrapolate(e *entry, age time.Duration) (kin, bool) {
 		k.vel = geom.Vec3{}
 	}
 	return k, true
+}
+
+// extrapolatePos is extrapolate's position alone (the same arithmetic, so
+// the same value; past the cap it runs extrapolate).
+func (p *Predictor) extrapolatePos(e *entry, age time.Duration) geom.Vec3 {
+	if age > p.cfg.PredictionCap {
+		k, _ := p.extrapolate(e, age)
+		return k.pos
+	}
+	acc, turn := e.accRest, e.Turn
+	if p.velOnly {
+		acc, turn = geom.Vec3{}, 0
+	}
+	return advancePos(e.Pos, e.Vel, acc, turn, p.up, age.Seconds())
 }
 
 // conj returns the inverse of the unit quaternion q.
