@@ -197,7 +197,19 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	// plays no part (most lags interpolate), and no old estimate where the
 	// new data changed nothing at that lag: estimates were a third of an
 	// Auto frame.
-	var ests, olds [numAutoLags]estimate
+	// The moves the entity was seen to make lately, over this frame (as
+	// autoPopped scales them), once per frame rather than per shadow.
+	var seenMoves [autoSeen]geom.Vec3
+	nSeen := 0
+	if judge {
+		for j := range autoSeen {
+			if now-a.seenT[j] <= autoSeenFor {
+				seenMoves[nSeen] = a.seen[j].Scale(dt.Seconds())
+				nSeen++
+			}
+		}
+	}
+	var ests, olds [numAutoLags]shadowEst
 	var oldOK [numAutoLags]bool
 	for mi, velOnly := range autoVelOnly {
 		p.velOnly = velOnly
@@ -205,11 +217,11 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			est := ests[l]
 			if mi == 0 || !est.modelFree || a.noReuse {
 				var ok bool
-				if est, ok = p.estimate(path, now-lag, math.MaxUint64, nil); !ok {
+				if est, ok = p.shadowEstimate(path, now-lag, math.MaxUint64, nil); !ok {
 					return
 				}
 			}
-			var old estimate
+			var old shadowEst
 			if changed {
 				switch {
 				case path == prevPath && est.gen < p.epoch && !a.noReuse:
@@ -220,7 +232,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 				case mi > 0 && oldOK[l] && olds[l].modelFree && !a.noReuse:
 					old = olds[l]
 				default:
-					if old, oldOK[l] = p.estimate(prevPath, now-lag, p.epoch, &p.anchor); !oldOK[l] {
+					if old, oldOK[l] = p.shadowEstimate(prevPath, now-lag, p.epoch, &p.anchor); !oldOK[l] {
 						old = est
 					}
 				}
@@ -230,18 +242,28 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			}
 			// The prediction's own move this frame, before new data moved it.
 			own := est.pos.Sub(a.prevRaw[mi][l])
+			var corr geom.Vec3 // the jump new data made, the same for every shadow of this lag
 			if changed {
 				own = old.pos.Sub(a.prevRaw[mi][l])
+				corr = old.pos.Sub(est.pos)
 			}
+			prevRaw := a.prevRaw[mi][l]
+			base := mi*numPerModel + l*len(autoTaus)*len(autoCapped)
 			for t := range autoTaus {
 				for c, capped := range autoCapped {
-					i := mi*numPerModel + (l*len(autoTaus)+t)*len(autoCapped) + c
+					i := base + t*len(autoCapped) + c
 					off := a.off[i]
+					// Last frame drew prevRaw + off (the same sum, so the
+					// same value as in hist, without reading it back).
+					prevDrawn := prevRaw.Add(off)
+					if a.noReuse {
+						prevDrawn = prev.drawn[i]
+					}
 					switch {
 					case restart:
 						off = geom.Vec3{}
 					case changed:
-						off = off.Add(old.pos.Sub(est.pos))
+						off = off.Add(corr)
 						if snap || off.Dot(off) > td2 {
 							off = geom.Vec3{}
 							a.pops[i]++
@@ -258,8 +280,29 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 						off = off.Scale(k)
 					}
 					a.off[i] = off
-					h.drawn[i] = est.pos.Add(off)
-					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, step2, now, dt) {
+					drawn := est.pos.Add(off)
+					h.drawn[i] = drawn
+					if !judge {
+						continue
+					}
+					move := drawn.Sub(prevDrawn)
+					if a.noReuse {
+						if p.autoPopped(move, own, step2, now, dt) {
+							a.pops[i]++
+						}
+						continue
+					}
+					if d := move.Sub(own); d.Dot(d) <= step2 {
+						continue // moved as its own prediction did
+					}
+					popped := true
+					for _, sm := range seenMoves[:nSeen] {
+						if d := move.Sub(sm); d.Dot(d) <= step2 {
+							popped = false
+							break
+						}
+					}
+					if popped {
 						a.pops[i]++
 					}
 				}
@@ -267,6 +310,24 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			a.prevRaw[mi][l] = est.pos
 		}
 	}
+}
+
+// shadowEst is what a shadow needs of an estimate.
+type shadowEst struct {
+	pos       geom.Vec3
+	modelFree bool
+	gen       uint64
+}
+
+// shadowEstimate is estimate for the shadows: the position alone (the
+// whole estimate with noReuse, which must give the same).
+func (p *Predictor) shadowEstimate(path Path, now time.Duration, below uint64, fallback *entry) (e shadowEst, ok bool) {
+	if p.auto.noReuse {
+		est, ok := p.estimate(path, now, below, fallback)
+		return shadowEst{pos: est.pos, modelFree: est.modelFree, gen: est.gen}, ok
+	}
+	e.pos, e.modelFree, e.gen, ok = p.estimatePos(path, now, below, fallback)
+	return e, ok
 }
 
 // autoPopped reports whether a shadow's frame move is a pop: more than
