@@ -173,9 +173,14 @@ func shadowVelOnly(i int) bool      { return autoVelOnly[i/numPerModel] }
 // changed (changed, from prevPath to path), add the jump as a correction.
 func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, changed, restart, snap bool) {
 	a := p.auto
-	v := p.cfg.MaxCorrectionSpeed * dt.Seconds()
 	prev := &a.hist[a.hi]
-	judge := a.hn > 0 && dt > 0 && !restart && !snap
+	f := shadowFrame{
+		v:       p.cfg.MaxCorrectionSpeed * dt.Seconds(),
+		td2:     p.cfg.TeleportDistance * p.cfg.TeleportDistance,
+		dt:      dt,
+		judge:   a.hn > 0 && dt > 0 && !restart && !snap,
+		changed: changed, restart: restart, snap: snap,
+	}
 	a.hi = (a.hi + 1) % autoHist
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
@@ -184,31 +189,27 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	defer func() { p.velOnly = real }()
 	// The fade of each time constant this frame: one exp per constant, not
 	// per shadow (the exp was a tenth of an Auto frame).
-	var fade [len(autoTaus)]float64
 	if dt > 0 {
 		for t, tau := range autoTaus {
-			fade[t] = math.Exp(-float64(dt) / float64(tau))
+			f.fade[t] = math.Exp(-float64(dt) / float64(tau))
 		}
 	}
-	td2 := p.cfg.TeleportDistance * p.cfg.TeleportDistance
 	step := p.autoPopStepAt(dt)
-	step2 := step * step // squared lengths: no square root per shadow and frame
+	f.step2 = step * step // squared lengths: no square root per shadow and frame
+	// The moves the entity was seen to make lately, over this frame (as
+	// autoPopped scales them), once per frame rather than per shadow.
+	if f.judge {
+		for j := range autoSeen {
+			if now-a.seenT[j] <= autoSeenFor {
+				f.seen[f.nSeen] = a.seen[j].Scale(dt.Seconds())
+				f.nSeen++
+			}
+		}
+	}
 	// The first model's estimates per lag, for the second where the model
 	// plays no part (most lags interpolate), and no old estimate where the
 	// new data changed nothing at that lag: estimates were a third of an
 	// Auto frame.
-	// The moves the entity was seen to make lately, over this frame (as
-	// autoPopped scales them), once per frame rather than per shadow.
-	var seenMoves [autoSeen]geom.Vec3
-	nSeen := 0
-	if judge {
-		for j := range autoSeen {
-			if now-a.seenT[j] <= autoSeenFor {
-				seenMoves[nSeen] = a.seen[j].Scale(dt.Seconds())
-				nSeen++
-			}
-		}
-	}
 	var ests, olds [numAutoLags]shadowEst
 	var oldOK [numAutoLags]bool
 	for mi, velOnly := range autoVelOnly {
@@ -240,74 +241,111 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			if mi == 0 {
 				ests[l], olds[l] = est, old
 			}
-			// The prediction's own move this frame, before new data moved it.
-			own := est.pos.Sub(a.prevRaw[mi][l])
-			var corr geom.Vec3 // the jump new data made, the same for every shadow of this lag
-			if changed {
-				own = old.pos.Sub(a.prevRaw[mi][l])
-				corr = old.pos.Sub(est.pos)
-			}
-			prevRaw := a.prevRaw[mi][l]
-			base := mi*numPerModel + l*len(autoTaus)*len(autoCapped)
-			for t := range autoTaus {
-				for c, capped := range autoCapped {
-					i := base + t*len(autoCapped) + c
-					off := a.off[i]
-					// Last frame drew prevRaw + off (the same sum, so the
-					// same value as in hist, without reading it back).
-					prevDrawn := prevRaw.Add(off)
-					if a.noReuse {
-						prevDrawn = prev.drawn[i]
+			base := mi*numPerModel + l*numPerLag
+			if a.noReuse {
+				// The reference: last frame's drawing as hist has it, each
+				// shadow's pop test by autoPopped.
+				a.stepLag(&f, base, est.pos, old.pos, &h.drawn, &prev.drawn)
+				if f.judge {
+					own := est.pos.Sub(a.prevRaw[mi][l])
+					if changed {
+						own = old.pos.Sub(a.prevRaw[mi][l])
 					}
-					switch {
-					case restart:
-						off = geom.Vec3{}
-					case changed:
-						off = off.Add(corr)
-						if snap || off.Dot(off) > td2 {
-							off = geom.Vec3{}
+					for i := base; i < base+numPerLag; i++ {
+						if p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, f.step2, now, dt) {
 							a.pops[i]++
 						}
-					}
-					if dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
-						k := fade[t]
-						// The square root only when the cap may bind.
-						if capped && v > 0 {
-							if l2 := off.Dot(off); l2*(1-k)*(1-k) > v*v {
-								k = 1 - v/math.Sqrt(l2)
-							}
-						}
-						off = off.Scale(k)
-					}
-					a.off[i] = off
-					drawn := est.pos.Add(off)
-					h.drawn[i] = drawn
-					if !judge {
-						continue
-					}
-					move := drawn.Sub(prevDrawn)
-					if a.noReuse {
-						if p.autoPopped(move, own, step2, now, dt) {
-							a.pops[i]++
-						}
-						continue
-					}
-					if d := move.Sub(own); d.Dot(d) <= step2 {
-						continue // moved as its own prediction did
-					}
-					popped := true
-					for _, sm := range seenMoves[:nSeen] {
-						if d := move.Sub(sm); d.Dot(d) <= step2 {
-							popped = false
-							break
-						}
-					}
-					if popped {
-						a.pops[i]++
 					}
 				}
+			} else {
+				a.stepLag(&f, base, est.pos, old.pos, &h.drawn, nil)
 			}
 			a.prevRaw[mi][l] = est.pos
+		}
+	}
+}
+
+// numPerLag is the number of shadows of one model and lag (every time
+// constant, capped or not): they share one estimate.
+const numPerLag = len(autoTaus) * len(autoCapped)
+
+// shadowFrame is what every shadow's step shares in one frame.
+type shadowFrame struct {
+	fade                   [len(autoTaus)]float64 // each time constant's fade over dt
+	v                      float64                // how far a capped correction may move in dt
+	td2                    float64                // TeleportDistance squared
+	step2                  float64                // the pop step squared (autoPopStepAt)
+	seen                   [autoSeen]geom.Vec3    // the moves recent samples' velocities make in dt
+	nSeen                  int
+	dt                     time.Duration
+	judge                  bool // pop test this frame
+	changed, restart, snap bool
+}
+
+// stepLag steps the shadows base..base+numPerLag-1 (one model and lag,
+// whose estimate is est, and old before new data changed it) and writes
+// their drawn positions to drawn. With prevDrawn nil it also counts their
+// pops, taking last frame's drawing as prevRaw + off (the same sum as
+// then, so the same value as in hist, without reading it back).
+func (a *autoState) stepLag(f *shadowFrame, base int, est, old geom.Vec3, drawn, prevDrawn *[numShadows]geom.Vec3) {
+	prevRaw := a.prevRaw[base/numPerModel][base%numPerModel/numPerLag]
+	// The prediction's own move this frame, before new data moved it.
+	own := est.Sub(prevRaw)
+	var corr geom.Vec3 // the jump new data made, the same for every shadow of this lag
+	if f.changed {
+		own = old.Sub(prevRaw)
+		corr = old.Sub(est)
+	}
+	offs := (*[numPerLag]geom.Vec3)(a.off[base : base+numPerLag])
+	out := (*[numPerLag]geom.Vec3)(drawn[base : base+numPerLag])
+	pops := (*[numPerLag]int)(a.pops[base : base+numPerLag])
+	countPops := f.judge && prevDrawn == nil
+	for t := range autoTaus {
+		for c, capped := range autoCapped {
+			i := t*len(autoCapped) + c
+			off := offs[i]
+			was := prevRaw.Add(off)
+			switch {
+			case f.restart:
+				off = geom.Vec3{}
+			case f.changed:
+				off = off.Add(corr)
+				if f.snap || off.Dot(off) > f.td2 {
+					off = geom.Vec3{}
+					pops[i]++
+				}
+			}
+			if f.dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
+				k := f.fade[t]
+				// The square root only when the cap may bind.
+				if capped && f.v > 0 {
+					if l2 := off.Dot(off); l2*(1-k)*(1-k) > f.v*f.v {
+						k = 1 - f.v/math.Sqrt(l2)
+					}
+				}
+				off = off.Scale(k)
+			}
+			offs[i] = off
+			now := est.Add(off)
+			out[i] = now
+			if !countPops {
+				continue
+			}
+			// The pop test of autoPopped.
+			move := now.Sub(was)
+			if d := move.Sub(own); d.Dot(d) <= f.step2 {
+				continue // moved as its own prediction did
+			}
+			popped := true
+			for _, sm := range f.seen[:f.nSeen] {
+				if d := move.Sub(sm); d.Dot(d) <= f.step2 {
+					popped = false
+					break
+				}
+			}
+			if popped {
+				pops[i]++
+			}
 		}
 	}
 }
