@@ -154,8 +154,11 @@ type autoState struct {
 	lag       time.Duration // the drawn lag
 	at        time.Duration // receiver time of the last slide
 	slid      bool
-	// noReuse makes autoFrame compute every estimate (tests: the reuse
-	// must change nothing).
+	// fade is each time constant's fade over fadeDt, the last frame's dt.
+	fade   [len(autoTaus)]float64
+	fadeDt time.Duration
+	// noReuse makes autoFrame compute every estimate and step every
+	// shadow (tests: the reuse must change nothing).
 	noReuse bool
 }
 
@@ -180,6 +183,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 		dt:      dt,
 		judge:   a.hn > 0 && dt > 0 && !restart && !snap,
 		changed: changed, restart: restart, snap: snap,
+		reuse: !a.noReuse,
 	}
 	a.hi = (a.hi + 1) % autoHist
 	a.hn = min(a.hn+1, autoHist)
@@ -189,10 +193,15 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	defer func() { p.velOnly = real }()
 	// The fade of each time constant this frame: one exp per constant, not
 	// per shadow (the exp was a tenth of an Auto frame).
+	// A frame as long as the last (a steady frame rate) reuses its fades.
 	if dt > 0 {
-		for t, tau := range autoTaus {
-			f.fade[t] = math.Exp(-float64(dt) / float64(tau))
+		if dt != a.fadeDt || a.noReuse {
+			for t, tau := range autoTaus {
+				a.fade[t] = math.Exp(-float64(dt) / float64(tau))
+			}
+			a.fadeDt = dt
 		}
+		f.fade = a.fade
 	}
 	step := p.autoPopStepAt(dt)
 	f.step2 = step * step // squared lengths: no square root per shadow and frame
@@ -210,12 +219,12 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	// plays no part (most lags interpolate), and no old estimate where the
 	// new data changed nothing at that lag: estimates were a third of an
 	// Auto frame.
-	var ests, olds [numAutoLags]shadowEst
-	var oldOK [numAutoLags]bool
-	for mi, velOnly := range autoVelOnly {
-		p.velOnly = velOnly
-		for l, lag := range autoLags {
-			est := ests[l]
+	for l, lag := range autoLags {
+		var ests, olds [len(autoVelOnly)]shadowEst
+		var oldOK bool
+		for mi, velOnly := range autoVelOnly {
+			p.velOnly = velOnly
+			est := ests[0]
 			if mi == 0 || !est.modelFree || a.noReuse {
 				var ok bool
 				if est, ok = p.shadowEstimate(path, now-lag, math.MaxUint64, nil); !ok {
@@ -230,26 +239,27 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 					// frame (the ring is in time order, so none came
 					// between them): the old prediction is the same.
 					old = est
-				case mi > 0 && oldOK[l] && olds[l].modelFree && !a.noReuse:
-					old = olds[l]
+				case mi > 0 && oldOK && olds[0].modelFree && !a.noReuse:
+					old = olds[0]
 				default:
-					if old, oldOK[l] = p.shadowEstimate(prevPath, now-lag, p.epoch, &p.anchor); !oldOK[l] {
+					if old, oldOK = p.shadowEstimate(prevPath, now-lag, p.epoch, &p.anchor); !oldOK {
 						old = est
 					}
 				}
 			}
-			if mi == 0 {
-				ests[l], olds[l] = est, old
-			}
+			ests[mi], olds[mi] = est, old
+		}
+		for mi := range autoVelOnly {
 			base := mi*numPerModel + l*numPerLag
+			prevRaw := a.prevRaw[mi][l]
 			if a.noReuse {
-				// The reference: last frame's drawing as hist has it, each
-				// shadow's pop test by autoPopped.
-				a.stepLag(&f, base, est.pos, old.pos, &h.drawn, &prev.drawn)
+				// The reference: every shadow stepped, last frame's drawing
+				// as hist has it, each pop test by autoPopped.
+				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, &h.drawn)
 				if f.judge {
-					own := est.pos.Sub(a.prevRaw[mi][l])
+					own := ests[mi].pos.Sub(prevRaw)
 					if changed {
-						own = old.pos.Sub(a.prevRaw[mi][l])
+						own = olds[mi].pos.Sub(prevRaw)
 					}
 					for i := base; i < base+numPerLag; i++ {
 						if p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, f.step2, now, dt) {
@@ -257,10 +267,22 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 						}
 					}
 				}
-			} else {
-				a.stepLag(&f, base, est.pos, old.pos, &h.drawn, nil)
+				continue
 			}
-			a.prevRaw[mi][l] = est.pos
+			// Where the next model predicts exactly as this one (most lags
+			// interpolate), both step together.
+			twin := -1
+			if n := mi + 1; n < len(autoVelOnly) && ests[n].pos == ests[mi].pos && olds[n].pos == olds[mi].pos &&
+				a.prevRaw[n][l] == prevRaw {
+				twin = n*numPerModel + l*numPerLag
+			}
+			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, &h.drawn)
+			if twin >= 0 {
+				break
+			}
+		}
+		for mi := range autoVelOnly {
+			a.prevRaw[mi][l] = ests[mi].pos
 		}
 	}
 }
@@ -279,75 +301,120 @@ type shadowFrame struct {
 	nSeen                  int
 	dt                     time.Duration
 	judge                  bool // pop test this frame
+	reuse                  bool // take equal shadows' steps (not noReuse)
 	changed, restart, snap bool
 }
 
+// lagFrame is what the shadows of one model and lag share in one frame.
+type lagFrame struct {
+	*shadowFrame
+	est     geom.Vec3 // the estimate
+	prevRaw geom.Vec3 // last frame's estimate
+	corr    geom.Vec3 // the jump new data made
+	own     geom.Vec3 // the prediction's own move this frame, before new data moved it
+	// countPops: count pops, taking last frame's drawing as prevRaw + off
+	// (the same sum as then, so the same value as in hist, without
+	// reading it back).
+	countPops bool
+}
+
 // stepLag steps the shadows base..base+numPerLag-1 (one model and lag,
-// whose estimate is est, and old before new data changed it) and writes
-// their drawn positions to drawn. With prevDrawn nil it also counts their
-// pops, taking last frame's drawing as prevRaw + off (the same sum as
-// then, so the same value as in hist, without reading it back).
-func (a *autoState) stepLag(f *shadowFrame, base int, est, old geom.Vec3, drawn, prevDrawn *[numShadows]geom.Vec3) {
-	prevRaw := a.prevRaw[base/numPerModel][base%numPerModel/numPerLag]
-	// The prediction's own move this frame, before new data moved it.
-	own := est.Sub(prevRaw)
-	var corr geom.Vec3 // the jump new data made, the same for every shadow of this lag
+// whose estimate is est, and old before new data changed it), and with
+// twin >= 0 those from twin on (another model's at the same lag, whose
+// estimates and last estimate are the same), and writes their drawn
+// positions to drawn.
+//
+// A shadow whose offset equals another's that stepped from the same
+// estimates takes that one's step rather than computing it again: the
+// shadow before it (capped while this one is not, when the cap did not
+// bind), or its twin. Equal inputs give equal results, up to the sign of
+// a zero, which nothing reads (every test and score takes squares).
+// Shadows stay equal for long stretches: while no correction exceeds the
+// cap, and where the models agree.
+func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, drawn *[numShadows]geom.Vec3) {
+	lf := lagFrame{shadowFrame: f, est: est, prevRaw: a.prevRaw[base/numPerModel][base%numPerModel/numPerLag],
+		countPops: f.judge && f.reuse}
+	lf.own = est.Sub(lf.prevRaw)
 	if f.changed {
-		own = old.Sub(prevRaw)
-		corr = old.Sub(est)
+		lf.own = old.Sub(lf.prevRaw)
+		lf.corr = old.Sub(est)
 	}
-	offs := (*[numPerLag]geom.Vec3)(a.off[base : base+numPerLag])
-	out := (*[numPerLag]geom.Vec3)(drawn[base : base+numPerLag])
-	pops := (*[numPerLag]int)(a.pops[base : base+numPerLag])
-	countPops := f.judge && prevDrawn == nil
 	for t := range autoTaus {
+		// The shadow before, when its step may serve the next.
+		var lastIn, lastOff, lastNow geom.Vec3
+		var lastPops int
+		lastOK, lastCapped := false, false
 		for c, capped := range autoCapped {
-			i := t*len(autoCapped) + c
-			off := offs[i]
-			was := prevRaw.Add(off)
-			switch {
-			case f.restart:
-				off = geom.Vec3{}
-			case f.changed:
-				off = off.Add(corr)
-				if f.snap || off.Dot(off) > f.td2 {
-					off = geom.Vec3{}
-					pops[i]++
-				}
+			i := base + t*len(autoCapped) + c
+			in := a.off[i]
+			var off, now geom.Vec3
+			var pops int
+			if lastOK && in == lastIn && (lastCapped || !capped) {
+				off, now, pops = lastOff, lastNow, lastPops
+			} else {
+				var bound bool
+				off, now, pops, bound = lf.step(t, capped, in)
+				lastIn, lastOff, lastNow, lastPops = in, off, now, pops
+				lastOK, lastCapped = f.reuse && !bound, capped
 			}
-			if f.dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
-				k := f.fade[t]
-				// The square root only when the cap may bind.
-				if capped && f.v > 0 {
-					if l2 := off.Dot(off); l2*(1-k)*(1-k) > f.v*f.v {
-						k = 1 - f.v/math.Sqrt(l2)
-					}
-				}
-				off = off.Scale(k)
-			}
-			offs[i] = off
-			now := est.Add(off)
-			out[i] = now
-			if !countPops {
+			a.off[i], drawn[i], a.pops[i] = off, now, a.pops[i]+pops
+			if twin < 0 {
 				continue
 			}
-			// The pop test of autoPopped.
-			move := now.Sub(was)
-			if d := move.Sub(own); d.Dot(d) <= f.step2 {
-				continue // moved as its own prediction did
+			j := twin + t*len(autoCapped) + c
+			if in2 := a.off[j]; in2 != in {
+				off, now, pops, _ = lf.step(t, capped, in2)
 			}
-			popped := true
-			for _, sm := range f.seen[:f.nSeen] {
-				if d := move.Sub(sm); d.Dot(d) <= f.step2 {
-					popped = false
-					break
-				}
-			}
-			if popped {
-				pops[i]++
-			}
+			a.off[j], drawn[j], a.pops[j] = off, now, a.pops[j]+pops
 		}
 	}
+}
+
+// step steps one shadow of time constant autoTaus[t], capped or not,
+// from the offset off: it returns the new offset, the drawn position, the
+// pops and whether the cap bound.
+func (lf *lagFrame) step(t int, capped bool, off geom.Vec3) (geom.Vec3, geom.Vec3, int, bool) {
+	was := lf.prevRaw.Add(off)
+	n := 0 // pops this frame
+	switch {
+	case lf.restart:
+		off = geom.Vec3{}
+	case lf.changed:
+		off = off.Add(lf.corr)
+		if lf.snap || off.Dot(off) > lf.td2 {
+			off = geom.Vec3{}
+			n++
+		}
+	}
+	bound := false
+	if lf.dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
+		k := lf.fade[t]
+		// The square root only when the cap may bind.
+		if capped && lf.v > 0 {
+			if l2 := off.Dot(off); l2*(1-k)*(1-k) > lf.v*lf.v {
+				k, bound = 1-lf.v/math.Sqrt(l2), true
+			}
+		}
+		off = off.Scale(k)
+	}
+	now := lf.est.Add(off)
+	if lf.countPops && popped(now.Sub(was), lf.own, lf.shadowFrame) {
+		n++
+	}
+	return off, now, n, bound
+}
+
+// popped is autoPopped with the frame's seen moves scaled once.
+func popped(move, own geom.Vec3, f *shadowFrame) bool {
+	if d := move.Sub(own); d.Dot(d) <= f.step2 {
+		return false // moved as its own prediction did
+	}
+	for _, sm := range f.seen[:f.nSeen] {
+		if d := move.Sub(sm); d.Dot(d) <= f.step2 {
+			return false
+		}
+	}
+	return true
 }
 
 // shadowEst is what a shadow needs of an estimate.
