@@ -202,7 +202,11 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			a.fadeDt = dt
 		}
 		f.fade = a.fade
+		for t, k := range f.fade {
+			f.fadeLoss[t] = 1 - k
+		}
 	}
+	f.v2 = f.v * f.v
 	step := p.autoPopStepAt(dt)
 	f.step2 = step * step // squared lengths: no square root per shadow and frame
 	// The moves the entity was seen to make lately, over this frame (as
@@ -294,7 +298,8 @@ const numPerLag = len(autoTaus) * len(autoCapped)
 // shadowFrame is what every shadow's step shares in one frame.
 type shadowFrame struct {
 	fade                   [len(autoTaus)]float64 // each time constant's fade over dt
-	v                      float64                // how far a capped correction may move in dt
+	fadeLoss               [len(autoTaus)]float64 // 1 - fade
+	v, v2                  float64                // how far a capped correction may move in dt; its square
 	td2                    float64                // TeleportDistance squared
 	step2                  float64                // the pop step squared (autoPopStepAt)
 	seen                   [autoSeen]geom.Vec3    // the moves recent samples' velocities make in dt
@@ -375,14 +380,15 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 // pops and whether the cap bound.
 func (lf *lagFrame) step(t int, capped bool, off geom.Vec3) (geom.Vec3, geom.Vec3, int, bool) {
 	was := lf.prevRaw.Add(off)
-	n := 0 // pops this frame
+	n := 0     // pops this frame
+	l2 := -1.0 // the offset's squared length, once known
 	switch {
 	case lf.restart:
-		off = geom.Vec3{}
+		off, l2 = geom.Vec3{}, 0
 	case lf.changed:
 		off = off.Add(lf.corr)
-		if lf.snap || off.Dot(off) > lf.td2 {
-			off = geom.Vec3{}
+		if l2 = off.Dot(off); lf.snap || l2 > lf.td2 {
+			off, l2 = geom.Vec3{}, 0
 			n++
 		}
 	}
@@ -391,7 +397,10 @@ func (lf *lagFrame) step(t int, capped bool, off geom.Vec3) (geom.Vec3, geom.Vec
 		k := lf.fade[t]
 		// The square root only when the cap may bind.
 		if capped && lf.v > 0 {
-			if l2 := off.Dot(off); l2*(1-k)*(1-k) > lf.v*lf.v {
+			if l2 < 0 {
+				l2 = off.Dot(off)
+			}
+			if l2*lf.fadeLoss[t]*lf.fadeLoss[t] > lf.v2 {
 				k, bound = 1-lf.v/math.Sqrt(l2), true
 			}
 		}
