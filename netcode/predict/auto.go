@@ -145,6 +145,10 @@ type autoState struct {
 	hist  [autoHist]struct {
 		t     time.Duration
 		drawn [numShadows]geom.Vec3
+		// same marks the shadows that took another's step this frame
+		// (stepLag), so drew exactly as it: same[0] the shadow before,
+		// same[1] the first model's at the same lag (numPerModel before).
+		same [2]shadowBits
 	}
 	hn, hi    int // frames in hist; index of the newest
 	labels    int
@@ -189,6 +193,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t = now
+	h.same = [2]shadowBits{}
 	real := p.velOnly
 	defer func() { p.velOnly = real }()
 	// The fade of each time constant this frame: one exp per constant, not
@@ -259,7 +264,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			if a.noReuse {
 				// The reference: every shadow stepped, last frame's drawing
 				// as hist has it, each pop test by autoPopped.
-				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, &h.drawn)
+				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
 				if f.judge {
 					own := ests[mi].pos.Sub(prevRaw)
 					if changed {
@@ -280,7 +285,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 				a.prevRaw[n][l] == prevRaw {
 				twin = n*numPerModel + l*numPerLag
 			}
-			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, &h.drawn)
+			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
 			if twin >= 0 {
 				break
 			}
@@ -290,6 +295,12 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 		}
 	}
 }
+
+// shadowBits is one bit per shadow.
+type shadowBits [(numShadows + 63) / 64]uint64
+
+func (b *shadowBits) set(i int)      { b[i>>6] |= 1 << (i & 63) }
+func (b *shadowBits) has(i int) bool { return b[i>>6]&(1<<(i&63)) != 0 }
 
 // numPerLag is the number of shadows of one model and lag (every time
 // constant, capped or not): they share one estimate.
@@ -327,7 +338,8 @@ type lagFrame struct {
 // whose estimate is est, and old before new data changed it), and with
 // twin >= 0 those from twin on (another model's at the same lag, whose
 // estimates and last estimate are the same), and writes their drawn
-// positions to drawn.
+// positions to drawn, marking in same the shadows that took another's
+// step.
 //
 // A shadow whose offset equals another's that stepped from the same
 // estimates takes that one's step rather than computing it again: the
@@ -336,7 +348,7 @@ type lagFrame struct {
 // a zero, which nothing reads (every test and score takes squares).
 // Shadows stay equal for long stretches: while no correction exceeds the
 // cap, and where the models agree.
-func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, drawn *[numShadows]geom.Vec3) {
+func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, drawn *[numShadows]geom.Vec3, same *[2]shadowBits) {
 	lf := lagFrame{shadowFrame: f, est: est, prevRaw: a.prevRaw[base/numPerModel][base%numPerModel/numPerLag],
 		countPops: f.judge && f.reuse}
 	lf.own = est.Sub(lf.prevRaw)
@@ -356,6 +368,7 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 			var pops int
 			if lastOK && in == lastIn && (lastCapped || !capped) {
 				off, now, pops = lastOff, lastNow, lastPops
+				same[0].set(i)
 			} else {
 				var bound bool
 				off, now, pops, bound = lf.step(t, capped, in)
@@ -369,6 +382,8 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 			j := twin + t*len(autoCapped) + c
 			if in2 := a.off[j]; in2 != in {
 				off, now, pops, _ = lf.step(t, capped, in2)
+			} else {
+				same[1].set(j) // twin is numPerModel after base
 			}
 			a.off[j], drawn[j], a.pops[j] = off, now, a.pops[j]+pops
 		}
@@ -536,8 +551,20 @@ func (p *Predictor) autoLabel(s *Sample) {
 			// handle NaN and signed zeros), and the best sum kept in a
 			// local: this loop was a third of an Auto frame.
 			best, bestSum := 0, math.Inf(1)
+			// A shadow that drew exactly as another at both frames (it
+			// took its step, see stepLag) has its error.
+			var es [numShadows]float64
 			for i := range numShadows {
-				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
+				var e float64
+				switch {
+				case lo.same[0].has(i) && hi.same[0].has(i):
+					e = es[i-1]
+				case lo.same[1].has(i) && hi.same[1].has(i):
+					e = es[i-numPerModel]
+				default:
+					e = lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
+				}
+				es[i] = e
 				score := a.score[i] + k*(e+popCost*float64(a.pops[i])-a.score[i])
 				a.score[i] = score
 				a.pops[i] = 0

@@ -335,5 +335,7 @@ func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool) {
 	}
 	assert.Equal(t, b.auto.score, a.auto.score, "every shadow's score")
 	assert.Equal(t, b.auto.off, a.auto.off, "every shadow's offset")
+	assert.Equal(t, b.auto.q95, a.auto.q95, "every shadow's 95th percentile")
+	assert.Equal(t, b.auto.pops, a.auto.pops, "every shadow's pops since the last label")
 	assert.Greater(t, a.auto.labels, 1000, "the shadows were scored")
 }
