@@ -356,36 +356,60 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 		lf.own = old.Sub(lf.prevRaw)
 		lf.corr = old.Sub(est)
 	}
-	for t := range autoTaus {
-		// The shadow before, when its step may serve the next.
-		var lastIn, lastOff, lastNow geom.Vec3
-		var lastPops int
-		lastOK, lastCapped := false, false
-		for c, capped := range autoCapped {
-			i := base + t*len(autoCapped) + c
-			in := a.off[i]
-			var off, now geom.Vec3
-			var pops int
-			if lastOK && in == lastIn && (lastCapped || !capped) {
-				off, now, pops = lastOff, lastNow, lastPops
-				same[0].set(i)
-			} else {
-				var bound bool
-				off, now, pops, bound = lf.step(t, capped, in)
-				lastIn, lastOff, lastNow, lastPops = in, off, now, pops
-				lastOK, lastCapped = f.reuse && !bound, capped
+	offs := (*[numPerLag]geom.Vec3)(a.off[base : base+numPerLag])
+	outs := (*[numPerLag]geom.Vec3)(drawn[base : base+numPerLag])
+	pops := (*[numPerLag]int)(a.pops[base : base+numPerLag])
+	// Which shadows start as the one before them (and the cap allows it:
+	// that one capped, or this one not), and which as their twins, before
+	// any steps; then few values are live in the loops, which is most of
+	// their cost.
+	var asPrev, asTwin [numPerLag]bool
+	var toffs, touts *[numPerLag]geom.Vec3
+	var tpops *[numPerLag]int
+	if f.reuse {
+		for t := range autoTaus {
+			for c := 1; c < len(autoCapped); c++ {
+				i := t*len(autoCapped) + c
+				asPrev[i] = offs[i] == offs[i-1] && (autoCapped[c-1] || !autoCapped[c])
 			}
-			a.off[i], drawn[i], a.pops[i] = off, now, a.pops[i]+pops
-			if twin < 0 {
+		}
+		if twin >= 0 {
+			toffs = (*[numPerLag]geom.Vec3)(a.off[twin : twin+numPerLag])
+			touts = (*[numPerLag]geom.Vec3)(drawn[twin : twin+numPerLag])
+			tpops = (*[numPerLag]int)(a.pops[twin : twin+numPerLag])
+			for i := range numPerLag {
+				asTwin[i] = toffs[i] == offs[i]
+			}
+		}
+	}
+	var n [numPerLag]int // each shadow's pops this frame
+	bound := false       // the cap bound the last shadow stepped
+	for t := range autoTaus {
+		for c, capped := range autoCapped {
+			i := t*len(autoCapped) + c
+			if asPrev[i] && !bound {
+				offs[i], outs[i], n[i] = offs[i-1], outs[i-1], n[i-1]
+				same[0].set(base + i)
+			} else {
+				offs[i], outs[i], n[i], bound = lf.step(t, capped, offs[i])
+			}
+			pops[i] += n[i]
+		}
+	}
+	if toffs == nil {
+		return
+	}
+	for t := range autoTaus {
+		for c, capped := range autoCapped {
+			i := t*len(autoCapped) + c
+			if asTwin[i] {
+				toffs[i], touts[i], tpops[i] = offs[i], outs[i], tpops[i]+n[i]
+				same[1].set(twin + i) // twin is numPerModel after base
 				continue
 			}
-			j := twin + t*len(autoCapped) + c
-			if in2 := a.off[j]; in2 != in {
-				off, now, pops, _ = lf.step(t, capped, in2)
-			} else {
-				same[1].set(j) // twin is numPerModel after base
-			}
-			a.off[j], drawn[j], a.pops[j] = off, now, a.pops[j]+pops
+			var m int
+			toffs[i], touts[i], m, _ = lf.step(t, capped, toffs[i])
+			tpops[i] += m
 		}
 	}
 }
