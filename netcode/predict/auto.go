@@ -578,12 +578,18 @@ func (p *Predictor) autoLabel(s *Sample) {
 			// A shadow that drew exactly as another at both frames (it
 			// took its step, see stepLag) has its error.
 			var es [numShadows]float64
+			var both [2]shadowBits
+			for k := range both {
+				for w := range both[k] {
+					both[k][w] = lo.same[k][w] & hi.same[k][w]
+				}
+			}
 			for i := range numShadows {
 				var e float64
 				switch {
-				case lo.same[0].has(i) && hi.same[0].has(i):
+				case both[0].has(i):
 					e = es[i-1]
-				case lo.same[1].has(i) && hi.same[1].has(i):
+				case both[1].has(i):
 					e = es[i-numPerModel]
 				default:
 					e = lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
