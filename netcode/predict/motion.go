@@ -38,94 +38,103 @@ const smallTurn = 1e-3
 func advance(p0, v0, acc geom.Vec3, q0 geom.Quat, turn float64, up geom.Vec3, t float64) kin {
 	if turn == 0 {
 		// Straight: exactly p0 + v t + a t²/2.
-		return kin{pos: straightPos(p0, v0, acc, t), vel: v0.Add(acc.Scale(t)), rot: q0}
+		return kin{
+			pos: p0.Add(v0.Scale(t)).Add(acc.Scale(t * t / 2)),
+			vel: v0.Add(acc.Scale(t)),
+			rot: q0,
+		}
 	}
-	c := turnOf(v0, acc, turn, up, t)
-	// v(t) = R(θ)(v0 + acc t).
-	wPar := c.vPar + c.aPar*t
-	w := c.x.Add(c.y.Scale(t))
-	vel := up.Scale(wPar).Add(w.Scale(c.cos)).Add(up.Cross(w).Scale(c.sin))
-	rot := geom.Quat{X: up.X * c.hs, Y: up.Y * c.hs, Z: up.Z * c.hs, W: c.hc}.Mul(q0) // geom.AxisAngle(up, th)
-	return kin{pos: c.pos(p0, up, t), vel: vel, rot: rot}
-}
-
-// advancePos is advance's position alone (the same arithmetic, so the same
-// value): Auto's shadows draw positions only.
-func advancePos(p0, v0, acc geom.Vec3, turn float64, up geom.Vec3, t float64) geom.Vec3 {
-	if turn == 0 {
-		return straightPos(p0, v0, acc, t)
-	}
-	c := turnOf(v0, acc, turn, up, t)
-	return c.pos(p0, up, t)
-}
-
-// straightPos is p0 + v t + a t²/2.
-func straightPos(p0, v0, acc geom.Vec3, t float64) geom.Vec3 {
-	return p0.Add(v0.Scale(t)).Add(acc.Scale(t * t / 2))
-}
-
-// turning is what advance derives from a turn before the position and the
-// velocity: the parts along and across up and the closed form's integrals.
-type turning struct {
-	vPar, aPar       float64
-	x, y             geom.Vec3 // velocity and acceleration across up
-	hs, hc, sin, cos float64
-	s1, c1, s2, c2   float64
-}
-
-// turnOf computes advance's turning terms (turn != 0).
-func turnOf(v0, acc geom.Vec3, turn float64, up geom.Vec3, t float64) turning {
-	var c turning
 	th := turn * t
-	c.vPar, c.aPar = up.Dot(v0), up.Dot(acc)
-	c.x = v0.Sub(up.Scale(c.vPar)) // velocity across up
-	c.y = acc.Sub(up.Scale(c.aPar))
+	vPar, aPar := up.Dot(v0), up.Dot(acc)
+	x := v0.Sub(up.Scale(vPar)) // velocity across up
+	y := acc.Sub(up.Scale(aPar))
 	// s1 = ∫cos θ(τ) dτ, c1 = ∫sin θ(τ) dτ, s2 = ∫τ cos θ(τ) dτ,
 	// c2 = ∫τ sin θ(τ) dτ, over [0, t] with θ(τ) = turn τ.
 	// One half-angle sincos gives sin θ, 1-cos θ (without cancellation) and
 	// the orientation quaternion.
-	c.hs, c.hc = math.Sincos(th / 2)
-	sin, oneMinusCos := 2*c.hs*c.hc, 2*c.hs*c.hs
-	c.sin, c.cos = sin, 1-oneMinusCos
+	hs, hc := math.Sincos(th / 2)
+	sin, oneMinusCos := 2*hs*hc, 2*hs*hs
+	cos := 1 - oneMinusCos
+	var s1, c1, s2, c2 float64
 	if math.Abs(th) < smallTurn {
 		th2 := th * th
-		c.s1 = t * (1 - th2/6)
-		c.c1 = t * th * (0.5 - th2/24)
-		c.s2 = t * t * (0.5 - th2/8)
-		c.c2 = t * t * th * (1.0/3 - th2/30)
+		s1 = t * (1 - th2/6)
+		c1 = t * th * (0.5 - th2/24)
+		s2 = t * t * (0.5 - th2/8)
+		c2 = t * t * th * (1.0/3 - th2/30)
 	} else {
-		c.s1 = sin / turn
-		c.c1 = oneMinusCos / turn
-		c.s2 = t*sin/turn - oneMinusCos/(turn*turn)
-		c.c2 = (sin - th*c.cos) / (turn * turn)
+		s1 = sin / turn
+		c1 = oneMinusCos / turn
+		s2 = t*sin/turn - oneMinusCos/(turn*turn)
+		c2 = (sin - th*cos) / (turn * turn)
 	}
-	return c
-}
-
-// pos is the position after t from p0.
-func (c *turning) pos(p0, up geom.Vec3, t float64) geom.Vec3 {
-	ux, uy := up.Cross(c.x), up.Cross(c.y)
-	return p0.Add(up.Scale(c.vPar*t + c.aPar*t*t/2)).
-		Add(c.x.Scale(c.s1)).Add(ux.Scale(c.c1)).
-		Add(c.y.Scale(c.s2)).Add(uy.Scale(c.c2))
+	ux, uy := up.Cross(x), up.Cross(y)
+	pos := p0.Add(up.Scale(vPar*t + aPar*t*t/2)).
+		Add(x.Scale(s1)).Add(ux.Scale(c1)).
+		Add(y.Scale(s2)).Add(uy.Scale(c2))
+	// v(t) = R(θ)(v0 + acc t).
+	wPar := vPar + aPar*t
+	w := x.Add(y.Scale(t))
+	vel := up.Scale(wPar).Add(w.Scale(cos)).Add(up.Cross(w).Scale(sin))
+	rot := geom.Quat{X: up.X * hs, Y: up.Y * hs, Z: up.Z * hs, W: hc}.Mul(q0) // geom.AxisAngle(up, th)
+	return kin{pos: pos, vel: vel, rot: rot}
 }
 
 // hermite interpolates between a (at time 0) and b (at time h > 0 seconds)
 // at time s·h, s in [0, 1]: cubic Hermite on position using both
 // velocities, slerp on rotation.
 func hermite(a, b *entry, h, s float64) kin {
-	s2 := s * s
+	s2, s3 := s*s, s*s*s
+	h00 := 2*s3 - 3*s2 + 1
+	h10 := s3 - 2*s2 + s
+	h01 := -2*s3 + 3*s2
+	h11 := s3 - s2
+	pos := a.Pos.Scale(h00).Add(a.Vel.Scale(h10 * h)).Add(b.Pos.Scale(h01)).Add(b.Vel.Scale(h11 * h))
 	// Derivatives of the basis with respect to s (that of h01 is -d00, so
 	// the two positions fold into one difference), divided by h for d/dt.
 	d00 := 6*s2 - 6*s
 	d10 := 3*s2 - 4*s + 1
 	d11 := 3*s2 - 2*s
 	vel := a.Pos.Sub(b.Pos).Scale(d00 / h).Add(a.Vel.Scale(d10)).Add(b.Vel.Scale(d11))
-	return kin{pos: hermitePos(a, b, h, s), vel: vel, rot: a.Rot.Slerp(b.Rot, s)}
+	return kin{pos: pos, vel: vel, rot: a.Rot.Slerp(b.Rot, s)}
 }
 
-// hermitePos is hermite's position alone (the same arithmetic, so the same
-// value).
+// advancePos is advance's position alone, for Auto's shadows, which draw
+// positions only: the same arithmetic, so the same value
+// (TestPosOnlyMatchesFull), without the velocity and the orientation. It
+// is a copy rather than a part of advance so that the plain predictor
+// pays no extra call.
+func advancePos(p0, v0, acc geom.Vec3, turn float64, up geom.Vec3, t float64) geom.Vec3 {
+	if turn == 0 {
+		return p0.Add(v0.Scale(t)).Add(acc.Scale(t * t / 2))
+	}
+	th := turn * t
+	vPar, aPar := up.Dot(v0), up.Dot(acc)
+	x := v0.Sub(up.Scale(vPar))
+	y := acc.Sub(up.Scale(aPar))
+	hs, hc := math.Sincos(th / 2)
+	sin, oneMinusCos := 2*hs*hc, 2*hs*hs
+	cos := 1 - oneMinusCos
+	var s1, c1, s2, c2 float64
+	if math.Abs(th) < smallTurn {
+		th2 := th * th
+		s1 = t * (1 - th2/6)
+		c1 = t * th * (0.5 - th2/24)
+		s2 = t * t * (0.5 - th2/8)
+		c2 = t * t * th * (1.0/3 - th2/30)
+	} else {
+		s1 = sin / turn
+		c1 = oneMinusCos / turn
+		s2 = t*sin/turn - oneMinusCos/(turn*turn)
+		c2 = (sin - th*cos) / (turn * turn)
+	}
+	ux, uy := up.Cross(x), up.Cross(y)
+	return p0.Add(up.Scale(vPar*t + aPar*t*t/2)).
+		Add(x.Scale(s1)).Add(ux.Scale(c1)).
+		Add(y.Scale(s2)).Add(uy.Scale(c2))
+}
+
+// hermitePos is hermite's position alone (a copy, as advancePos is).
 func hermitePos(a, b *entry, h, s float64) geom.Vec3 {
 	s2, s3 := s*s, s*s*s
 	h00 := 2*s3 - 3*s2 + 1

@@ -356,11 +356,40 @@ type estimate struct {
 // sample for math.MaxUint64). When there are none it uses fallback, if not
 // nil; ok is false when it has nothing to go on.
 func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallback *entry) (est estimate, ok bool) {
-	var lo, hi *entry
-	if lo, hi, est.newest, est.gen = p.around(path, now, below, fallback); est.newest == nil {
-		return est, false
+	r := &p.paths[path]
+	var lo, hi *entry // the samples around now: lo.Time <= now < hi.Time
+	for i := r.n - 1; i >= 0; i-- {
+		e := r.at(i)
+		if e.gen >= below {
+			continue
+		}
+		if est.newest == nil {
+			est.newest = e
+		}
+		if e.Time <= now {
+			lo = e
+			break
+		}
+		hi = e
+	}
+	if est.newest == nil {
+		if fallback == nil {
+			return est, false
+		}
+		est.newest = fallback
+		if fallback.Time <= now {
+			lo = fallback
+		} else {
+			hi = fallback
+		}
 	}
 	est.age = now - est.newest.Time
+	if lo != nil {
+		est.gen = lo.gen
+	}
+	if hi != nil {
+		est.gen = max(est.gen, hi.gen)
+	}
 	switch {
 	case hi == nil:
 		est.kin, est.pastCap = p.extrapolate(lo, now-lo.Time)
@@ -397,8 +426,9 @@ func (p *Predictor) estimatePos(path Path, now time.Duration, below uint64, fall
 
 // around returns the samples of path around now with gen < below (lo.Time
 // <= now < hi.Time; either may be nil), the newest of them and the newest
-// gen of lo and hi. When there are none it uses fallback, if not nil;
-// newest is nil when it has nothing to go on.
+// gen of lo and hi, as estimate finds them (a copy: estimate pays no extra
+// call). When there are none it uses fallback, if not nil; newest is nil
+// when it has nothing to go on.
 func (p *Predictor) around(path Path, now time.Duration, below uint64, fallback *entry) (lo, hi, newest *entry, gen uint64) {
 	r := &p.paths[path]
 	for i := r.n - 1; i >= 0; i-- {
