@@ -37,7 +37,7 @@ import (
 // (so a tail of overshoots counts as well as the typical error). The real
 // drawing takes the shadow with the lowest sum's settings;
 // the lag slides there at autoSlew (playback at 0.9x to 1.1x), so retuning
-// never jolts the entity. An entity costs about 3.5-4 µs a frame more in
+// never jolts the entity. An entity costs about 3.5-4.5 µs a frame more in
 // Go (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64, on a
 // shared 2-core machine) and 130 kB of shadows. What is computed is
 // computed once, never changing what is drawn (TestAutoReuseChangesNothing
