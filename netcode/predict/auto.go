@@ -41,10 +41,15 @@ import (
 // the lowest sum, once it is lower than the current one's by a margin
 // (autoSwitchMargin: a switch of smoothing moves the drawing as no shadow
 // did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
-// retuning never jolts the entity. An entity costs about 4-5 µs a frame more in Go
-// (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64, on a
-// shared 2-core machine) and 130 kB of shadows; the estimates that do not
-// depend on the model or on the latest arrival are computed once.
+// retuning never jolts the entity. An entity costs about 4-5 µs a frame
+// more in Go (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64,
+// on a shared 2-core machine) and 130 kB of shadows. What is computed is
+// computed once, never changing what is drawn (TestAutoReuseChangesNothing
+// checks it against noReuse): the estimates that do not depend on the model
+// or on the latest arrival, positions only (estimatePos); the fades while
+// the frame time repeats; and one step for shadows in the same state (a
+// capped one and its free twin while the cap does not bind, the two models
+// where they predict the same), whose label error is then shared too.
 //
 // The pop test and the pop cost depend on what the entity is, learnt from
 // its data: the same 10 cm jump is a whole frame's travel for a character
@@ -174,6 +179,10 @@ type autoState struct {
 	hist  [autoHist]struct {
 		t     time.Duration
 		drawn [numShadows]geom.Vec3
+		// same marks the shadows that took another's step this frame
+		// (stepLag), so drew exactly as it: same[0] the shadow before,
+		// same[1] the first model's at the same lag (numPerModel before).
+		same [2]shadowBits
 	}
 	hn, hi    int // frames in hist; index of the newest
 	labels    int
@@ -183,8 +192,11 @@ type autoState struct {
 	lag       time.Duration // the drawn lag
 	at        time.Duration // receiver time of the last slide
 	slid      bool
-	// noReuse makes autoFrame compute every estimate (tests: the reuse
-	// must change nothing).
+	// fade is each time constant's fade over fadeDt, the last frame's dt.
+	fade   [len(autoTaus)]float64
+	fadeDt time.Duration
+	// noReuse makes autoFrame compute every estimate and step every
+	// shadow (tests: the reuse must change nothing).
 	noReuse bool
 }
 
@@ -202,43 +214,67 @@ func shadowVelOnly(i int) bool      { return autoVelOnly[i/numPerModel] }
 // changed (changed, from prevPath to path), add the jump as a correction.
 func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, changed, restart, snap bool) {
 	a := p.auto
-	v := p.cfg.MaxCorrectionSpeed * dt.Seconds()
 	prev := &a.hist[a.hi]
-	judge := a.hn > 0 && dt > 0 && !restart && !snap
+	f := shadowFrame{
+		v:       p.cfg.MaxCorrectionSpeed * dt.Seconds(),
+		td2:     p.cfg.TeleportDistance * p.cfg.TeleportDistance,
+		dt:      dt,
+		judge:   a.hn > 0 && dt > 0 && !restart && !snap,
+		changed: changed, restart: restart, snap: snap,
+		reuse: !a.noReuse,
+	}
 	a.hi = (a.hi + 1) % autoHist
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t = now
+	h.same = [2]shadowBits{}
 	real := p.velOnly
 	defer func() { p.velOnly = real }()
 	// The fade of each time constant this frame: one exp per constant, not
 	// per shadow (the exp was a tenth of an Auto frame).
-	var fade [len(autoTaus)]float64
+	// A frame as long as the last (a steady frame rate) reuses its fades.
 	if dt > 0 {
-		for t, tau := range autoTaus {
-			fade[t] = math.Exp(-float64(dt) / float64(tau))
+		if dt != a.fadeDt || a.noReuse {
+			for t, tau := range autoTaus {
+				a.fade[t] = math.Exp(-float64(dt) / float64(tau))
+			}
+			a.fadeDt = dt
+		}
+		f.fade = a.fade
+		for t, k := range f.fade {
+			f.fadeLoss[t] = 1 - k
 		}
 	}
-	td2 := p.cfg.TeleportDistance * p.cfg.TeleportDistance
+	f.v2 = f.v * f.v
 	step := p.autoPopStepAt(dt)
-	step2 := step * step // squared lengths: no square root per shadow and frame
+	f.step2 = step * step // squared lengths: no square root per shadow and frame
+	// The moves the entity was seen to make lately, over this frame (as
+	// autoPopped scales them), once per frame rather than per shadow.
+	if f.judge {
+		for j := range autoSeen {
+			if now-a.seenT[j] <= autoSeenFor {
+				f.seen[f.nSeen] = a.seen[j].Scale(dt.Seconds())
+				f.nSeen++
+			}
+		}
+	}
 	// The first model's estimates per lag, for the second where the model
 	// plays no part (most lags interpolate), and no old estimate where the
 	// new data changed nothing at that lag: estimates were a third of an
 	// Auto frame.
-	var ests, olds [numAutoLags]estimate
-	var oldOK [numAutoLags]bool
-	for mi, velOnly := range autoVelOnly {
-		p.velOnly = velOnly
-		for l, lag := range autoLags {
-			est := ests[l]
+	for l, lag := range autoLags {
+		var ests, olds [len(autoVelOnly)]shadowEst
+		var oldOK bool
+		for mi, velOnly := range autoVelOnly {
+			p.velOnly = velOnly
+			est := ests[0]
 			if mi == 0 || !est.modelFree || a.noReuse {
 				var ok bool
-				if est, ok = p.estimate(path, now-lag, math.MaxUint64, nil); !ok {
+				if est, ok = p.shadowEstimate(path, now-lag, math.MaxUint64, nil); !ok {
 					return
 				}
 			}
-			var old estimate
+			var old shadowEst
 			if changed {
 				switch {
 				case path == prevPath && est.gen < p.epoch && !a.noReuse:
@@ -246,56 +282,239 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 					// frame (the ring is in time order, so none came
 					// between them): the old prediction is the same.
 					old = est
-				case mi > 0 && oldOK[l] && olds[l].modelFree && !a.noReuse:
-					old = olds[l]
+				case mi > 0 && oldOK && olds[0].modelFree && !a.noReuse:
+					old = olds[0]
 				default:
-					if old, oldOK[l] = p.estimate(prevPath, now-lag, p.epoch, &p.anchor); !oldOK[l] {
+					if old, oldOK = p.shadowEstimate(prevPath, now-lag, p.epoch, &p.anchor); !oldOK {
 						old = est
 					}
 				}
 			}
-			if mi == 0 {
-				ests[l], olds[l] = est, old
-			}
-			// The prediction's own move this frame, before new data moved it.
-			own := est.pos.Sub(a.prevRaw[mi][l])
-			if changed {
-				own = old.pos.Sub(a.prevRaw[mi][l])
-			}
-			for t := range autoTaus {
-				for c, capped := range autoCapped {
-					i := mi*numPerModel + (l*len(autoTaus)+t)*len(autoCapped) + c
-					off := a.off[i]
-					switch {
-					case restart:
-						off = geom.Vec3{}
-					case changed:
-						off = off.Add(old.pos.Sub(est.pos))
-						if snap || off.Dot(off) > td2 {
-							off = geom.Vec3{}
+			ests[mi], olds[mi] = est, old
+		}
+		for mi := range autoVelOnly {
+			base := mi*numPerModel + l*numPerLag
+			prevRaw := a.prevRaw[mi][l]
+			if a.noReuse {
+				// The reference: every shadow stepped, last frame's drawing
+				// as hist has it, each pop test by autoPopped.
+				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
+				if f.judge {
+					own := ests[mi].pos.Sub(prevRaw)
+					if changed {
+						own = olds[mi].pos.Sub(prevRaw)
+					}
+					for i := base; i < base+numPerLag; i++ {
+						if p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, f.step2, now, dt) {
 							a.pops[i]++
 						}
 					}
-					if dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
-						k := fade[t]
-						// The square root only when the cap may bind.
-						if capped && v > 0 {
-							if l2 := off.Dot(off); l2*(1-k)*(1-k) > v*v {
-								k = 1 - v/math.Sqrt(l2)
-							}
-						}
-						off = off.Scale(k)
-					}
-					a.off[i] = off
-					h.drawn[i] = est.pos.Add(off)
-					if judge && p.autoPopped(h.drawn[i].Sub(prev.drawn[i]), own, step2, now, dt) {
-						a.pops[i]++
-					}
 				}
+				continue
 			}
-			a.prevRaw[mi][l] = est.pos
+			// Where the next model predicts exactly as this one (most lags
+			// interpolate), both step together.
+			twin := -1
+			if n := mi + 1; n < len(autoVelOnly) && ests[n].pos == ests[mi].pos && olds[n].pos == olds[mi].pos &&
+				a.prevRaw[n][l] == prevRaw {
+				twin = n*numPerModel + l*numPerLag
+			}
+			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
+			if twin >= 0 {
+				break
+			}
+		}
+		for mi := range autoVelOnly {
+			a.prevRaw[mi][l] = ests[mi].pos
 		}
 	}
+}
+
+// shadowBits is one bit per shadow.
+type shadowBits [(numShadows + 63) / 64]uint64
+
+func (b *shadowBits) set(i int)      { b[i>>6] |= 1 << (i & 63) }
+func (b *shadowBits) has(i int) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+
+// numPerLag is the number of shadows of one model and lag (every time
+// constant, capped or not): they share one estimate.
+const numPerLag = len(autoTaus) * len(autoCapped)
+
+// shadowFrame is what every shadow's step shares in one frame.
+type shadowFrame struct {
+	fade                   [len(autoTaus)]float64 // each time constant's fade over dt
+	fadeLoss               [len(autoTaus)]float64 // 1 - fade
+	v, v2                  float64                // how far a capped correction may move in dt; its square
+	td2                    float64                // TeleportDistance squared
+	step2                  float64                // the pop step squared (autoPopStepAt)
+	seen                   [autoSeen]geom.Vec3    // the moves recent samples' velocities make in dt
+	nSeen                  int
+	dt                     time.Duration
+	judge                  bool // pop test this frame
+	reuse                  bool // take equal shadows' steps (not noReuse)
+	changed, restart, snap bool
+}
+
+// lagFrame is what the shadows of one model and lag share in one frame.
+type lagFrame struct {
+	*shadowFrame
+	est     geom.Vec3 // the estimate
+	prevRaw geom.Vec3 // last frame's estimate
+	corr    geom.Vec3 // the jump new data made
+	own     geom.Vec3 // the prediction's own move this frame, before new data moved it
+	// countPops: count pops, taking last frame's drawing as prevRaw + off
+	// (the same sum as then, so the same value as in hist, without
+	// reading it back).
+	countPops bool
+}
+
+// stepLag steps the shadows base..base+numPerLag-1 (one model and lag,
+// whose estimate is est, and old before new data changed it), and with
+// twin >= 0 those from twin on (another model's at the same lag, whose
+// estimates and last estimate are the same), and writes their drawn
+// positions to drawn, marking in same the shadows that took another's
+// step.
+//
+// A shadow whose offset equals another's that stepped from the same
+// estimates takes that one's step rather than computing it again: the
+// shadow before it (capped while this one is not, when the cap did not
+// bind), or its twin. Equal inputs give equal results, up to the sign of
+// a zero, which nothing reads (every test and score takes squares).
+// Shadows stay equal for long stretches: while no correction exceeds the
+// cap, and where the models agree.
+func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, drawn *[numShadows]geom.Vec3, same *[2]shadowBits) {
+	lf := lagFrame{shadowFrame: f, est: est, prevRaw: a.prevRaw[base/numPerModel][base%numPerModel/numPerLag],
+		countPops: f.judge && f.reuse}
+	lf.own = est.Sub(lf.prevRaw)
+	if f.changed {
+		lf.own = old.Sub(lf.prevRaw)
+		lf.corr = old.Sub(est)
+	}
+	offs := (*[numPerLag]geom.Vec3)(a.off[base : base+numPerLag])
+	outs := (*[numPerLag]geom.Vec3)(drawn[base : base+numPerLag])
+	pops := (*[numPerLag]int)(a.pops[base : base+numPerLag])
+	// Which shadows start as the one before them (and the cap allows it:
+	// that one capped, or this one not), and which as their twins, before
+	// any steps; then few values are live in the loops, which is most of
+	// their cost.
+	var asPrev, asTwin [numPerLag]bool
+	var toffs, touts *[numPerLag]geom.Vec3
+	var tpops *[numPerLag]int
+	if f.reuse {
+		for t := range autoTaus {
+			for c := 1; c < len(autoCapped); c++ {
+				i := t*len(autoCapped) + c
+				asPrev[i] = offs[i] == offs[i-1] && (autoCapped[c-1] || !autoCapped[c])
+			}
+		}
+		if twin >= 0 {
+			toffs = (*[numPerLag]geom.Vec3)(a.off[twin : twin+numPerLag])
+			touts = (*[numPerLag]geom.Vec3)(drawn[twin : twin+numPerLag])
+			tpops = (*[numPerLag]int)(a.pops[twin : twin+numPerLag])
+			for i := range numPerLag {
+				asTwin[i] = toffs[i] == offs[i]
+			}
+		}
+	}
+	var n [numPerLag]int // each shadow's pops this frame
+	bound := false       // the cap bound the last shadow stepped
+	for t := range autoTaus {
+		for c, capped := range autoCapped {
+			i := t*len(autoCapped) + c
+			if asPrev[i] && !bound {
+				offs[i], outs[i], n[i] = offs[i-1], outs[i-1], n[i-1]
+				same[0].set(base + i)
+			} else {
+				offs[i], outs[i], n[i], bound = lf.step(t, capped, offs[i])
+			}
+			pops[i] += n[i]
+		}
+	}
+	if toffs == nil {
+		return
+	}
+	for t := range autoTaus {
+		for c, capped := range autoCapped {
+			i := t*len(autoCapped) + c
+			if asTwin[i] {
+				toffs[i], touts[i], tpops[i] = offs[i], outs[i], tpops[i]+n[i]
+				same[1].set(twin + i) // twin is numPerModel after base
+				continue
+			}
+			var m int
+			toffs[i], touts[i], m, _ = lf.step(t, capped, toffs[i])
+			tpops[i] += m
+		}
+	}
+}
+
+// step steps one shadow of time constant autoTaus[t], capped or not,
+// from the offset off: it returns the new offset, the drawn position, the
+// pops and whether the cap bound.
+func (lf *lagFrame) step(t int, capped bool, off geom.Vec3) (geom.Vec3, geom.Vec3, int, bool) {
+	was := lf.prevRaw.Add(off)
+	n := 0     // pops this frame
+	l2 := -1.0 // the offset's squared length, once known
+	switch {
+	case lf.restart:
+		off, l2 = geom.Vec3{}, 0
+	case lf.changed:
+		off = off.Add(lf.corr)
+		if l2 = off.Dot(off); lf.snap || l2 > lf.td2 {
+			off, l2 = geom.Vec3{}, 0
+			n++
+		}
+	}
+	bound := false
+	if lf.dt > 0 { // faded from the frame a correction arrives in, as PoseAt does
+		k := lf.fade[t]
+		// The square root only when the cap may bind.
+		if capped && lf.v > 0 {
+			if l2 < 0 {
+				l2 = off.Dot(off)
+			}
+			if l2*lf.fadeLoss[t]*lf.fadeLoss[t] > lf.v2 {
+				k, bound = 1-lf.v/math.Sqrt(l2), true
+			}
+		}
+		off = off.Scale(k)
+	}
+	now := lf.est.Add(off)
+	if lf.countPops && popped(now.Sub(was), lf.own, lf.shadowFrame) {
+		n++
+	}
+	return off, now, n, bound
+}
+
+// popped is autoPopped with the frame's seen moves scaled once.
+func popped(move, own geom.Vec3, f *shadowFrame) bool {
+	if d := move.Sub(own); d.Dot(d) <= f.step2 {
+		return false // moved as its own prediction did
+	}
+	for _, sm := range f.seen[:f.nSeen] {
+		if d := move.Sub(sm); d.Dot(d) <= f.step2 {
+			return false
+		}
+	}
+	return true
+}
+
+// shadowEst is what a shadow needs of an estimate.
+type shadowEst struct {
+	pos       geom.Vec3
+	modelFree bool
+	gen       uint64
+}
+
+// shadowEstimate is estimate for the shadows: the position alone (the
+// whole estimate with noReuse, which must give the same).
+func (p *Predictor) shadowEstimate(path Path, now time.Duration, below uint64, fallback *entry) (e shadowEst, ok bool) {
+	if p.auto.noReuse {
+		est, ok := p.estimate(path, now, below, fallback)
+		return shadowEst{pos: est.pos, modelFree: est.modelFree, gen: est.gen}, ok
+	}
+	e.pos, e.modelFree, e.gen, ok = p.estimatePos(path, now, below, fallback)
+	return e, ok
 }
 
 // autoPopped reports whether a shadow's frame move is a pop: more than
@@ -396,8 +615,26 @@ func (p *Predictor) autoLabel(s *Sample) {
 			// handle NaN and signed zeros), and the best sum kept in a
 			// local: this loop was a third of an Auto frame.
 			best, bestSum := 0, math.Inf(1)
+			// A shadow that drew exactly as another at both frames (it
+			// took its step, see stepLag) has its error.
+			var es [numShadows]float64
+			var both [2]shadowBits
+			for k := range both {
+				for w := range both[k] {
+					both[k][w] = lo.same[k][w] & hi.same[k][w]
+				}
+			}
 			for i := range numShadows {
-				e := lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
+				var e float64
+				switch {
+				case both[0].has(i):
+					e = es[i-1]
+				case both[1].has(i):
+					e = es[i-numPerModel]
+				default:
+					e = lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
+				}
+				es[i] = e
 				score := a.score[i] + k*(e+popCost*float64(a.pops[i])-a.score[i])
 				a.score[i] = score
 				a.pops[i] = 0

@@ -265,63 +265,19 @@ func TestAutoModelSwitchIsSmooth(t *testing.T) {
 // on both paths with jitter (out of order on each), some with
 // acceleration and turn rate and some without, the server's mapped 3 ms
 // apart, and the direct path goes quiet now and then (the drawing switches
-// paths).
+// paths). The reuse covers shadows in the same state stepping once (the
+// capped and the free one of a time constant while the cap does not bind,
+// the two models where they predict the same) and the fades kept from the
+// last frame, so frames come both steadily and at uneven times.
 func TestAutoReuseChangesNothing(t *testing.T) {
 	for _, d := range dims {
-		t.Run(d.name, func(t *testing.T) {
-			a, b := newPredictor(t, Config{Auto: true, Dim2D: d.dim2D}), newPredictor(t, Config{Auto: true, Dim2D: d.dim2D})
-			b.auto.noReuse = true
-			fwd, side, _ := axes(d.dim2D)
-			u := unit(d.dim2D)
-			r := rand.New(rand.NewPCG(7, 7))
-			type arrival struct {
-				path Path
-				s    Sample
-				at   time.Duration
+		for _, uneven := range []bool{false, true} {
+			name := d.name
+			if uneven {
+				name += "/uneven"
 			}
-			var queue []arrival
-			const step = time.Second / 60
-			z := newZigzag(9, 20, 6)
-			for i := range 20 * 60 {
-				now := time.Duration(i) * step
-				pos, vel := z.at(now.Seconds())
-				s := Sample{Time: now, Seq: seqOf(i), Pos: fwd.Scale(pos.X * u).Add(side.Scale(math.Sin(now.Seconds()) * u)),
-					Vel: fwd.Scale(vel.X * u), Rot: geom.Identity}
-				if i%120 < 60 { // half the time with acceleration and turn rate
-					s.Acc, s.Turn = side.Scale(3*u), 0.5
-				}
-				quiet := i%300 > 240 // the direct path drops for a second in five
-				for _, p := range []Path{PathServer, PathDirect} {
-					if p == PathDirect && quiet {
-						continue
-					}
-					lat := 40*time.Millisecond + time.Duration(r.IntN(30))*time.Millisecond
-					ps := s
-					if p == PathServer {
-						// Relayed: later, and its stamp maps to the local
-						// clock a little differently.
-						lat += 30 * time.Millisecond
-						ps.Time += 3 * time.Millisecond
-					}
-					queue = append(queue, arrival{p, ps, now + lat})
-				}
-				kept := queue[:0]
-				for _, q := range queue {
-					if q.at <= now {
-						a.Add(q.path, q.s, q.at)
-						b.Add(q.path, q.s, q.at)
-					} else {
-						kept = append(kept, q)
-					}
-				}
-				queue = kept
-				pa, pb := a.PoseAt(now), b.PoseAt(now)
-				require.Equal(t, pb, pa, "frame %d", i)
-			}
-			assert.Equal(t, b.auto.score, a.auto.score, "every shadow's score")
-			assert.Equal(t, b.auto.off, a.auto.off, "every shadow's offset")
-			assert.Greater(t, a.auto.labels, 1000, "the shadows were scored")
-		})
+			t.Run(name, func(t *testing.T) { autoReuseChangesNothing(t, d.dim2D, uneven) })
+		}
 	}
 }
 
@@ -426,4 +382,66 @@ func TestAutoCharacterTail(t *testing.T) {
 		pct(errs, 0.99), pct(errs, 1), mean(snaps), pct(snaps, 0.99), pct(snaps, 1))
 	assert.LessOrEqual(t, pct(errs, 0.99), pct(snaps, 0.99), "Auto's p99 against snap's")
 	assert.Less(t, mean(errs), mean(snaps), "Auto's mean against snap's")
+}
+
+// autoReuseChangesNothing is TestAutoReuseChangesNothing for one dimension;
+// uneven draws frames 0-3 ms late (so dt varies and sometimes repeats).
+func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool) {
+	a, b := newPredictor(t, Config{Auto: true, Dim2D: dim2D}), newPredictor(t, Config{Auto: true, Dim2D: dim2D})
+	b.auto.noReuse = true
+	fwd, side, _ := axes(dim2D)
+	u := unit(dim2D)
+	r := rand.New(rand.NewPCG(7, 7))
+	type arrival struct {
+		path Path
+		s    Sample
+		at   time.Duration
+	}
+	var queue []arrival
+	const step = time.Second / 60
+	z := newZigzag(9, 20, 6)
+	for i := range 20 * 60 {
+		now := time.Duration(i) * step
+		if uneven {
+			now += time.Duration(r.IntN(4)) * time.Millisecond
+		}
+		pos, vel := z.at(now.Seconds())
+		s := Sample{Time: now, Seq: seqOf(i), Pos: fwd.Scale(pos.X * u).Add(side.Scale(math.Sin(now.Seconds()) * u)),
+			Vel: fwd.Scale(vel.X * u), Rot: geom.Identity}
+		if i%120 < 60 { // half the time with acceleration and turn rate
+			s.Acc, s.Turn = side.Scale(3*u), 0.5
+		}
+		quiet := i%300 > 240 // the direct path drops for a second in five
+		for _, p := range []Path{PathServer, PathDirect} {
+			if p == PathDirect && quiet {
+				continue
+			}
+			lat := 40*time.Millisecond + time.Duration(r.IntN(30))*time.Millisecond
+			ps := s
+			if p == PathServer {
+				// Relayed: later, and its stamp maps to the local
+				// clock a little differently.
+				lat += 30 * time.Millisecond
+				ps.Time += 3 * time.Millisecond
+			}
+			queue = append(queue, arrival{p, ps, now + lat})
+		}
+		kept := queue[:0]
+		for _, q := range queue {
+			if q.at <= now {
+				a.Add(q.path, q.s, q.at)
+				b.Add(q.path, q.s, q.at)
+			} else {
+				kept = append(kept, q)
+			}
+		}
+		queue = kept
+		pa, pb := a.PoseAt(now), b.PoseAt(now)
+		require.Equal(t, pb, pa, "frame %d", i)
+	}
+	assert.Equal(t, b.auto.score, a.auto.score, "every shadow's score")
+	assert.Equal(t, b.auto.off, a.auto.off, "every shadow's offset")
+	assert.Equal(t, b.auto.q, a.auto.q, "every shadow's 95th and 99th percentiles")
+	assert.Equal(t, b.auto.pops, a.auto.pops, "every shadow's pops since the last label")
+	assert.Greater(t, a.auto.labels, 1000, "the shadows were scored")
 }

@@ -98,3 +98,48 @@ func hermite(a, b *entry, h, s float64) kin {
 	vel := a.Pos.Sub(b.Pos).Scale(d00 / h).Add(a.Vel.Scale(d10)).Add(b.Vel.Scale(d11))
 	return kin{pos: pos, vel: vel, rot: a.Rot.Slerp(b.Rot, s)}
 }
+
+// advancePos is advance's position alone, for Auto's shadows, which draw
+// positions only: the same arithmetic, so the same value
+// (TestPosOnlyMatchesFull), without the velocity and the orientation. It
+// is a copy rather than a part of advance so that the plain predictor
+// pays no extra call.
+func advancePos(p0, v0, acc geom.Vec3, turn float64, up geom.Vec3, t float64) geom.Vec3 {
+	if turn == 0 {
+		return p0.Add(v0.Scale(t)).Add(acc.Scale(t * t / 2))
+	}
+	th := turn * t
+	vPar, aPar := up.Dot(v0), up.Dot(acc)
+	x := v0.Sub(up.Scale(vPar))
+	y := acc.Sub(up.Scale(aPar))
+	hs, hc := math.Sincos(th / 2)
+	sin, oneMinusCos := 2*hs*hc, 2*hs*hs
+	cos := 1 - oneMinusCos
+	var s1, c1, s2, c2 float64
+	if math.Abs(th) < smallTurn {
+		th2 := th * th
+		s1 = t * (1 - th2/6)
+		c1 = t * th * (0.5 - th2/24)
+		s2 = t * t * (0.5 - th2/8)
+		c2 = t * t * th * (1.0/3 - th2/30)
+	} else {
+		s1 = sin / turn
+		c1 = oneMinusCos / turn
+		s2 = t*sin/turn - oneMinusCos/(turn*turn)
+		c2 = (sin - th*cos) / (turn * turn)
+	}
+	ux, uy := up.Cross(x), up.Cross(y)
+	return p0.Add(up.Scale(vPar*t + aPar*t*t/2)).
+		Add(x.Scale(s1)).Add(ux.Scale(c1)).
+		Add(y.Scale(s2)).Add(uy.Scale(c2))
+}
+
+// hermitePos is hermite's position alone (a copy, as advancePos is).
+func hermitePos(a, b *entry, h, s float64) geom.Vec3 {
+	s2, s3 := s*s, s*s*s
+	h00 := 2*s3 - 3*s2 + 1
+	h10 := s3 - 2*s2 + s
+	h01 := -2*s3 + 3*s2
+	h11 := s3 - s2
+	return a.Pos.Scale(h00).Add(a.Vel.Scale(h10 * h)).Add(b.Pos.Scale(h01)).Add(b.Vel.Scale(h11 * h))
+}

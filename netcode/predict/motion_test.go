@@ -2,9 +2,11 @@ package predict
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -160,5 +162,27 @@ func TestHermite(t *testing.T) {
 				assertVecNear(t, a.Vel, k.vel, 1e-12, "line vel")
 			}
 		})
+	}
+}
+
+// TestPosOnlyMatchesFull: advancePos and hermitePos (Auto's shadows) give
+// exactly the positions of advance and hermite, straight, in a slight turn
+// (the series) and in a sharp one.
+func TestPosOnlyMatchesFull(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	vec := func(s float64) geom.Vec3 {
+		return geom.Vec3{X: s * (r.Float64()*2 - 1), Y: s * (r.Float64()*2 - 1), Z: s * (r.Float64()*2 - 1)}
+	}
+	for i := range 3000 {
+		p0, v0, acc := vec(100), vec(30), vec(10)
+		turn := []float64{0, 1e-5 * (r.Float64() - 0.5), 6 * (r.Float64() - 0.5)}[i%3]
+		up := []geom.Vec3{geom.Up3D, geom.Up2D}[i%2]
+		dt := 0.3 * r.Float64()
+		full := advance(p0, v0, acc, geom.Identity, turn, up, dt)
+		require.Equal(t, full.pos, advancePos(p0, v0, acc, turn, up, dt), "advance %d", i)
+		a := &entry{Sample: Sample{Pos: p0, Vel: v0}}
+		b := &entry{Sample: Sample{Pos: vec(100), Vel: vec(30)}}
+		h, s := 0.01+0.1*r.Float64(), r.Float64()
+		require.Equal(t, hermite(a, b, h, s).pos, hermitePos(a, b, h, s), "hermite %d", i)
 	}
 }

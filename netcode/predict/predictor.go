@@ -406,6 +406,65 @@ func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallbac
 	return est, true
 }
 
+// estimatePos is estimate's position alone, with its modelFree and gen
+// (Auto's shadows; the same arithmetic, so the same position).
+func (p *Predictor) estimatePos(path Path, now time.Duration, below uint64, fallback *entry) (pos geom.Vec3, modelFree bool, gen uint64, ok bool) {
+	lo, hi, newest, gen := p.around(path, now, below, fallback)
+	switch {
+	case newest == nil:
+		return pos, false, gen, false
+	case hi == nil:
+		modelFree = lo.accRest == (geom.Vec3{}) && lo.Turn == 0
+		return p.extrapolatePos(lo, now-lo.Time), modelFree, gen, true
+	case lo == nil:
+		return hi.Pos, true, gen, true
+	default:
+		h := hi.Time - lo.Time
+		return hermitePos(lo, hi, h.Seconds(), float64(now-lo.Time)/float64(h)), true, gen, true
+	}
+}
+
+// around returns the samples of path around now with gen < below (lo.Time
+// <= now < hi.Time; either may be nil), the newest of them and the newest
+// gen of lo and hi, as estimate finds them (a copy: estimate pays no extra
+// call). When there are none it uses fallback, if not nil; newest is nil
+// when it has nothing to go on.
+func (p *Predictor) around(path Path, now time.Duration, below uint64, fallback *entry) (lo, hi, newest *entry, gen uint64) {
+	r := &p.paths[path]
+	for i := r.n - 1; i >= 0; i-- {
+		e := r.at(i)
+		if e.gen >= below {
+			continue
+		}
+		if newest == nil {
+			newest = e
+		}
+		if e.Time <= now {
+			lo = e
+			break
+		}
+		hi = e
+	}
+	if newest == nil {
+		if fallback == nil {
+			return nil, nil, nil, 0
+		}
+		newest = fallback
+		if fallback.Time <= now {
+			lo = fallback
+		} else {
+			hi = fallback
+		}
+	}
+	if lo != nil {
+		gen = lo.gen
+	}
+	if hi != nil {
+		gen = max(gen, hi.gen)
+	}
+	return lo, hi, newest, gen
+}
+
 // extrapolate carries e forward by age (>= 0): the full model up to the
 // cap, then constant speed and turn rate up to CoastUntil, then still.
 func (p *Predictor) extrapolate(e *entry, age time.Duration) (kin, bool) {
@@ -424,6 +483,20 @@ func (p *Predictor) extrapolate(e *entry, age time.Duration) (kin, bool) {
 		k.vel = geom.Vec3{}
 	}
 	return k, true
+}
+
+// extrapolatePos is extrapolate's position alone (the same arithmetic, so
+// the same value; past the cap it runs extrapolate).
+func (p *Predictor) extrapolatePos(e *entry, age time.Duration) geom.Vec3 {
+	if age > p.cfg.PredictionCap {
+		k, _ := p.extrapolate(e, age)
+		return k.pos
+	}
+	acc, turn := e.accRest, e.Turn
+	if p.velOnly {
+		acc, turn = geom.Vec3{}, 0
+	}
+	return advancePos(e.Pos, e.Vel, acc, turn, p.up, age.Seconds())
 }
 
 // conj returns the inverse of the unit quaternion q.
