@@ -58,28 +58,47 @@ const (
 // zero value of a field means its default (SetDefaults), but for the
 // world bounds, whose zero means none.
 type Limits struct {
-	// TopSpeed is the game's top speed in units per second (3D states).
+	// TopSpeed is the game's top speed in units (metres) per second, for
+	// 3D states. Default 100.
 	TopSpeed float64
-	// TopSpeed2D is the top speed in pixels per second (2D states).
+	// TopSpeed2D is the top speed for 2D states, in pixels per second: the
+	// state's kind says which units it uses. Default 2000.
 	TopSpeed2D float64
-	// SpeedFactor times the top speed is the fastest plausible speed.
+	// SpeedFactor times TopSpeed is the fastest plausible speed: a state
+	// reporting more is rejected, and so is a move longer than this speed
+	// allows over the gap between two states. Default 2.
 	SpeedFactor float64
-	// MoveSlack is the per-track budget of distance beyond the speed
-	// limit, in units (3D).
+	// MoveSlack is the distance in units a 3D track may move beyond what
+	// the speed limit allows: a budget per track (a player's entity, an
+	// extra entity, a shared object) that moves longer than the limit
+	// spend, refilled over MoveSlackRefill. Granted per state instead, it
+	// bought 90 units per second at the room's state rate limit. Default 1.
 	MoveSlack float64
-	// MoveSlack2D is MoveSlack in pixels (2D).
+	// MoveSlack2D is MoveSlack for 2D states, in pixels. Default 32.
 	MoveSlack2D float64
 	// MoveSlackRefill is how long a spent MoveSlack takes to refill.
+	// Default 1 s.
 	MoveSlackRefill time.Duration
-	// StampGapAllowance is how far stamps may run ahead of arrival time.
+	// StampGapAllowance is how far a sender's stamps may run ahead of real
+	// (arrival) time in the move check: one bucket per track, refilled by
+	// real time and drained by stamp gaps, so states bunched by a network
+	// stall pass while forged stamps buy at most this, once. Default 250 ms.
 	StampGapAllowance time.Duration
-	// TeleportEvery is the least time between two FlagTeleport jumps.
+	// TeleportEvery is the shortest time between two states flagged
+	// wire.FlagTeleport (respawns skip the move check). Default 1 s.
 	TeleportEvery time.Duration
-	// TeleportsPerMinute is the jump budget per track (a token bucket).
+	// TeleportsPerMinute is how many FlagTeleport jumps one track may make
+	// per minute, all at once at most (a token bucket): one over it fails
+	// as a teleport. Without it, a jump of any length every TeleportEvery
+	// moved a player 5 km/s. Default 12.
 	TeleportsPerMinute float64
-	// WorldBounds, when positive, bounds each coordinate of a 3D state.
+	// WorldBounds, when positive, is the largest absolute value of each
+	// coordinate of a 3D state, in units: a state outside fails, even the
+	// first on a track and even one flagged as a teleport. Default 0: no
+	// bounds.
 	WorldBounds float64
-	// WorldBounds2D is WorldBounds for 2D states, in pixels.
+	// WorldBounds2D is WorldBounds for 2D states, in pixels. Default 0: no
+	// bounds.
 	WorldBounds2D float64
 }
 

@@ -25,31 +25,17 @@ const (
 	DefaultResultsFor       = 10 * time.Second
 	DefaultSendRate         = 60.0
 	DefaultRateFactor       = 1.5
-	DefaultTopSpeed         = motion.DefaultTopSpeed
-	DefaultSpeedFactor      = motion.DefaultSpeedFactor
-	DefaultMoveSlack        = motion.DefaultMoveSlack
-	// 2D games count in pixels: a player crossing a 1920-px screen in a
-	// second is fast but not absurd.
-	DefaultTopSpeed2D        = motion.DefaultTopSpeed2D
-	DefaultMoveSlack2D       = motion.DefaultMoveSlack2D
-	DefaultStampGapAllowance = motion.DefaultStampGapAllowance
-	DefaultTeleportEvery     = motion.DefaultTeleportEvery
-	DefaultControlRate       = 20.0
-	DefaultControlBurst      = 40.0
-	DefaultSignalRate        = 5.0
-	DefaultSignalBurst       = 30.0
-	DefaultSignalBytes       = 4 << 10
-	DefaultSignalBytesBurst  = 32 << 10
-	DefaultSnapshotEvery     = 100 * time.Millisecond
-	DefaultKickBan           = 5 * time.Minute
-	DefaultAbuseLimit        = 60.0
-	DefaultAbuseDecay        = 20.0
-	DefaultInviteBase        = "nearzero://"
-
-	// DefaultTeleportsPerMinute lets a player respawn every 5 s for a
-	// minute on end; a hop every TeleportEvery would be 60.
-	DefaultTeleportsPerMinute = motion.DefaultTeleportsPerMinute
-	DefaultMoveSlackRefill    = motion.DefaultMoveSlackRefill
+	DefaultControlRate      = 20.0
+	DefaultControlBurst     = 40.0
+	DefaultSignalRate       = 5.0
+	DefaultSignalBurst      = 30.0
+	DefaultSignalBytes      = 4 << 10
+	DefaultSignalBytesBurst = 32 << 10
+	DefaultSnapshotEvery    = 100 * time.Millisecond
+	DefaultKickBan          = 5 * time.Minute
+	DefaultAbuseLimit       = 60.0
+	DefaultAbuseDecay       = 20.0
+	DefaultInviteBase       = "nearzero://"
 
 	// MaxSlots is the largest MaxPlayers. The room state, with every seat
 	// taken, the longest names and the largest game settings, must fit one
@@ -113,48 +99,13 @@ type Config struct {
 	// NoMotionChecks turns off the speed and teleport checks (for games
 	// whose units the server cannot judge). Default false: checks on.
 	NoMotionChecks bool
-	// TopSpeed is the game's top speed in units (metres) per second, for
-	// 3D states. Default 100.
-	TopSpeed float64
-	// TopSpeed2D is the top speed for 2D states, in pixels per second: the
-	// state's kind says which units it uses. Default 2000.
-	TopSpeed2D float64
-	// SpeedFactor times TopSpeed is the fastest plausible speed: a state
-	// reporting more is rejected, and so is a move longer than this speed
-	// allows over the gap between two states. Default 2.
-	SpeedFactor float64
-	// MoveSlack is the distance in units a 3D track may move beyond what
-	// the speed limit allows: a budget per track (a player's entity, an
-	// extra entity, a shared object) that moves longer than the limit
-	// spend, refilled over MoveSlackRefill. Granted per state instead, it
-	// bought 90 units per second at the state rate limit. Default 1.
-	MoveSlack float64
-	// MoveSlack2D is MoveSlack for 2D states, in pixels. Default 32.
-	MoveSlack2D float64
-	// MoveSlackRefill is how long a spent MoveSlack takes to refill.
-	// Default 1 s.
-	MoveSlackRefill time.Duration
-	// StampGapAllowance is how far a player's stamps may run ahead of real
-	// (arrival) time in the move check: one bucket per player, refilled by
-	// real time and drained by stamp gaps, so states bunched by a network
-	// stall pass while forged stamps buy at most this, once. Default 250 ms.
-	StampGapAllowance time.Duration
-	// TeleportEvery is the shortest time between two states flagged
-	// wire.FlagTeleport (respawns skip the move check). Default 1 s.
-	TeleportEvery time.Duration
-	// TeleportsPerMinute is how many FlagTeleport jumps one track may make
-	// per minute, all at once at most (a token bucket): one over it is
-	// refused as a teleport (abuse score). Without it, a jump of any
-	// length every TeleportEvery moved a player 5 km/s. Default 12.
-	TeleportsPerMinute float64
-	// WorldBounds, when positive, is the largest absolute value of each
-	// coordinate of a 3D state, in units: a state outside is refused, even
-	// the first after a join and even one flagged as a teleport. Default 0:
-	// no bounds.
-	WorldBounds float64
-	// WorldBounds2D is WorldBounds for 2D states, in pixels. Default 0: no
-	// bounds.
-	WorldBounds2D float64
+	// Limits are the motion rules the room checks every state by (speed,
+	// distance, teleports, world bounds), documented field by field in
+	// netcode/motion; clients get them in the welcome
+	// (protocol.Limits.Motion) to check their direct peers by. Zero fields
+	// take motion's defaults. Embedded, so cfg.TopSpeed and the rest read as
+	// Config fields; its promoted SetDefaults covers only these fields.
+	motion.Limits
 
 	// ControlRate is the control message rate limit per player, in
 	// messages per second (pings included). Default 20.
@@ -234,15 +185,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.SendRate, DefaultSendRate)
 	setDefault(&d.RateFactor, DefaultRateFactor)
 	setDefault(&d.RateBurst, d.SendRate/2)
-	setDefault(&d.TopSpeed, DefaultTopSpeed)
-	setDefault(&d.SpeedFactor, DefaultSpeedFactor)
-	setDefault(&d.MoveSlack, DefaultMoveSlack)
-	setDefault(&d.TopSpeed2D, DefaultTopSpeed2D)
-	setDefault(&d.MoveSlack2D, DefaultMoveSlack2D)
-	setDefault(&d.StampGapAllowance, DefaultStampGapAllowance)
-	setDefault(&d.TeleportEvery, DefaultTeleportEvery)
-	setDefault(&d.TeleportsPerMinute, DefaultTeleportsPerMinute)
-	setDefault(&d.MoveSlackRefill, DefaultMoveSlackRefill)
+	d.Limits.SetDefaults()
 	setDefault(&d.ControlRate, DefaultControlRate)
 	setDefault(&d.ControlBurst, DefaultControlBurst)
 	setDefault(&d.SignalRate, DefaultSignalRate)
@@ -272,16 +215,10 @@ func setDefault[T comparable](p *T, v T) {
 	}
 }
 
-// MotionLimits is the motion rule set (netcode/motion) of c: the limits
-// the room checks states by, which clients also get (protocol.Limits.Motion)
-// to check their direct peers by. Zero fields take their defaults.
+// MotionLimits is c's motion rule set (Limits) with zero fields set to
+// motion's defaults: what the room checks states by.
 func (c *Config) MotionLimits() motion.Limits {
-	l := motion.Limits{
-		TopSpeed: c.TopSpeed, TopSpeed2D: c.TopSpeed2D, SpeedFactor: c.SpeedFactor,
-		MoveSlack: c.MoveSlack, MoveSlack2D: c.MoveSlack2D, MoveSlackRefill: c.MoveSlackRefill,
-		StampGapAllowance: c.StampGapAllowance, TeleportEvery: c.TeleportEvery,
-		TeleportsPerMinute: c.TeleportsPerMinute, WorldBounds: c.WorldBounds, WorldBounds2D: c.WorldBounds2D,
-	}
+	l := c.Limits
 	l.SetDefaults()
 	return l
 }

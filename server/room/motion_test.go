@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -39,8 +40,8 @@ func TestForgedStampsCannotBuySpeed(t *testing.T) {
 	assert.Equal(t, protocol.CodeImplausible, a.CloseCode)
 	// What slipped through before the kick is bounded by the speed limit
 	// over the time, the allowance once, and the slack per state.
-	limit := DefaultSpeedFactor * DefaultTopSpeed
-	assert.Less(t, far, limit*(3+DefaultStampGapAllowance.Seconds())+3*80*DefaultMoveSlack,
+	limit := motion.DefaultSpeedFactor * motion.DefaultTopSpeed
+	assert.Less(t, far, limit*(3+motion.DefaultStampGapAllowance.Seconds())+3*80*motion.DefaultMoveSlack,
 		"relayed positions stay within what the limit allows (slot %d)", slotA)
 }
 
@@ -64,7 +65,7 @@ type honestRun struct {
 // not one state may be refused.
 func TestHonestPlayPasses(t *testing.T) {
 	const tick = time.Second / 60
-	limit := DefaultSpeedFactor * DefaultTopSpeed
+	limit := motion.DefaultSpeedFactor * motion.DefaultTopSpeed
 	runs := []honestRun{
 		{name: "steady 60 Hz", dur: 20 * time.Second, speed: 0.99 * limit, render: tick, physEv: 1},
 		{name: "jitter 0-200 ms", dur: 60 * time.Second, speed: 0.99 * limit, render: tick, physEv: 1,
@@ -261,7 +262,7 @@ func TestWorldBounds(t *testing.T) {
 			assert.Len(t, States(b.Take()), 1)
 		})
 	}
-	assert.ErrorIs(t, (&Config{WorldBounds: -1}).Validate(), ErrInvalidConfig)
+	assert.ErrorIs(t, (&Config{Limits: motion.Limits{WorldBounds: -1}}).Validate(), ErrInvalidConfig)
 }
 
 // TestDimensionFollowsTheHost closes a way round the speed limit: 2D
@@ -301,9 +302,9 @@ func TestMoveSlackIsPerTime(t *testing.T) {
 			h := newHarness(t, testConfig())
 			a, _ := h.join("a")
 			b, _ := h.join("b")
-			limit, slack := DefaultSpeedFactor*DefaultTopSpeed, DefaultMoveSlack
+			limit, slack := motion.DefaultSpeedFactor*motion.DefaultTopSpeed, motion.DefaultMoveSlack
 			if dim2D {
-				limit, slack = DefaultSpeedFactor*DefaultTopSpeed2D, DefaultMoveSlack2D
+				limit, slack = motion.DefaultSpeedFactor*motion.DefaultTopSpeed2D, motion.DefaultMoveSlack2D
 			}
 			const rate = 90 // the rate limit: 60 x 1.5
 			gap := time.Second / rate
@@ -347,8 +348,8 @@ func TestTeleportBudget(t *testing.T) {
 		h.r.HandleFrame(h.now, a, stateFrame(t, i, h.now, geom.Vec3{X: x}, geom.Vec3{}, wire.FlagTeleport))
 		n := len(States(b.Take()))
 		hops += n
-		if i == DefaultTeleportsPerMinute {
-			assert.Equal(t, DefaultTeleportsPerMinute, hops, "the budget passes at once")
+		if i == motion.DefaultTeleportsPerMinute {
+			assert.Equal(t, motion.DefaultTeleportsPerMinute, hops, "the budget passes at once")
 		}
 		if n == 0 {
 			x -= 5000 // a refused hop: the next one starts from the last accepted position
@@ -356,7 +357,7 @@ func TestTeleportBudget(t *testing.T) {
 	}
 	t.Logf("hops of 5 km relayed in 120 s: %d (%.0f m/s); refused %d", hops, float64(hops)*5000/120, h.metrics.rejected[RejectTeleport])
 	// 12 at once, and one per 5 s all along.
-	assert.InDelta(t, DefaultTeleportsPerMinute+120/5, hops, 1.5)
+	assert.InDelta(t, motion.DefaultTeleportsPerMinute+120/5, hops, 1.5)
 	assert.Equal(t, 120-hops, h.metrics.rejected[RejectTeleport], "the rest are refused as teleports")
 	assert.False(t, a.Closed, "one refusal a second is forgiven (AbuseDecay)")
 }

@@ -172,7 +172,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		code:     code,
 		invite:   protocol.InviteLink(c.InviteBase, code),
 		cfg:      c,
-		limits:   c.MotionLimits(),
+		limits:   c.Limits, // defaults applied by withDefaults
 		seats:    make([]*seat, c.MaxPlayers),
 		byPeer:   make(map[Peer]*seat),
 		byUser:   make(map[string]*seat),

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/funnel"
 )
@@ -27,12 +28,12 @@ func TestConfigValidate(t *testing.T) {
 		{"rate factor below 1", Config{RateFactor: 0.5}, "RateFactor 0.5"},
 		{"negative hold", Config{SeatHold: -time.Second}, "SeatHold -1s"},
 		{"negative empty hold", Config{EmptyHold: -time.Second}, "EmptyHold -1s"},
-		{"negative world bounds", Config{WorldBounds2D: -1}, "WorldBounds2D -1"},
+		{"negative world bounds", Config{Limits: motion.Limits{WorldBounds2D: -1}}, "WorldBounds2D -1"},
 		{"signal burst below one signal", Config{SignalBytesBurst: 100}, "SignalBytesBurst 100"},
 		{"negative kick ban", Config{KickBan: -time.Minute}, "KickBan -1m0s"},
 		{"invite base too long", Config{InviteBase: strings.Repeat("x", MaxInviteBase+1)}, "InviteBase is 257 bytes"},
-		{"teleport budget below one", Config{TeleportsPerMinute: 0.5}, "TeleportsPerMinute 0.5"},
-		{"negative slack refill", Config{MoveSlackRefill: -time.Second}, "MoveSlackRefill -1s"},
+		{"teleport budget below one", Config{Limits: motion.Limits{TeleportsPerMinute: 0.5}}, "TeleportsPerMinute 0.5"},
+		{"negative slack refill", Config{Limits: motion.Limits{MoveSlackRefill: -time.Second}}, "MoveSlackRefill -1s"},
 		{"negative claim window", Config{Entities: EntityLimits{ClaimAfterTeleport: -time.Second}}, "ClaimAfterTeleport -1s"},
 	}
 	for _, tc := range cases {

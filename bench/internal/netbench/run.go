@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/sender"
@@ -266,7 +267,7 @@ func Run(sc Scenario, opt Options) (*Result, error) {
 		w.measureFrom = 0
 	}
 	w.end = Warmup + opt.duration()
-	rcfg := &room.Config{Restamp: opt.Tuning.Restamp, TopSpeed: 30}
+	rcfg := &room.Config{Restamp: opt.Tuning.Restamp, Limits: motion.Limits{TopSpeed: 30}}
 	if sc.Rounds {
 		rcfg.Countdown, rcfg.RoundLimit, rcfg.ResultsFor = 3*time.Second, 30*time.Second, 4*time.Second
 		rcfg.HandshakeTimeout = 5 * time.Second

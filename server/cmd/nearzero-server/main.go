@@ -33,6 +33,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
@@ -102,10 +103,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.handshake, "handshake-timeout", room.DefaultHandshakeTimeout, "how long the start handshake waits for players to be in position")
 	fs.DurationVar(&o.countdown, "countdown", room.DefaultCountdown, "countdown before a round starts")
 	fs.Float64Var(&o.sendRate, "send-rate", room.DefaultSendRate, "expected states per second per player; the limit is 1.5x this")
-	fs.Float64Var(&o.topSpeed, "top-speed", room.DefaultTopSpeed, "the game's top speed in metres per second (3D states); states faster than twice this, or moving farther, are refused")
-	fs.Float64Var(&o.topSpeed2D, "top-speed-2d", room.DefaultTopSpeed2D, "the same for 2D states, in pixels per second")
+	fs.Float64Var(&o.topSpeed, "top-speed", motion.DefaultTopSpeed, "the game's top speed in metres per second (3D states); states faster than twice this, or moving farther, are refused")
+	fs.Float64Var(&o.topSpeed2D, "top-speed-2d", motion.DefaultTopSpeed2D, "the same for 2D states, in pixels per second")
 	fs.BoolVar(&o.noMotionChecks, "no-motion-checks", false, "turn the speed and teleport checks off")
-	fs.Float64Var(&o.teleportsPerMinute, "teleports-per-minute", room.DefaultTeleportsPerMinute, "teleport-flagged jumps (respawns) one entity may make per minute, all at once at most; more are refused")
+	fs.Float64Var(&o.teleportsPerMinute, "teleports-per-minute", motion.DefaultTeleportsPerMinute, "teleport-flagged jumps (respawns) one entity may make per minute, all at once at most; more are refused")
 	fs.Float64Var(&o.worldBounds, "world-bounds", 0, "refuse 3D states with a coordinate beyond ± this, in units (0: no bounds)")
 	fs.Float64Var(&o.worldBounds2D, "world-bounds-2d", 0, "the same for 2D states, in pixels (0: no bounds)")
 	fs.IntVar(&o.entities.MaxPerPlayer, "max-entities", room.DefaultMaxEntities, fmt.Sprintf("extra entities (spawned, or sending states) one player may have at once, at most %d", wire.MaxPlayerEntity))
@@ -194,9 +195,9 @@ func (f *clusterFlags) config(maxRooms int, reg prometheus.Registerer, log *slog
 
 func (o *options) config() *server.Config {
 	rc := room.Config{MaxPlayers: o.roomSize, MinPlayers: o.minPlayers, SeatHold: o.seatHold, RoundLimit: o.roundLimit,
-		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D,
-		NoMotionChecks: o.noMotionChecks, TeleportsPerMinute: o.teleportsPerMinute}
-	rc.WorldBounds, rc.WorldBounds2D = o.worldBounds, o.worldBounds2D
+		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, NoMotionChecks: o.noMotionChecks,
+		Limits: motion.Limits{TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D, TeleportsPerMinute: o.teleportsPerMinute,
+			WorldBounds: o.worldBounds, WorldBounds2D: o.worldBounds2D}}
 	rc.Hits = o.hits
 	rc.Entities = o.entities
 	rc.RecipientRate, rc.RecipientBytes, rc.BacklogBytes = o.recipient.RecipientRate, o.recipient.RecipientBytes, o.recipient.BacklogBytes
