@@ -361,3 +361,22 @@ func TestTeleportBudget(t *testing.T) {
 	assert.Equal(t, 120-hops, h.metrics.rejected[RejectTeleport], "the rest are refused as teleports")
 	assert.False(t, a.Closed, "one refusal a second is forgiven (AbuseDecay)")
 }
+
+// TestMotionLimitsDefaults: the room's motion rules are motion's, with
+// motion's defaults for the fields a Config leaves zero, and a field set
+// on the Config reaches the rules the room checks by.
+func TestMotionLimitsDefaults(t *testing.T) {
+	assert.Equal(t, motion.Defaults(), (&Config{}).MotionLimits())
+	r, err := New("ABCD", nil, nil, 0)
+	require.NoError(t, err)
+	assert.Equal(t, motion.Defaults(), r.limits, "a nil Config")
+
+	cfg := &Config{Limits: motion.Limits{TopSpeed: 30, WorldBounds: 500}}
+	want := motion.Defaults()
+	want.TopSpeed, want.WorldBounds = 30, 500
+	assert.Equal(t, want, cfg.MotionLimits())
+	r, err = New("ABCD", cfg, nil, 0)
+	require.NoError(t, err)
+	assert.Equal(t, want, r.limits)
+	assert.Equal(t, 30.0, r.cfg.TopSpeed, "promoted from the embedded Limits")
+}
