@@ -604,7 +604,9 @@ func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Durat
 		}
 		return false
 	}
-	delete(r.undrawn, int(s.Slot))
+	if len(r.undrawn) > 0 {
+		delete(r.undrawn, int(s.Slot)) // drawn now
+	}
 	if !rem.Add(path, s, local, arrival) {
 		r.stats.Refused++
 		return false
