@@ -125,6 +125,15 @@ func missingCompilers() []string {
 	if !has("zip", "python3") {
 		missing = append(missing, "zip")
 	}
+	// Without them the libraries are built, but over maxLibrary: lld packs
+	// the linux arm64 library's relocations, llvm-strip the macOS ones'
+	// local symbols (build.sh).
+	if !has("ld.lld") {
+		missing = append(missing, "lld (ld.lld)")
+	}
+	if zigCommand() != "" && !has("llvm-strip", "llvm-strip-14", "llvm-strip-15", "llvm-strip-16", "llvm-strip-17", "llvm-strip-18", "llvm-strip-19") {
+		missing = append(missing, "llvm (llvm-strip)")
+	}
 	slices.Sort(missing)
 	return missing
 }
@@ -139,7 +148,7 @@ func buildPackage(t *testing.T) string {
 	}
 	if missing := missingCompilers(); len(missing) > 0 {
 		msg := "./build.sh package needs C compilers this machine lacks: " + strings.Join(missing, ", ") +
-			" (Debian: apt-get install gcc gcc-aarch64-linux-gnu gcc-mingw-w64-x86-64; .ci/run installs them)"
+			" (Debian: apt-get install gcc gcc-aarch64-linux-gnu gcc-mingw-w64-x86-64 lld llvm zip; .ci/run installs them)"
 		if os.Getenv("CI") != "" {
 			t.Fatal(msg)
 		}
@@ -373,6 +382,113 @@ func checkELF(t *testing.T, b []byte, machine elf.Machine) {
 	}
 	t.Logf("needs glibc %s or newer", newest)
 	assert.False(t, versionLess(maxGlibc, newest), "needs glibc %s; the README promises %s", newest, maxGlibc)
+	checkRelr(t, f, syms)
+}
+
+// Dynamic tags of the packed relocations (tools/relr), plain and renamed
+// (NZ_DT_HIDDEN in bindings/godot/relr_linux.c).
+const (
+	dtRelr       = 36
+	dtRelrHidden = 0x6000d000 + dtRelr
+)
+
+// checkRelr checks that a linux library relocates itself on every glibc
+// (./build.sh, tools/relr): its relative relocations packed in a table no
+// loader applies (renamed tags, no GLIBC_ABI_DT_RELR need), none left in
+// RELA, and its DT_INIT the function that applies them.
+func checkRelr(t *testing.T, f *elf.File, syms []elf.Symbol) {
+	t.Helper()
+	ds := f.Section(".dynamic")
+	require.NotNil(t, ds)
+	dyn, err := ds.Data()
+	require.NoError(t, err)
+	tags := map[uint64]uint64{}
+	for off := 0; off+16 <= len(dyn); off += 16 {
+		tags[f.ByteOrder.Uint64(dyn[off:])] = f.ByteOrder.Uint64(dyn[off+8:])
+	}
+	assert.NotContains(t, tags, uint64(dtRelr), "no DT_RELR a loader would apply (tools/relr renames it)")
+	assert.Contains(t, tags, uint64(dtRelrHidden), "the packed relocations, under the renamed tag")
+	i := slices.IndexFunc(syms, func(s elf.Symbol) bool { return s.Name == "nearzero_relr_init" })
+	if assert.GreaterOrEqual(t, i, 0, "the relocator is in the library") {
+		assert.Equal(t, syms[i].Value, tags[uint64(elf.DT_INIT)], "DT_INIT is nearzero_relr_init")
+	}
+	relative := map[elf.Machine]uint32{elf.EM_X86_64: uint32(elf.R_X86_64_RELATIVE), elf.EM_AARCH64: uint32(elf.R_AARCH64_RELATIVE)}[f.Machine]
+	if rela := f.Section(".rela.dyn"); rela != nil {
+		data, err := rela.Data()
+		require.NoError(t, err)
+		n := 0
+		for off := 0; off+24 <= len(data); off += 24 {
+			if uint32(f.ByteOrder.Uint64(data[off+8:])) == relative {
+				n++
+			}
+		}
+		assert.Zero(t, n, "relative relocations left unpacked in .rela.dyn")
+	}
+	if vr := f.Section(".gnu.version_r"); vr != nil {
+		data, err := vr.Data()
+		require.NoError(t, err)
+		strs, err := f.Section(".dynstr").Data()
+		require.NoError(t, err)
+		for vn := 0; vn+16 <= len(data); {
+			cnt, aux, next := f.ByteOrder.Uint16(data[vn+2:]), f.ByteOrder.Uint32(data[vn+8:]), f.ByteOrder.Uint32(data[vn+12:])
+			for j, a := 0, vn+int(aux); j < int(cnt) && a+16 <= len(data); j++ {
+				name := strs[f.ByteOrder.Uint32(data[a+8:]):]
+				name = name[:bytes.IndexByte(name, 0)]
+				assert.NotEqual(t, "GLIBC_ABI_DT_RELR", string(name), "a need glibc before 2.36 refuses")
+				a += int(f.ByteOrder.Uint32(data[a+12:]))
+			}
+			if next == 0 {
+				break
+			}
+			vn += int(next)
+		}
+	}
+}
+
+// TestLinuxLibraryLoads loads the zip's library for this machine (linux
+// x86_64) with the system's loader, from a small C program: the Go
+// runtime starts in its constructor, so every pointer of its type data
+// must be relocated by then (by the library itself: checkRelr). The same
+// library with its DT_INIT renamed (tools/relr -drop-init) must crash,
+// or this test could not tell.
+func TestLinuxLibraryLoads(t *testing.T) {
+	if runtime.GOOS+"/"+runtime.GOARCH != "linux/amd64" {
+		t.Skipf("skipped: loads the linux x86_64 library (this is %s/%s)", runtime.GOOS, runtime.GOARCH)
+	}
+	files := readZip(t, buildPackage(t))
+	b := files[addonDir+"bin/libnearzero.linux.x86_64.so"]
+	require.NotEmpty(t, b)
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libnearzero.linux.x86_64.so")
+	require.NoError(t, os.WriteFile(lib, b, 0o755))
+	src := filepath.Join(dir, "load.c")
+	require.NoError(t, os.WriteFile(src, []byte(`#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 2; }
+	if (!dlsym(h, "nearzero_init")) { fprintf(stderr, "dlsym: %s\n", dlerror()); return 3; }
+	printf("loaded\n");
+	return 0;
+}
+`), 0o644))
+	loader := filepath.Join(dir, "load")
+	out, err := exec.Command("gcc", "-o", loader, src, "-ldl").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	out, err = exec.Command(loader, lib).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "loaded", strings.TrimSpace(string(out)))
+
+	broken := filepath.Join(dir, "libbroken.so")
+	require.NoError(t, os.WriteFile(broken, b, 0o755))
+	relr := exec.Command("go", "run", "./tools/relr", "-drop-init", broken)
+	relr.Dir = root
+	out, err = relr.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(loader, broken).CombinedOutput()
+	assert.Error(t, err, "with nothing to relocate it the library must not load: %s", out)
+	t.Logf("with DT_INIT renamed: %v", err)
 }
 
 // versionLess compares dotted numeric versions ("" is the oldest).
