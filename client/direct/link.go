@@ -151,7 +151,9 @@ func (m *Mesh) newAgent(slot int, gen uint64, att *attempt) (*ice.Agent, error) 
 	}
 	if err := agent.OnConnectionStateChange(func(st ice.ConnectionState) {
 		defer m.recoverIn(slot, "ice state")
-		if st == ice.ConnectionStateFailed || st == ice.ConnectionStateClosed {
+		// Closed is not news: the agent closes when we end the attempt,
+		// or when DTLS closes over it, whose step then reports why.
+		if st == ice.ConnectionStateFailed {
 			m.lost(slot, gen, "ice "+st.String())
 		}
 	}); err != nil {
