@@ -6,7 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/pion/webrtc/v4"
+	"github.com/pion/ice/v4"
+	"github.com/pion/stun/v4"
 
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/netcode/clock"
@@ -79,11 +80,11 @@ type Config struct {
 	// MaxBad is how many undecodable messages one peer may send before it
 	// is dropped. Default 8.
 	MaxBad int
-	// Tune, when set, adjusts the WebRTC setting engine before the Mesh
-	// uses it (tests restrict candidates to loopback and shorten ICE
-	// timeouts). Default: pion's defaults, plus loopback candidates, minus
-	// mDNS.
-	Tune func(*webrtc.SettingEngine)
+	// ICEOptions are applied to each link's ICE agent after the Mesh's
+	// own, so they override them (tests restrict candidates to loopback
+	// and shorten ICE timeouts). Default none: pion's defaults, UDP over
+	// IPv4 and IPv6, plus loopback candidates, minus mDNS.
+	ICEOptions []ice.AgentOption
 	// Seed seeds the lag simulator's random draws. Default 0.
 	Seed uint64
 	// Log receives the links' logs. Default: discarded.
@@ -133,14 +134,30 @@ func (c Config) Validate() error {
 	if err := d.Restamp.Validate(); err != nil {
 		return fmt.Errorf("%w: Restamp: %w", ErrConfig, err)
 	}
+	if _, err := iceURLs(d.ICEServers); err != nil {
+		return fmt.Errorf("%w: ICEServers: %w", ErrConfig, err)
+	}
 	return nil
 }
 
-// rtcServers converts the welcome's ICE servers to pion's.
-func rtcServers(in []protocol.ICEServer) []webrtc.ICEServer {
-	out := make([]webrtc.ICEServer, 0, len(in))
+// iceURLs converts the welcome's ICE servers to pion's, with each TURN
+// server's credentials (as WebRTC's RTCIceServer does).
+func iceURLs(in []protocol.ICEServer) ([]*stun.URI, error) {
+	var out []*stun.URI
 	for _, s := range in {
-		out = append(out, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+		for _, raw := range s.URLs {
+			u, err := stun.ParseURI(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%q: %w", raw, err)
+			}
+			if u.Scheme == stun.SchemeTypeTURN || u.Scheme == stun.SchemeTypeTURNS {
+				if s.Username == "" || s.Credential == "" {
+					return nil, fmt.Errorf("%q: a TURN server needs a username and a credential", raw)
+				}
+				u.Username, u.Password = s.Username, s.Credential
+			}
+			out = append(out, u)
+		}
 	}
-	return out
+	return out, nil
 }

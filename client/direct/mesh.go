@@ -2,15 +2,16 @@ package direct
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"sync"
 	"time"
 
-	"github.com/pion/ice/v4"
+	"github.com/pion/datachannel"
 	"github.com/pion/logging"
-	"github.com/pion/webrtc/v4"
+	"github.com/pion/stun/v4"
 
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/realtime"
@@ -74,9 +75,9 @@ var _ Links = (*Mesh)(nil)
 // peer is the link to one other player.
 type peer struct {
 	slot    int
-	gen     uint64 // attempt; callbacks of older attempts are ignored
-	pc      *webrtc.PeerConnection
-	dc      *webrtc.DataChannel
+	gen     uint64                   // attempt; callbacks of older attempts are ignored
+	att     *attempt                 // the attempt under way or the link up; nil when none
+	dc      *datachannel.DataChannel // the open channel
 	open    bool
 	dialing bool             // an attempt is under way
 	started time.Duration    // when the attempt began
@@ -91,8 +92,10 @@ type peer struct {
 // it with New; see the package documentation for its threads.
 type Mesh struct {
 	cfg    Config
-	api    *webrtc.API
-	rtc    webrtc.Configuration
+	urls   []*stun.URI           // the STUN and TURN servers
+	cert   tls.Certificate       // ours for DTLS, one per Mesh
+	fp     string                // its fingerprint, as signals carry it
+	logf   logging.LoggerFactory // pion's logs: discarded
 	life   context.Context
 	cancel context.CancelFunc
 	group  realtime.Group // the goroutines Wait waits for
@@ -121,19 +124,18 @@ func New(cfg Config) (*Mesh, error) {
 		return nil, fmt.Errorf("direct.New: %w", err)
 	}
 	cfg = cfg.withDefaults()
-	var se webrtc.SettingEngine
-	se.LoggerFactory = &logging.DefaultLoggerFactory{Writer: io.Discard, DefaultLogLevel: logging.LogLevelDisabled}
-	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled) // a LAN name lookup adds nothing for a game
-	// Two game instances on one machine (the usual way to try a game out)
-	// must link even without a network; elsewhere the pair just fails.
-	se.SetIncludeLoopbackCandidate(true)
-	if cfg.Tune != nil {
-		cfg.Tune(&se)
+	urls, err := iceURLs(cfg.ICEServers)
+	if err != nil {
+		return nil, fmt.Errorf("direct.New: %w", err) // Validate checked it
 	}
-	m := &Mesh{cfg: cfg, api: webrtc.NewAPI(webrtc.WithSettingEngine(se)), self: -1, peers: map[int]*peer{}}
-	m.rtc = webrtc.Configuration{ICEServers: rtcServers(cfg.ICEServers)}
-	if cfg.RelayOnly {
-		m.rtc.ICETransportPolicy = webrtc.ICETransportPolicyRelay
+	cert, err := newCertificate()
+	if err != nil {
+		return nil, fmt.Errorf("direct.New: %w", err)
+	}
+	m := &Mesh{
+		cfg: cfg, urls: urls, cert: cert, fp: fingerprint(cert.Certificate[0]),
+		logf: &logging.DefaultLoggerFactory{Writer: io.Discard, DefaultLogLevel: logging.LogLevelDisabled},
+		self: -1, peers: map[int]*peer{},
 	}
 	m.life, m.cancel = context.WithCancel(context.Background())
 	lag, err := newLagRunner(cfg.Lag, cfg.Seed, m.sendNow, m.receive, cfg.Log)
@@ -245,7 +247,7 @@ func (m *Mesh) tickLocked(now time.Duration) {
 			if p.core.PingDue(now) {
 				m.ping(p, now)
 			}
-		case p.dialing || p.pc != nil:
+		case p.dialing || p.att != nil:
 			if now-p.started > m.cfg.ConnectTimeout {
 				m.cfg.Log.Info("direct: link attempt timed out", "slot", p.slot, "after", now-p.started)
 				m.fail(p, now)
@@ -268,67 +270,52 @@ func (m *Mesh) fail(p *peer, now time.Duration) {
 	p.retryAt = now + m.cfg.RetryAfter
 }
 
-// closePeer closes p's connection (in a goroutine: pion's Close waits)
-// and forgets its attempt.
+// closePeer ends p's attempt or link (closing runs in a goroutine: pion's
+// closes wait) and forgets it.
 func (m *Mesh) closePeer(p *peer) {
 	p.gen++
-	pc := p.pc
-	p.pc, p.dc, p.open, p.dialing = nil, nil, false, false
-	if pc != nil {
-		m.goSafe(p.slot, "close", func() { _ = pc.Close() })
+	att := p.att
+	p.att, p.dc, p.open, p.dialing = nil, nil, false, false
+	if att != nil {
+		att.cancel() // at once: a step under way gives up
+		m.goSafe(p.slot, "close", att.close)
 	}
 }
 
-// dial starts an attempt to link with p as the initiator.
+// newAttempt starts p's attempt gen (p.gen already counts it) at now.
+func (m *Mesh) newAttempt(p *peer, now time.Duration) (*attempt, uint64) {
+	ctx, cancel := context.WithCancel(m.life)
+	att := &attempt{ctx: ctx, cancel: cancel}
+	p.att, p.dialing, p.started = att, true, now
+	return att, p.gen
+}
+
+// dial starts an attempt to link with p as the initiator: it offers.
 func (m *Mesh) dial(p *peer, now time.Duration) {
 	p.gen++
-	gen, slot := p.gen, p.slot
-	p.dialing, p.started = true, now
-	m.goSafe(slot, "offer", func() {
-		pc, err := m.newPC(slot, gen)
-		if err != nil {
-			m.attemptFailed(slot, gen, "new peer connection", err)
-			return
-		}
-		ordered, retransmits := false, uint16(0)
-		dc, err := pc.CreateDataChannel("nearzero-states", &webrtc.DataChannelInit{Ordered: &ordered, MaxRetransmits: &retransmits})
-		if err != nil {
-			m.attemptFailed(slot, gen, "create data channel", err)
-			return
-		}
-		m.attachDC(slot, gen, dc)
-		offer, err := pc.CreateOffer(nil)
-		if err != nil {
-			m.attemptFailed(slot, gen, "create offer", err)
-			return
-		}
-		m.describe(slot, gen, pc, offer, KindOffer)
-	})
+	att, gen := m.newAttempt(p, now)
+	slot := p.slot
+	m.goSafe(slot, "offer", func() { m.offer(slot, gen, att) })
 }
 
-// describe sets desc as pc's local description, waits for the candidates
-// and queues it as a signal of kind to slot.
-func (m *Mesh) describe(slot int, gen uint64, pc *webrtc.PeerConnection, desc webrtc.SessionDescription, kind string) {
-	gathered := webrtc.GatheringCompletePromise(pc)
-	if err := pc.SetLocalDescription(desc); err != nil {
-		m.attemptFailed(slot, gen, "set local description", err)
-		return
-	}
-	select {
-	case <-gathered:
-	case <-m.life.Done():
-		return
-	}
-	sdp := pc.LocalDescription().SDP
-	if len(sdp) > protocol.MaxSignalData {
-		m.attemptFailed(slot, gen, kind, fmt.Errorf("%d bytes, over the signal limit %d", len(sdp), protocol.MaxSignalData))
-		return
+// queueDescription queues d as a signal of kind to slot, if attempt gen
+// is still current.
+func (m *Mesh) queueDescription(slot int, gen uint64, att *attempt, kind string, d *signalData) bool {
+	data, err := encodeSignal(d)
+	if err != nil {
+		m.attemptFailed(slot, gen, kind, err)
+		return false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p := m.peers[slot]; p != nil && p.gen == gen && !m.closed {
-		m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: kind, Data: sdp})
+	if p := m.peers[slot]; p == nil || p.gen != gen || m.closed {
+		return false
 	}
+	m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: kind, Data: data})
+	if kind == KindOffer {
+		att.offered = true
+	}
+	return true
 }
 
 func (m *Mesh) queueSignal(s protocol.Signal) {
@@ -350,29 +337,6 @@ func (m *Mesh) attemptFailed(slot int, gen uint64, what string, err error) {
 	m.fail(p, m.cfg.Now())
 }
 
-// newPC makes a peer connection for attempt gen with slot and attaches it.
-func (m *Mesh) newPC(slot int, gen uint64) (*webrtc.PeerConnection, error) {
-	pc, err := m.api.NewPeerConnection(m.rtc)
-	if err != nil {
-		return nil, fmt.Errorf("direct: new peer connection: %w", err)
-	}
-	pc.OnConnectionStateChange(func(st webrtc.PeerConnectionState) {
-		defer m.recoverIn(slot, "connection state")
-		if st == webrtc.PeerConnectionStateFailed || st == webrtc.PeerConnectionStateClosed {
-			m.lost(slot, gen, "connection "+st.String())
-		}
-	})
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p := m.peers[slot]
-	if p == nil || p.gen != gen || m.closed {
-		go func() { _ = pc.Close() }()
-		return nil, fmt.Errorf("direct: attempt with slot %d overtaken", slot)
-	}
-	p.pc = pc
-	return pc, nil
-}
-
 // lost ends attempt gen with slot, if still current.
 func (m *Mesh) lost(slot int, gen uint64, why string) {
 	m.mu.Lock()
@@ -385,33 +349,22 @@ func (m *Mesh) lost(slot int, gen uint64, why string) {
 	m.fail(p, m.cfg.Now())
 }
 
-// attachDC wires dc, the data channel of attempt gen with slot.
-func (m *Mesh) attachDC(slot int, gen uint64, dc *webrtc.DataChannel) {
-	dc.OnOpen(func() {
-		defer m.recoverIn(slot, "open")
-		defer m.flushOut()
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		p := m.peers[slot]
-		if p == nil || p.gen != gen || m.closed {
-			return
-		}
-		p.dc, p.open, p.dialing = dc, true, false
-		now := m.cfg.Now()
-		p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
-		p.core.Open(now) // a new link: its gaps and round trips start over
-		m.stats.Opened++
-		m.cfg.Log.Info("direct: link up", "slot", slot)
-		m.ping(p, now)
-	})
-	dc.OnClose(func() {
-		defer m.recoverIn(slot, "close")
-		m.lost(slot, gen, "data channel closed")
-	})
-	dc.OnMessage(func(msg webrtc.DataChannelMessage) {
-		defer m.recoverIn(slot, "message")
-		m.arrived(slot, gen, msg.Data, msg.IsString)
-	})
+// opened marks attempt gen with slot up on dc.
+func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
+	defer m.flushOut()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil || p.gen != gen || m.closed {
+		return
+	}
+	p.dc, p.open, p.dialing = dc, true, false
+	now := m.cfg.Now()
+	p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
+	p.core.Open(now) // a new link: its gaps and round trips start over
+	m.stats.Opened++
+	m.cfg.Log.Info("direct: link up", "slot", slot)
+	m.ping(p, now)
 }
 
 // arrived takes a message from slot off the data channel: the flood and
@@ -472,7 +425,7 @@ func (m *Mesh) dropLocked(p *peer, why string) {
 func (m *Mesh) Kill(slot int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p := m.peers[slot]; p != nil && (p.pc != nil || p.dialing) {
+	if p := m.peers[slot]; p != nil && (p.att != nil || p.dialing) {
 		m.fail(p, m.cfg.Now())
 	}
 }
@@ -540,8 +493,8 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 		m.mu.Unlock()
 		return
 	}
-	if err := dc.Send(data); err != nil {
-		return // the state callbacks report a link that went down
+	if _, err := dc.WriteDataChannel(data, false); err != nil {
+		return // the read loop and the ICE agent report a link that went down
 	}
 	if state {
 		m.mu.Lock()
@@ -558,51 +511,23 @@ func (m *Mesh) Signal(s *protocol.Signal) {
 	if m.closed || p == nil || p.dropped {
 		return
 	}
+	from, data := s.From, s.Data // s is the caller's once we return
 	switch {
 	case s.Kind == KindOffer && s.From < m.self:
 		m.closePeer(p)
 		p.gen++
-		gen := p.gen
-		p.dialing, p.started = true, m.cfg.Now()
-		m.goSafe(p.slot, "answer", func() { m.answer(s.From, gen, s.Data) })
-	case s.Kind == KindAnswer && s.From > m.self && p.pc != nil:
-		pc, gen := p.pc, p.gen
-		m.goSafe(p.slot, "answer", func() {
-			if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: s.Data}); err != nil {
-				m.attemptFailed(s.From, gen, "set answer", err)
-			}
-		})
-	case s.Kind == KindCandidate && p.pc != nil:
-		pc := p.pc
-		m.goSafe(p.slot, "candidate", func() {
-			_ = pc.AddICECandidate(webrtc.ICECandidateInit{Candidate: s.Data}) // a bad one is just not used
-		})
+		att, gen := m.newAttempt(p, m.cfg.Now())
+		m.goSafe(p.slot, "answer", func() { m.answer(from, gen, att, data) })
+	case s.Kind == KindAnswer && s.From > m.self && p.att != nil && p.att.offered && !p.att.answered:
+		att, gen := p.att, p.gen
+		att.answered = true
+		m.goSafe(p.slot, "answer", func() { m.takeAnswer(from, gen, att, data) })
+	case s.Kind == KindCandidate && p.att != nil:
+		att := p.att
+		m.goSafe(p.slot, "candidate", func() { att.addCandidate(data, m.cfg.Log) })
 	default:
 		m.cfg.Log.Info("direct: unexpected signal", "from", s.From, "kind", s.Kind)
 	}
-}
-
-// answer answers slot's offer as attempt gen.
-func (m *Mesh) answer(slot int, gen uint64, sdp string) {
-	pc, err := m.newPC(slot, gen)
-	if err != nil {
-		m.attemptFailed(slot, gen, "new peer connection", err)
-		return
-	}
-	pc.OnDataChannel(func(dc *webrtc.DataChannel) {
-		defer m.recoverIn(slot, "data channel")
-		m.attachDC(slot, gen, dc)
-	})
-	if err := pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: sdp}); err != nil {
-		m.attemptFailed(slot, gen, "set offer", err)
-		return
-	}
-	ans, err := pc.CreateAnswer(nil)
-	if err != nil {
-		m.attemptFailed(slot, gen, "create answer", err)
-		return
-	}
-	m.describe(slot, gen, pc, ans, KindAnswer)
 }
 
 // Poll implements Links.

@@ -2,6 +2,7 @@ package direct
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/webrtc/v4"
+	"github.com/pion/ice/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,13 +20,14 @@ import (
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// Loopback restricts a setting engine to UDP over 127.0.0.1 with short
-// ICE timeouts, for tests on one machine.
-func loopback(se *webrtc.SettingEngine) {
-	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
-	se.SetICETimeouts(time.Second, 2*time.Second, 200*time.Millisecond)
+// loopback restricts ICE to UDP over 127.0.0.1 with short timeouts, for
+// tests on one machine.
+var loopback = []ice.AgentOption{
+	ice.WithNetworkTypes([]ice.NetworkType{ice.NetworkTypeUDP4}),
+	ice.WithIPFilter(func(ip net.IP) bool { return ip.IsLoopback() }),
+	ice.WithDisconnectedTimeout(time.Second),
+	ice.WithFailedTimeout(2 * time.Second),
+	ice.WithKeepaliveInterval(200 * time.Millisecond),
 }
 
 var start = time.Now()
@@ -52,7 +54,7 @@ func (l *logBuf) String() string {
 
 func newMesh(t *testing.T, log *logBuf, mod func(*Config)) *Mesh {
 	t.Helper()
-	cfg := Config{Now: now, Tune: loopback, RetryAfter: time.Hour}
+	cfg := Config{Now: now, ICEOptions: loopback, RetryAfter: time.Hour}
 	if log != nil {
 		cfg.Log = slog.New(slog.NewTextHandler(log, nil))
 	}
@@ -72,6 +74,13 @@ func newMesh(t *testing.T, log *logBuf, mod func(*Config)) *Mesh {
 // holds or the deadline passes.
 func pump(t *testing.T, ms []*Mesh, within time.Duration, cond func() bool) {
 	t.Helper()
+	pumpVia(t, ms, within, nil, cond)
+}
+
+// pumpVia is pump with a relay that may change each signal: it returns
+// the signals to deliver in its place (nil relay: each as it is).
+func pumpVia(t *testing.T, ms []*Mesh, within time.Duration, relay func(protocol.Signal) []protocol.Signal, cond func() bool) {
+	t.Helper()
 	deadline := time.Now().Add(within)
 	var sigs []protocol.Signal
 	for !cond() {
@@ -80,8 +89,13 @@ func pump(t *testing.T, ms []*Mesh, within time.Duration, cond func() bool) {
 			m.Tick()
 			sigs = m.PollSignals(sigs[:0])
 			for i := range sigs {
-				s := sigs[i]
-				ms[s.To].Signal(&s)
+				out := []protocol.Signal{sigs[i]}
+				if relay != nil {
+					out = relay(sigs[i])
+				}
+				for _, s := range out {
+					ms[s.To].Signal(&s)
+				}
 			}
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -192,6 +206,13 @@ func TestConfigValidate(t *testing.T) {
 	assert.ErrorIs(t, Config{}.Validate(), ErrConfig, "Now is required")
 	assert.ErrorIs(t, Config{Now: now, MaxRate: -1}.Validate(), ErrConfig)
 	assert.ErrorIs(t, Config{Now: now, Lag: lagsim.Config{Loss: 2}}.Validate(), ErrConfig)
+	assert.ErrorIs(t, Config{Now: now, ICEServers: []protocol.ICEServer{{URLs: []string{"http://x"}}}}.Validate(), ErrConfig)
+	assert.ErrorIs(t, Config{Now: now, ICEServers: []protocol.ICEServer{{URLs: []string{"turn:198.51.100.7:3478"}}}}.Validate(), ErrConfig,
+		"TURN without credentials")
+	assert.NoError(t, Config{Now: now, ICEServers: []protocol.ICEServer{
+		{URLs: []string{"stun:198.51.100.7:3478"}},
+		{URLs: []string{"turn:198.51.100.7:3478?transport=udp"}, Username: "u", Credential: "c"},
+	}}.Validate())
 	assert.NoError(t, Config{Now: now}.Validate())
 }
 
@@ -210,7 +231,7 @@ func TestPanicInCallbackDropsThePeer(t *testing.T) {
 	assert.Equal(t, uint64(1), b.Stats().Dropped)
 	assert.Contains(t, log.String(), "recovered a panic")
 	assert.Contains(t, log.String(), "boom")
-	b.Signal(&protocol.Signal{From: 0, To: 1, Kind: KindOffer, Data: "v=0"}) // a dropped peer is ignored
+	b.Signal(&protocol.Signal{From: 0, To: 1, Kind: KindOffer, Data: `{"v":1}`}) // a dropped peer is ignored
 	b.Tick()
 }
 
@@ -228,7 +249,7 @@ func TestBadSignals(t *testing.T) {
 		a.Tick()
 		time.Sleep(5 * time.Millisecond)
 	}
-	a.Signal(&protocol.Signal{From: 1, To: 0, Kind: KindAnswer, Data: "not sdp"}) // fails the attempt, no crash
+	a.Signal(&protocol.Signal{From: 1, To: 0, Kind: KindAnswer, Data: "not json"}) // fails the attempt, no crash
 	for a.Stats().Failed == 0 {
 		require.True(t, time.Now().Before(deadline), "the bad answer fails the attempt")
 		a.Tick()
@@ -237,5 +258,108 @@ func TestBadSignals(t *testing.T) {
 	}
 	assert.False(t, a.Open(1))
 	assert.Contains(t, log.String(), "unexpected signal")
-	assert.True(t, strings.Contains(log.String(), "set answer"), log.String())
+	assert.True(t, strings.Contains(log.String(), "decode answer"), log.String())
+}
+
+// TestFingerprintMismatchNeverOpens: a peer whose DTLS certificate is not
+// the one its signal names (here the relay swaps the fingerprint for a
+// third Mesh's, in the offer or in the answer) never gets a link: the
+// handshake fails on both sides.
+func TestFingerprintMismatchNeverOpens(t *testing.T) {
+	for _, kind := range []string{KindOffer, KindAnswer} {
+		t.Run(kind, func(t *testing.T) {
+			var log logBuf
+			short := func(c *Config) { c.ConnectTimeout = 5 * time.Second }
+			a, b := newMesh(t, &log, short), newMesh(t, &log, short)
+			other := newMesh(t, nil, nil)
+			forged := 0
+			relay := func(s protocol.Signal) []protocol.Signal {
+				if s.Kind == kind {
+					d, _, err := decodeSignal(s.Data)
+					require.NoError(t, err)
+					d.FP = other.fp
+					s.Data, err = encodeSignal(&d)
+					require.NoError(t, err)
+					forged++
+				}
+				return []protocol.Signal{s}
+			}
+			a.SetPeers(0, []int{0, 1})
+			b.SetPeers(1, []int{0, 1})
+			pumpVia(t, []*Mesh{a, b}, 15*time.Second, relay, func() bool {
+				require.False(t, a.Open(1) || b.Open(0), "a link opened on a forged fingerprint")
+				return a.Stats().Failed >= 1 && b.Stats().Failed >= 1
+			})
+			assert.Equal(t, 1, forged)
+			assert.Zero(t, a.Stats().Opened)
+			assert.Zero(t, b.Stats().Opened)
+			assert.Contains(t, log.String(), "does not match its signalled fingerprint")
+		})
+	}
+}
+
+// TestTrickledCandidates: offers and answers without candidates, which
+// come after them as "candidate" signals (another implementation's
+// trickle), still link; without those signals (the control) no link can.
+func TestTrickledCandidates(t *testing.T) {
+	for _, trickle := range []bool{true, false} {
+		t.Run(fmt.Sprint("trickle=", trickle), func(t *testing.T) {
+			short := func(c *Config) { c.ConnectTimeout = time.Second }
+			a, b := newMesh(t, nil, short), newMesh(t, nil, short)
+			trickled := 0
+			relay := func(s protocol.Signal) []protocol.Signal {
+				if s.Kind != KindOffer && s.Kind != KindAnswer {
+					return []protocol.Signal{s}
+				}
+				d, _, err := decodeSignal(s.Data)
+				require.NoError(t, err)
+				cands := d.Cands
+				d.Cands = nil
+				s.Data, err = encodeSignal(&d)
+				require.NoError(t, err)
+				out := []protocol.Signal{s}
+				for _, c := range cands {
+					if trickle {
+						out = append(out, protocol.Signal{To: s.To, From: s.From, Kind: KindCandidate, Data: "candidate:" + c})
+						trickled++
+					}
+				}
+				return out
+			}
+			a.SetPeers(0, []int{0, 1})
+			b.SetPeers(1, []int{0, 1})
+			if trickle {
+				pumpVia(t, []*Mesh{a, b}, 10*time.Second, relay, func() bool { return a.Open(1) && b.Open(0) })
+				assert.Positive(t, trickled)
+				return
+			}
+			pumpVia(t, []*Mesh{a, b}, 10*time.Second, relay, func() bool {
+				require.False(t, a.Open(1) || b.Open(0), "linked without candidates")
+				return a.Stats().Failed >= 1 && b.Stats().Failed >= 1
+			})
+		})
+	}
+}
+
+// TestBadOffers: an offer that does not decode (garbage, another version)
+// fails the answerer's attempt with a log line; nothing panics, and a
+// good offer after it links.
+func TestBadOffers(t *testing.T) {
+	var log logBuf
+	b := newMesh(t, &log, nil)
+	b.SetPeers(1, []int{0, 1})
+	for i, data := range []string{"not json", `{"v":2,"ufrag":"abcd","pwd":"p","fp":"x"}`, strings.Repeat("x", protocol.MaxSignalData+1)} {
+		b.Signal(&protocol.Signal{From: 0, To: 1, Kind: KindOffer, Data: data})
+		deadline := time.Now().Add(5 * time.Second)
+		for b.Stats().Failed < uint64(i+1) {
+			require.True(t, time.Now().Before(deadline), "offer %d fails the attempt", i)
+			b.Tick()
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	assert.Equal(t, 3, strings.Count(log.String(), "decode offer"), log.String())
+	assert.Contains(t, log.String(), "version 2")
+	assert.Contains(t, log.String(), "over the signal limit")
+	a := newMesh(t, nil, nil)
+	link(t, a, b)
 }

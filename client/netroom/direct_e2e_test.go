@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pion/webrtc/v4"
+	"github.com/pion/ice/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,11 +24,12 @@ import (
 
 // loopbackOnly restricts direct links to UDP over 127.0.0.1 with short
 // ICE timeouts: everything stays on this machine.
-func loopbackOnly(se *webrtc.SettingEngine) {
-	se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
-	se.SetIncludeLoopbackCandidate(true)
-	se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
-	se.SetICETimeouts(time.Second, 2*time.Second, 200*time.Millisecond)
+var loopbackOnly = []ice.AgentOption{
+	ice.WithNetworkTypes([]ice.NetworkType{ice.NetworkTypeUDP4}),
+	ice.WithIPFilter(func(ip net.IP) bool { return ip.IsLoopback() }),
+	ice.WithDisconnectedTimeout(time.Second),
+	ice.WithFailedTimeout(2 * time.Second),
+	ice.WithKeepaliveInterval(200 * time.Millisecond),
 }
 
 // startServerWith runs a room server on loopback with metrics and deps.
@@ -76,7 +77,7 @@ func newDirectPeer(t *testing.T, addr, name string, dc direct.Config) *peer {
 // newLaggedPeer is newDirectPeer with the lag simulator on the server link.
 func newLaggedPeer(t *testing.T, addr, name string, dc direct.Config, lag client.LagConfig) *peer {
 	t.Helper()
-	dc.Tune = loopbackOnly
+	dc.ICEOptions = loopbackOnly
 	dc.RetryAfter = time.Hour // a killed link stays down for the test
 	r, err := New(Config{Server: addr, Options: client.Options{Name: name, Sync: quickSync, Lag: lag}, Direct: dc})
 	require.NoError(t, err)

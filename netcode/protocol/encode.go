@@ -105,7 +105,8 @@ func Decode(frame []byte) (Message, error) {
 // MaxClient is the longest Hello.Client in bytes.
 const MaxClient = 64
 
-// MaxSignalData is the longest Signal.Data in bytes (an SDP offer is a few KiB).
+// MaxSignalData is the longest Signal.Data in bytes (a direct link's offer
+// is well under 1 KiB with a few candidates).
 const MaxSignalData = 8 << 10
 
 func (m *Hello) validate() error {

@@ -274,8 +274,9 @@ const (
 	SignalCandidate = "candidate"
 )
 
-// Signal carries direct-link signalling (WebRTC offer, answer, candidate)
-// to another player. The client sets To; the server sets From.
+// Signal carries direct-link signalling (offer, answer, candidate; Data is
+// client/direct's and the server relays it unread) to another player. The
+// client sets To; the server sets From.
 type Signal struct {
 	To   int    `json:"to"`
 	From int    `json:"from"`

@@ -111,6 +111,20 @@ var rules = []rule{
 			return ""
 		},
 	},
+	{
+		// Direct links use pion's ICE, DTLS, SCTP and data channel layers
+		// alone (client/direct): the SDP and media parts of pion/webrtc
+		// would add about 2 MB to every game for nothing.
+		name: "the game library links no WebRTC media stack", pattern: "./extension", transitive: true,
+		bad: func(p pkg) string {
+			for _, m := range []string{"webrtc", "sdp", "srtp", "rtp", "rtcp", "interceptor"} {
+				if p.ImportPath == "github.com/pion/"+m || strings.HasPrefix(p.ImportPath, "github.com/pion/"+m+"/") {
+					return "is WebRTC's SDP or media stack"
+				}
+			}
+			return ""
+		},
+	},
 }
 
 // list runs go list on pattern from the module root.
@@ -163,6 +177,7 @@ func TestRulesCatch(t *testing.T) {
 			ImportPath: module + "bench", Imports: []string{module + "server/embedded"}},
 		"the game library links no metrics exporter and no analytics sink": {
 			ImportPath: "github.com/prometheus/client_golang/prometheus"},
+		"the game library links no WebRTC media stack": {ImportPath: "github.com/pion/webrtc/v4"},
 	}
 	for _, r := range rules {
 		p, ok := cases[r.name]

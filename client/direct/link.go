@@ -1,0 +1,421 @@
+package direct
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pion/datachannel"
+	"github.com/pion/dtls/v3"
+	dtlsnet "github.com/pion/dtls/v3/pkg/net"
+	"github.com/pion/ice/v4"
+	"github.com/pion/sctp"
+)
+
+// The link's layers, as a WebRTC data channel has them without the SDP
+// and media parts: ICE finds a path (host, server-reflexive and relay
+// candidates), DTLS secures it and authenticates the peer by the
+// fingerprint it signalled, SCTP carries one data channel over it.
+const (
+	// channelLabel names the one data channel of a link.
+	channelLabel = "nearzero-states"
+	// channelID is its SCTP stream: even, as the DTLS client's are (RFC
+	// 8832); the controlling side (the offerer) is the client.
+	channelID = 0
+	// readBuffer is the largest message a read takes; a peer sending a
+	// larger one (pion's limit is 64 KiB too) is dropped as garbage.
+	readBuffer = 64 << 10
+	// maxPending bounds the trickled candidates kept until the agent
+	// exists.
+	maxPending = 64
+)
+
+// errOvertaken indicates that the attempt ended while a step was under
+// way: a newer one, a close or a failure took over.
+var errOvertaken = errors.New("direct: attempt overtaken")
+
+// attempt is one try at a link with a peer, and the link once up: the
+// context its blocking steps give up on, and what to close when it ends.
+type attempt struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	// offered: the initiator's offer went out; answered: an answer was
+	// taken (only one is). Both under the Mesh's mu.
+	offered, answered bool
+
+	mu      sync.Mutex
+	closed  bool
+	agent   *ice.Agent
+	pending []string       // trickled candidates that came before the agent
+	closers []func() error // closed last first
+}
+
+// hold registers f to close the attempt's part it closes. When the attempt
+// has already ended it calls f at once and reports false: the caller
+// stops there.
+func (a *attempt) hold(f func() error) bool {
+	a.mu.Lock()
+	if !a.closed {
+		a.closers = append(a.closers, f)
+		a.mu.Unlock()
+		return true
+	}
+	a.mu.Unlock()
+	_ = f()
+	return false
+}
+
+// close ends the attempt: its context, then its parts, the last made
+// first. Call it in a goroutine of its own: pion's closes wait.
+func (a *attempt) close() {
+	a.cancel()
+	a.mu.Lock()
+	a.closed = true
+	cs := a.closers
+	a.closers = nil
+	a.mu.Unlock()
+	for i := len(cs) - 1; i >= 0; i-- {
+		_ = cs[i]()
+	}
+}
+
+// setAgent records the attempt's ICE agent and returns the candidates
+// trickled before it, or reports false when the attempt has ended (the
+// agent is then closed).
+func (a *attempt) setAgent(agent *ice.Agent) ([]string, bool) {
+	if !a.hold(agent.GracefulClose) {
+		return nil, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.agent = agent
+	p := a.pending
+	a.pending = nil
+	return p, true
+}
+
+// addCandidate adds a trickled candidate (a "candidate" signal's Data);
+// one that does not parse is skipped.
+func (a *attempt) addCandidate(raw string, log *slog.Logger) {
+	a.mu.Lock()
+	agent := a.agent
+	if agent == nil {
+		if len(a.pending) < maxPending && !a.closed {
+			a.pending = append(a.pending, raw)
+		}
+		a.mu.Unlock()
+		return
+	}
+	a.mu.Unlock()
+	addCandidates(agent, []string{raw}, log)
+}
+
+// addCandidates adds remote candidates to agent; one that does not parse
+// or that the agent refuses is skipped (it is just not used).
+func addCandidates(agent *ice.Agent, raws []string, log *slog.Logger) {
+	for _, raw := range raws {
+		c, err := ice.UnmarshalCandidate(raw)
+		if err == nil {
+			err = agent.AddRemoteCandidate(c)
+		}
+		if err != nil {
+			log.Debug("direct: remote candidate skipped", "candidate", raw, "err", err)
+		}
+	}
+}
+
+// newAgent makes attempt gen's ICE agent with slot.
+func (m *Mesh) newAgent(slot int, gen uint64, att *attempt) (*ice.Agent, error) {
+	opts := []ice.AgentOption{
+		ice.WithUrls(m.urls),
+		ice.WithLoggerFactory(m.logf),
+		ice.WithNetworkTypes([]ice.NetworkType{ice.NetworkTypeUDP4, ice.NetworkTypeUDP6}),
+		ice.WithMulticastDNSMode(ice.MulticastDNSModeDisabled), // a LAN name lookup adds nothing for a game
+		// Two game instances on one machine (the usual way to try a game
+		// out) must link even without a network; elsewhere the pair just
+		// fails.
+		ice.WithIncludeLoopback(),
+	}
+	if m.cfg.RelayOnly {
+		opts = append(opts, ice.WithCandidateTypes([]ice.CandidateType{ice.CandidateTypeRelay}))
+	}
+	opts = append(opts, m.cfg.ICEOptions...)
+	agent, err := ice.NewAgentWithOptions(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("direct: ice agent: %w", err)
+	}
+	if err := agent.OnConnectionStateChange(func(st ice.ConnectionState) {
+		defer m.recoverIn(slot, "ice state")
+		// Closed is not news: the agent closes when we end the attempt,
+		// or when DTLS closes over it, whose step then reports why.
+		if st == ice.ConnectionStateFailed {
+			m.lost(slot, gen, "ice "+st.String())
+		}
+	}); err != nil {
+		_ = agent.Close()
+		return nil, fmt.Errorf("direct: ice agent: %w", err)
+	}
+	pending, ok := att.setAgent(agent)
+	if !ok {
+		return nil, errOvertaken
+	}
+	addCandidates(agent, pending, m.cfg.Log)
+	return agent, nil
+}
+
+// gather gathers agent's candidates (all of them: no trickle) and returns
+// what a signal carries.
+func (m *Mesh) gather(att *attempt, agent *ice.Agent) (*signalData, error) {
+	done := make(chan struct{})
+	var once sync.Once
+	if err := agent.OnCandidate(func(c ice.Candidate) {
+		if c == nil { // gathering is complete
+			once.Do(func() { close(done) })
+		}
+	}); err != nil {
+		return nil, fmt.Errorf("direct: gather: %w", err)
+	}
+	if err := agent.GatherCandidates(); err != nil {
+		return nil, fmt.Errorf("direct: gather: %w", err)
+	}
+	select {
+	case <-done:
+	case <-att.ctx.Done():
+		return nil, errOvertaken
+	}
+	cands, err := agent.GetLocalCandidates()
+	if err != nil {
+		return nil, fmt.Errorf("direct: gather: %w", err)
+	}
+	ufrag, pwd, err := agent.GetLocalUserCredentials()
+	if err != nil {
+		return nil, fmt.Errorf("direct: gather: %w", err)
+	}
+	d := &signalData{V: SignalVersion, Ufrag: ufrag, Pwd: pwd, FP: m.fp, Cands: make([]string, 0, len(cands))}
+	for _, c := range cands {
+		d.Cands = append(d.Cands, c.Marshal())
+	}
+	return d, nil
+}
+
+// offer is the initiator's first step of attempt gen with slot: it
+// gathers and sends the offer; takeAnswer goes on.
+func (m *Mesh) offer(slot int, gen uint64, att *attempt) {
+	agent, err := m.newAgent(slot, gen, att)
+	if err != nil {
+		m.attemptFailed(slot, gen, "ice agent", err)
+		return
+	}
+	d, err := m.gather(att, agent)
+	if err != nil {
+		m.attemptFailed(slot, gen, "gather", err)
+		return
+	}
+	m.queueDescription(slot, gen, att, KindOffer, d)
+}
+
+// takeAnswer goes on with the initiator's attempt gen once slot answered.
+func (m *Mesh) takeAnswer(slot int, gen uint64, att *attempt, data string) {
+	d, fp, err := decodeSignal(data)
+	if err != nil {
+		m.attemptFailed(slot, gen, "decode answer", err)
+		return
+	}
+	att.mu.Lock()
+	agent := att.agent
+	att.mu.Unlock()
+	if agent == nil { // not possible once offered; cheap to check
+		m.attemptFailed(slot, gen, "decode answer", errOvertaken)
+		return
+	}
+	m.connect(slot, gen, att, agent, &d, fp, true)
+}
+
+// answer answers slot's offer as attempt gen, then connects.
+func (m *Mesh) answer(slot int, gen uint64, att *attempt, data string) {
+	d, fp, err := decodeSignal(data)
+	if err != nil {
+		m.attemptFailed(slot, gen, "decode offer", err)
+		return
+	}
+	agent, err := m.newAgent(slot, gen, att)
+	if err != nil {
+		m.attemptFailed(slot, gen, "ice agent", err)
+		return
+	}
+	local, err := m.gather(att, agent)
+	if err != nil {
+		m.attemptFailed(slot, gen, "gather", err)
+		return
+	}
+	if m.queueDescription(slot, gen, att, KindAnswer, local) {
+		m.connect(slot, gen, att, agent, &d, fp, false)
+	}
+}
+
+// connect runs attempt gen with slot from the ICE checks to the open data
+// channel, then reads it until it closes. The controlling side (the
+// offerer) is the DTLS client and opens the channel.
+func (m *Mesh) connect(slot int, gen uint64, att *attempt, agent *ice.Agent, remote *signalData, fp []byte, controlling bool) {
+	addCandidates(agent, remote.Cands, m.cfg.Log)
+	var conn *ice.Conn
+	var err error
+	if controlling {
+		conn, err = agent.Dial(att.ctx, remote.Ufrag, remote.Pwd)
+	} else {
+		conn, err = agent.Accept(att.ctx, remote.Ufrag, remote.Pwd)
+	}
+	if err != nil {
+		m.attemptFailed(slot, gen, "ice", err)
+		return
+	}
+	sec, err := m.secure(att, conn, fp, controlling)
+	if err != nil {
+		m.attemptFailed(slot, gen, "dtls", err)
+		return
+	}
+	// Both sides open the association (SCTP's simultaneous open, as
+	// WebRTC does).
+	assoc, err := sctp.ClientContext(att.ctx, sctp.WithNetConn(sec), sctp.WithLoggerFactory(m.logf))
+	if err != nil {
+		m.attemptFailed(slot, gen, "sctp", err)
+		return
+	}
+	if !att.hold(assoc.Close) {
+		return
+	}
+	if !controlling {
+		dc, err := m.accept(att, assoc)
+		if err != nil {
+			m.attemptFailed(slot, gen, "data channel", err)
+			return
+		}
+		m.opened(slot, gen, dc)
+		m.readLoop(slot, gen, dc)
+		return
+	}
+	dc, err := datachannel.Dial(assoc, channelID, &datachannel.Config{
+		ChannelType:          datachannel.ChannelTypePartialReliableRexmitUnordered,
+		ReliabilityParameter: 0, // no retransmits: a late state is useless
+		Label:                channelLabel,
+		LoggerFactory:        m.logf,
+	})
+	if err != nil {
+		m.attemptFailed(slot, gen, "data channel", err)
+		return
+	}
+	if !att.hold(dc.Close) {
+		return
+	}
+	// The channel is open once the peer acknowledges it; the read loop
+	// takes the acknowledgement (the handler only signals).
+	acked := make(chan struct{})
+	dc.OnOpen(func() { close(acked) }) // called once
+	m.goSafe(slot, "read", func() { m.readLoop(slot, gen, dc) })
+	select {
+	case <-acked:
+		m.opened(slot, gen, dc)
+	case <-att.ctx.Done():
+	}
+}
+
+// secure runs the DTLS handshake over conn: the client's side when client.
+// Each side presents its Mesh's certificate and accepts only a peer
+// certificate whose hash is fp, the one the peer signalled.
+func (m *Mesh) secure(att *attempt, conn *ice.Conn, fp []byte, client bool) (*dtls.Conn, error) {
+	var mismatch atomic.Bool // the check refused the peer's certificate
+	check := verifyFingerprint(fp)
+	shared := []dtls.Option{
+		dtls.WithCertificates(m.cert),
+		// No certificate authority vouches for a peer's self-signed
+		// certificate: the fingerprint check is the verification.
+		dtls.WithInsecureSkipVerify(true),
+		dtls.WithVerifyPeerCertificate(func(raw [][]byte, chains [][]*x509.Certificate) error {
+			err := check(raw, chains)
+			mismatch.Store(err != nil)
+			return err
+		}),
+		dtls.WithExtendedMasterSecret(dtls.RequireExtendedMasterSecret),
+		dtls.WithLoggerFactory(m.logf),
+	}
+	pc := dtlsnet.PacketConnFromConn(conn)
+	var sec *dtls.Conn
+	var err error
+	if client {
+		opts := make([]dtls.ClientOption, 0, len(shared))
+		for _, o := range shared {
+			opts = append(opts, o)
+		}
+		sec, err = dtls.ClientWithOptions(pc, conn.RemoteAddr(), opts...)
+	} else {
+		opts := make([]dtls.ServerOption, 0, len(shared)+1)
+		for _, o := range shared {
+			opts = append(opts, o)
+		}
+		opts = append(opts, dtls.WithClientAuth(dtls.RequireAnyClientCert))
+		sec, err = dtls.ServerWithOptions(pc, conn.RemoteAddr(), opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("direct: dtls: %w", err)
+	}
+	if !att.hold(sec.Close) {
+		return nil, errOvertaken
+	}
+	if err := sec.HandshakeContext(att.ctx); err != nil {
+		if mismatch.Load() { // pion reports the alert; say why
+			return nil, fmt.Errorf("direct: dtls handshake: %w: %w", errFingerprint, err)
+		}
+		return nil, fmt.Errorf("direct: dtls handshake: %w", err)
+	}
+	// The handshake ran the check; checked again here because the link's
+	// authentication rests on it alone.
+	st, ok := sec.ConnectionState()
+	if !ok {
+		return nil, errors.New("direct: dtls: no connection state after the handshake")
+	}
+	if err := check(st.PeerCertificates, nil); err != nil {
+		return nil, err
+	}
+	return sec, nil
+}
+
+// accept takes the data channel the controlling side opens: ours only.
+func (m *Mesh) accept(att *attempt, assoc *sctp.Association) (*datachannel.DataChannel, error) {
+	dc, err := datachannel.Accept(assoc, &datachannel.Config{LoggerFactory: m.logf})
+	if err != nil {
+		return nil, fmt.Errorf("direct: accept data channel: %w", err)
+	}
+	if !att.hold(dc.Close) {
+		return nil, errOvertaken
+	}
+	if dc.Config.Label != channelLabel || dc.Config.ChannelType != datachannel.ChannelTypePartialReliableRexmitUnordered {
+		return nil, fmt.Errorf("direct: unexpected data channel %q of type %v", dc.Config.Label, dc.Config.ChannelType)
+	}
+	return dc, nil
+}
+
+// readLoop reads dc until it closes; each message goes to arrived.
+func (m *Mesh) readLoop(slot int, gen uint64, dc *datachannel.DataChannel) {
+	buf := make([]byte, readBuffer)
+	for {
+		n, isString, err := dc.ReadDataChannel(buf)
+		switch {
+		case errors.Is(err, io.ErrShortBuffer):
+			m.mu.Lock()
+			if p := m.peers[slot]; p != nil && p.gen == gen && !m.closed {
+				m.dropLocked(p, fmt.Sprintf("garbage: a message over %d bytes", readBuffer))
+			}
+			m.mu.Unlock()
+			return
+		case err != nil:
+			m.lost(slot, gen, fmt.Sprintf("data channel closed: %v", err))
+			return
+		}
+		m.arrived(slot, gen, buf[:n], isString)
+	}
+}
