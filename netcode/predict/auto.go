@@ -328,7 +328,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			if a.noReuse {
 				// The reference: every shadow stepped, last frame's drawing
 				// as hist has it, each pop test by autoPopped.
-				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
+				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, prevRaw, &h.drawn, &h.same)
 				if f.judge {
 					own := ests[mi].pos.Sub(prevRaw)
 					if changed {
@@ -352,12 +352,12 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			}
 			if mi == 0 && !a.split.has(numPerModel+l*numPerLag) {
 				if twin >= 0 {
-					a.stepLag(&f, base, -1, ests[0].pos, olds[0].pos, &h.drawn, &h.same)
+					a.stepLag(&f, base, -1, ests[0].pos, olds[0].pos, prevRaw, &h.drawn, &h.same)
 					break
 				}
 				a.splitTwin(l)
 			}
-			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
+			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, prevRaw, &h.drawn, &h.same)
 			if twin >= 0 {
 				break
 			}
@@ -419,7 +419,8 @@ type lagFrame struct {
 }
 
 // stepLag steps the shadows base..base+numPerLag-1 (one model and lag,
-// whose estimate is est, and old before new data changed it), and with
+// whose estimate is est, old before new data changed it and prevRaw at
+// the last frame), and with
 // twin >= 0 those from twin on (another model's at the same lag, whose
 // estimates and last estimate are the same), and writes their drawn
 // positions to drawn, marking in same the shadows that took another's
@@ -432,9 +433,8 @@ type lagFrame struct {
 // a zero, which nothing reads (every test and score takes squares).
 // Shadows stay equal for long stretches: while no correction exceeds the
 // cap, and where the models agree.
-func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, drawn *[numShadows]geom.Vec3, same *[2]shadowBits) {
-	lf := lagFrame{shadowFrame: f, est: est, prevRaw: a.prevRaw[base/numPerModel][base%numPerModel/numPerLag],
-		countPops: f.judge && f.reuse}
+func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old, prevRaw geom.Vec3, drawn *[numShadows]geom.Vec3, same *[2]shadowBits) {
+	lf := lagFrame{shadowFrame: f, est: est, prevRaw: prevRaw, countPops: f.judge && f.reuse}
 	lf.own = est.Sub(lf.prevRaw)
 	if f.changed {
 		lf.own = old.Sub(lf.prevRaw)
@@ -443,17 +443,14 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 	offs := (*[numPerLag]geom.Vec3)(a.off[base : base+numPerLag])
 	outs := (*[numPerLag]geom.Vec3)(drawn[base : base+numPerLag])
 	pops := (*[numPerLag]int)(a.pops[base : base+numPerLag])
-	// Which free shadows start as the capped one before them, and which
-	// shadows as their twins, before any steps; then few values are live in
-	// the loops, which is most of their cost. A free shadow that is still
-	// its capped one (split unset) has a stale offset: it takes nothing.
-	var asPrev, asTwin [numPerLag]bool
+	// Which shadows start as their twins, before any steps; then few
+	// values are live in the loops, which is most of their cost. A free
+	// shadow that is still its capped one (split unset) has a stale offset:
+	// it takes nothing.
+	var asTwin [numPerLag]bool
 	var toffs, touts *[numPerLag]geom.Vec3
 	var tpops *[numPerLag]int
 	if f.reuse {
-		for i := 1; i < numPerLag; i += 2 {
-			asPrev[i] = offs[i] == offs[i-1]
-		}
 		if twin >= 0 {
 			toffs = (*[numPerLag]geom.Vec3)(a.off[twin : twin+numPerLag])
 			touts = (*[numPerLag]geom.Vec3)(drawn[twin : twin+numPerLag])
@@ -467,7 +464,8 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 	var bound [len(autoTaus)]bool // the cap bound each capped shadow
 	for t := range autoTaus {
 		i := 2 * t // capped; i+1 free
-		o, d, m, b := lf.step(t, true, offs[i])
+		was := offs[i]
+		o, d, m, b := lf.step(t, true, was)
 		if f.reuse && !a.split.has(base+i+1) {
 			if !b { // the free one is still the capped one: nothing to step
 				offs[i], outs[i], n[i], bound[t] = o, d, m, b
@@ -479,7 +477,7 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 		offs[i], outs[i], n[i], bound[t] = o, d, m, b
 		pops[i] += m
 		i++
-		if asPrev[i] && !b {
+		if f.reuse && !b && offs[i] == was { // as the capped one, whose cap did not bind
 			offs[i], outs[i], n[i] = offs[i-1], outs[i-1], n[i-1]
 			same[0].set(base + i)
 		} else {
@@ -611,17 +609,18 @@ func (lf *lagFrame) step(t int, capped bool, off geom.Vec3) (geom.Vec3, geom.Vec
 		off = off.Scale(k)
 	}
 	now := lf.est.Add(off)
-	if lf.countPops && popped(now.Sub(was), lf.own, lf.shadowFrame) {
-		n++
+	if lf.countPops {
+		// Moved as its own prediction did (most frames), else popped.
+		if move := now.Sub(was); move.Sub(lf.own).Dot(move.Sub(lf.own)) > lf.step2 && popped(move, lf.shadowFrame) {
+			n++
+		}
 	}
 	return off, now, n, bound
 }
 
-// popped is autoPopped with the frame's seen moves scaled once.
-func popped(move, own geom.Vec3, f *shadowFrame) bool {
-	if d := move.Sub(own); d.Dot(d) <= f.step2 {
-		return false // moved as its own prediction did
-	}
+// popped is autoPopped with the frame's seen moves scaled once, for a
+// move that departs from its own prediction's.
+func popped(move geom.Vec3, f *shadowFrame) bool {
 	for _, sm := range f.seen[:f.nSeen] {
 		if d := move.Sub(sm); d.Dot(d) <= f.step2 {
 			return false
