@@ -2,6 +2,7 @@ package predict
 
 import (
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -41,15 +42,23 @@ import (
 // the lowest sum, once it is lower than the current one's by a margin
 // (autoSwitchMargin: a switch of smoothing moves the drawing as no shadow
 // did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
-// retuning never jolts the entity. An entity costs about 4-5 µs a frame
-// more in Go (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64,
-// on a shared 2-core machine) and 130 kB of shadows. What is computed is
+// retuning never jolts the entity. An entity costs about 20 K instructions
+// a frame more in Go (client/netroom BenchmarkFrame64Auto against
+// BenchmarkFrame64 under cachegrind: 28 K against 8 K; it was 41 K more
+// with 140 shadows and none parting late; about 2-2.5 µs on a shared 2-core
+// machine) and 88 kB of shadows (84, with autoHist frames of drawing each;
+// 145 kB with 140). What is computed is
 // computed once, never changing what is drawn (TestAutoReuseChangesNothing
 // checks it against noReuse): the estimates that do not depend on the model
 // or on the latest arrival, positions only (estimatePos); the fades while
 // the frame time repeats; and one step for shadows in the same state (a
 // capped one and its free twin while the cap does not bind, the two models
-// where they predict the same), whose label error is then shared too.
+// where they predict the same), whose label error is then shared too. A
+// shadow that has equalled another in every state and score since the last
+// reset (a free one whose twin's cap never bound, the second model's at a
+// lag where the models never predicted differently) is neither stepped nor
+// scored until it parts (autoState.split): on a steady mover, as both cost
+// benchmarks feed, most of the bank.
 //
 // The pop test and the pop cost depend on what the entity is, learnt from
 // its data: the same 10 cm jump is a whole frame's travel for a character
@@ -69,10 +78,23 @@ import (
 // autoLags are the candidate render lags, and autoTaus the candidate
 // smoothing time constants: every pair is a shadow, a virtual copy of the
 // drawing (raw prediction plus faded corrections) kept frame by frame.
+//
+// Every lag is the best for some link (the bench, seeds 1-3 and hold-out,
+// share of the frames each setting drew, characters): 0 for nearly every
+// vehicle frame; 15 and 30 ms at direct-20, 50 ms at 50 ms one way, 75 ms
+// on the server-only relay, 110 at direct-100, 160 at direct-150 and 200.
+// Without 15 ms, direct-20 character mean was 30-47% worse. Time constants
+// of 100 and 200 ms were drawn in 4% of character frames (mostly at lag
+// 160, direct-200) and hardly any vehicle's; without them no row's p95 or
+// mean was more than 1.1% worse and direct-200 character 2.6% (p95) and
+// 5.2% (mean) better on seeds 1-3, and the bank is 40% smaller (it was
+// 140 shadows). Without 40 ms too, hold-out server-only character p95 was
+// 3.3% worse; with 150 ms in place of both, hold-out direct-200 character
+// mean 2.2% worse.
 var (
 	autoLags = [...]time.Duration{0, 15 * time.Millisecond, 30 * time.Millisecond, 50 * time.Millisecond,
 		75 * time.Millisecond, 110 * time.Millisecond, 160 * time.Millisecond}
-	autoTaus = [...]time.Duration{time.Millisecond, 15 * time.Millisecond, 40 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond}
+	autoTaus = [...]time.Duration{time.Millisecond, 15 * time.Millisecond, 40 * time.Millisecond}
 	// autoCapped: with MaxCorrectionSpeed, or fading freely.
 	autoCapped = [...]bool{true, false}
 	// autoVelOnly: the full model, or velocity alone (for movers whose
@@ -195,6 +217,17 @@ type autoState struct {
 	// fade is each time constant's fade over fadeDt, the last frame's dt.
 	fade   [len(autoTaus)]float64
 	fadeDt time.Duration
+	// split marks the shadows that have parted, since the last reset,
+	// from the one they were equal to in every state and score: a free
+	// shadow from its capped one (until the cap first binds), the second
+	// model's from the first's at the same lag (until the models first
+	// predict differently there; they part together, splitTwin, and the
+	// bit of the lag's first, capped, shadow says whether they have).
+	// Until it parts a shadow is neither stepped nor scored (its stored
+	// state is stale; root finds the one it equals); when it parts it
+	// takes that one's state (copyShadow). The first model's capped
+	// shadows are always stepped (rootShadows).
+	split shadowBits
 	// noReuse makes autoFrame compute every estimate and step every
 	// shadow (tests: the reuse must change nothing).
 	noReuse bool
@@ -298,7 +331,7 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 			if a.noReuse {
 				// The reference: every shadow stepped, last frame's drawing
 				// as hist has it, each pop test by autoPopped.
-				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
+				a.stepLag(&f, base, -1, ests[mi].pos, olds[mi].pos, prevRaw, &h.drawn, &h.same)
 				if f.judge {
 					own := ests[mi].pos.Sub(prevRaw)
 					if changed {
@@ -312,14 +345,22 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 				}
 				continue
 			}
-			// Where the next model predicts exactly as this one (most lags
-			// interpolate), both step together.
+			// Where the second model predicts exactly as the first (most
+			// lags interpolate), both step together; while the second's
+			// shadows are still the first's (never predicted otherwise),
+			// only the first's step.
 			twin := -1
-			if n := mi + 1; n < len(autoVelOnly) && ests[n].pos == ests[mi].pos && olds[n].pos == olds[mi].pos &&
-				a.prevRaw[n][l] == prevRaw {
-				twin = n*numPerModel + l*numPerLag
+			if mi == 0 && ests[1].pos == ests[0].pos && olds[1].pos == olds[0].pos && a.prevRaw[1][l] == prevRaw {
+				twin = numPerModel + l*numPerLag
 			}
-			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, &h.drawn, &h.same)
+			if mi == 0 && !a.split.has(numPerModel+l*numPerLag) {
+				if twin >= 0 {
+					a.stepLag(&f, base, -1, ests[0].pos, olds[0].pos, prevRaw, &h.drawn, &h.same)
+					break
+				}
+				a.splitTwin(l)
+			}
+			a.stepLag(&f, base, twin, ests[mi].pos, olds[mi].pos, prevRaw, &h.drawn, &h.same)
 			if twin >= 0 {
 				break
 			}
@@ -335,6 +376,18 @@ type shadowBits [(numShadows + 63) / 64]uint64
 
 func (b *shadowBits) set(i int)      { b[i>>6] |= 1 << (i & 63) }
 func (b *shadowBits) has(i int) bool { return b[i>>6]&(1<<(i&63)) != 0 }
+
+// pop clears the lowest set bit and returns its shadow (numShadows when
+// none is left).
+func (b *shadowBits) pop() int {
+	for w, word := range b {
+		if word != 0 {
+			b[w] = word & (word - 1)
+			return w<<6 + bits.TrailingZeros64(word)
+		}
+	}
+	return numShadows
+}
 
 // numPerLag is the number of shadows of one model and lag (every time
 // constant, capped or not): they share one estimate.
@@ -369,7 +422,8 @@ type lagFrame struct {
 }
 
 // stepLag steps the shadows base..base+numPerLag-1 (one model and lag,
-// whose estimate is est, and old before new data changed it), and with
+// whose estimate is est, old before new data changed it and prevRaw at
+// the last frame), and with
 // twin >= 0 those from twin on (another model's at the same lag, whose
 // estimates and last estimate are the same), and writes their drawn
 // positions to drawn, marking in same the shadows that took another's
@@ -382,9 +436,8 @@ type lagFrame struct {
 // a zero, which nothing reads (every test and score takes squares).
 // Shadows stay equal for long stretches: while no correction exceeds the
 // cap, and where the models agree.
-func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, drawn *[numShadows]geom.Vec3, same *[2]shadowBits) {
-	lf := lagFrame{shadowFrame: f, est: est, prevRaw: a.prevRaw[base/numPerModel][base%numPerModel/numPerLag],
-		countPops: f.judge && f.reuse}
+func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old, prevRaw geom.Vec3, drawn *[numShadows]geom.Vec3, same *[2]shadowBits) {
+	lf := lagFrame{shadowFrame: f, est: est, prevRaw: prevRaw, countPops: f.judge && f.reuse}
 	lf.own = est.Sub(lf.prevRaw)
 	if f.changed {
 		lf.own = old.Sub(lf.prevRaw)
@@ -393,57 +446,136 @@ func (a *autoState) stepLag(f *shadowFrame, base, twin int, est, old geom.Vec3, 
 	offs := (*[numPerLag]geom.Vec3)(a.off[base : base+numPerLag])
 	outs := (*[numPerLag]geom.Vec3)(drawn[base : base+numPerLag])
 	pops := (*[numPerLag]int)(a.pops[base : base+numPerLag])
-	// Which shadows start as the one before them (and the cap allows it:
-	// that one capped, or this one not), and which as their twins, before
-	// any steps; then few values are live in the loops, which is most of
-	// their cost.
-	var asPrev, asTwin [numPerLag]bool
+	// Which shadows start as their twins, before any steps; then few
+	// values are live in the loops, which is most of their cost. A free
+	// shadow that is still its capped one (split unset) has a stale offset:
+	// it takes nothing.
+	var asTwin [numPerLag]bool
 	var toffs, touts *[numPerLag]geom.Vec3
 	var tpops *[numPerLag]int
 	if f.reuse {
-		for t := range autoTaus {
-			for c := 1; c < len(autoCapped); c++ {
-				i := t*len(autoCapped) + c
-				asPrev[i] = offs[i] == offs[i-1] && (autoCapped[c-1] || !autoCapped[c])
-			}
-		}
 		if twin >= 0 {
 			toffs = (*[numPerLag]geom.Vec3)(a.off[twin : twin+numPerLag])
 			touts = (*[numPerLag]geom.Vec3)(drawn[twin : twin+numPerLag])
 			tpops = (*[numPerLag]int)(a.pops[twin : twin+numPerLag])
 			for i := range numPerLag {
-				asTwin[i] = toffs[i] == offs[i]
+				asTwin[i] = toffs[i] == offs[i] && (i%2 == 0 || a.split.has(base+i) && a.split.has(twin+i))
 			}
 		}
 	}
-	var n [numPerLag]int // each shadow's pops this frame
-	bound := false       // the cap bound the last shadow stepped
+	var n [numPerLag]int          // each shadow's pops this frame
+	var bound [len(autoTaus)]bool // the cap bound each capped shadow
 	for t := range autoTaus {
-		for c, capped := range autoCapped {
-			i := t*len(autoCapped) + c
-			if asPrev[i] && !bound {
-				offs[i], outs[i], n[i] = offs[i-1], outs[i-1], n[i-1]
-				same[0].set(base + i)
-			} else {
-				offs[i], outs[i], n[i], bound = lf.step(t, capped, offs[i])
+		i := 2 * t // capped; i+1 free
+		was := offs[i]
+		o, d, m, b := lf.step(t, true, was)
+		if f.reuse && !a.split.has(base+i+1) {
+			if !b { // the free one is still the capped one: nothing to step
+				offs[i], outs[i], n[i], bound[t] = o, d, m, b
+				pops[i] += m
+				continue
 			}
-			pops[i] += n[i]
+			a.copyShadow(base+i+1, base+i) // parting now: its own state from before this step
 		}
+		offs[i], outs[i], n[i], bound[t] = o, d, m, b
+		pops[i] += m
+		i++
+		if f.reuse && !b && offs[i] == was { // as the capped one, whose cap did not bind
+			offs[i], outs[i], n[i] = offs[i-1], outs[i-1], n[i-1]
+			same[0].set(base + i)
+		} else {
+			offs[i], outs[i], n[i], _ = lf.step(t, false, offs[i])
+		}
+		pops[i] += n[i]
 	}
 	if toffs == nil {
 		return
 	}
 	for t := range autoTaus {
-		for c, capped := range autoCapped {
-			i := t*len(autoCapped) + c
-			if asTwin[i] {
-				toffs[i], touts[i], tpops[i] = offs[i], outs[i], tpops[i]+n[i]
-				same[1].set(twin + i) // twin is numPerModel after base
+		i := 2 * t
+		var o, d geom.Vec3
+		var m int
+		var b bool
+		if asTwin[i] {
+			o, d, m, b = offs[i], outs[i], n[i], bound[t]
+			same[1].set(twin + i) // twin is numPerModel after base
+		} else {
+			o, d, m, b = lf.step(t, true, toffs[i])
+		}
+		if !a.split.has(twin + i + 1) {
+			if !b {
+				toffs[i], touts[i], tpops[i] = o, d, tpops[i]+m
 				continue
 			}
-			var m int
-			toffs[i], touts[i], m, _ = lf.step(t, capped, toffs[i])
-			tpops[i] += m
+			a.copyShadow(twin+i+1, twin+i)
+		}
+		toffs[i], touts[i], tpops[i] = o, d, tpops[i]+m
+		i++
+		if asTwin[i] {
+			toffs[i], touts[i], tpops[i] = offs[i], outs[i], tpops[i]+n[i]
+			same[1].set(twin + i)
+			continue
+		}
+		toffs[i], touts[i], m, _ = lf.step(t, false, toffs[i])
+		tpops[i] += m
+	}
+}
+
+// rootShadows are the shadows that are always stepped: the first
+// model's capped ones (see autoState.split).
+var rootShadows = func() (b shadowBits) {
+	for i := 0; i < numPerModel; i += 2 {
+		b.set(i)
+	}
+	return b
+}()
+
+// copyShadow gives shadow dst the state of src, its history included, and
+// marks it parted.
+func (a *autoState) copyShadow(dst, src int) {
+	a.off[dst], a.score[dst], a.q[dst], a.pops[dst] = a.off[src], a.score[src], a.q[src], a.pops[src]
+	for h := range a.hist {
+		a.hist[h].drawn[dst] = a.hist[h].drawn[src]
+	}
+	a.split.set(dst)
+}
+
+// splitTwin parts the second model's shadows at lag l from the first's:
+// each takes the state of its twin (a free one still equal to its capped
+// one stays so).
+func (a *autoState) splitTwin(l int) {
+	for k := range numPerLag {
+		if src := l*numPerLag + k; k%2 == 0 || a.split.has(src) {
+			a.copyShadow(numPerModel+src, src)
+		}
+	}
+}
+
+// root returns the shadow whose stored state is shadow i's.
+func (a *autoState) root(i int) int {
+	if a.noReuse {
+		return i
+	}
+	if i >= numPerModel && !a.split.has(i-i%numPerLag) {
+		i -= numPerModel
+	}
+	if i%2 == 1 && !a.split.has(i) {
+		i--
+	}
+	return i
+}
+
+// settle parts every shadow (tests: the stored states of all are then
+// exact).
+func (a *autoState) settle() {
+	for l := range numAutoLags {
+		if !a.split.has(numPerModel + l*numPerLag) {
+			a.splitTwin(l)
+		}
+	}
+	for i := 1; i < numShadows; i += 2 {
+		if !a.split.has(i) {
+			a.copyShadow(i, i-1)
 		}
 	}
 }
@@ -480,17 +612,18 @@ func (lf *lagFrame) step(t int, capped bool, off geom.Vec3) (geom.Vec3, geom.Vec
 		off = off.Scale(k)
 	}
 	now := lf.est.Add(off)
-	if lf.countPops && popped(now.Sub(was), lf.own, lf.shadowFrame) {
-		n++
+	if lf.countPops {
+		// Moved as its own prediction did (most frames), else popped.
+		if move := now.Sub(was); move.Sub(lf.own).Dot(move.Sub(lf.own)) > lf.step2 && popped(move, lf.shadowFrame) {
+			n++
+		}
 	}
 	return off, now, n, bound
 }
 
-// popped is autoPopped with the frame's seen moves scaled once.
-func popped(move, own geom.Vec3, f *shadowFrame) bool {
-	if d := move.Sub(own); d.Dot(d) <= f.step2 {
-		return false // moved as its own prediction did
-	}
+// popped is autoPopped with the frame's seen moves scaled once, for a
+// move that departs from its own prediction's.
+func popped(move geom.Vec3, f *shadowFrame) bool {
 	for _, sm := range f.seen[:f.nSeen] {
 		if d := move.Sub(sm); d.Dot(d) <= f.step2 {
 			return false
@@ -624,7 +757,17 @@ func (p *Predictor) autoLabel(s *Sample) {
 					both[k][w] = lo.same[k][w] & hi.same[k][w]
 				}
 			}
-			for i := range numShadows {
+			// Only the shadows stepped on their own (see copyShadow): the
+			// others score as the one they equal, and being later in
+			// order, are never the best over it.
+			live := a.split
+			for w := range live {
+				live[w] |= rootShadows[w]
+				if a.noReuse {
+					live[w] = ^uint64(0)
+				}
+			}
+			for i := live.pop(); i < numShadows; i = live.pop() {
 				var e float64
 				switch {
 				case both[0].has(i):
@@ -653,7 +796,11 @@ func (p *Predictor) autoLabel(s *Sample) {
 				}
 				qs := &a.q[i]
 				q := qs[0]
-				st := 0.05 * max(step, q)
+				st := step // max(step, q) without the builtin's NaN and zero-sign cases (step > 0)
+				if q > st {
+					st = q
+				}
+				st *= 0.05
 				if e > q {
 					q += 0.95 * st
 				} else if q -= 0.05 * st; q < 0 {
@@ -661,7 +808,10 @@ func (p *Predictor) autoLabel(s *Sample) {
 				}
 				qs[0] = q
 				q99 := qs[1]
-				st = 0.05 * max(step, q99)
+				if st = step; q99 > st {
+					st = q99
+				}
+				st *= 0.05
 				if e > q99 {
 					q99 += 0.99 * st
 				} else if q99 -= 0.01 * st; q99 < 0 {
@@ -672,7 +822,7 @@ func (p *Predictor) autoLabel(s *Sample) {
 					best, bestSum = i, sum
 				}
 			}
-			cur := a.best
+			cur := a.root(a.best)
 			curSum := a.score[cur] + a.q[cur][0] + tw*a.q[cur][1]
 			a.labels++
 			a.lastLabel = s.Time

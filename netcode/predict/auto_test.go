@@ -389,6 +389,10 @@ func TestAutoCharacterTail(t *testing.T) {
 func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool) {
 	a, b := newPredictor(t, Config{Auto: true, Dim2D: dim2D}), newPredictor(t, Config{Auto: true, Dim2D: dim2D})
 	b.auto.noReuse = true
+	// c parts every shadow now and then (settle): what a shadow takes when
+	// it parts from the one it equalled must be exact too.
+	c := newPredictor(t, Config{Auto: true, Dim2D: dim2D})
+	aliased := 0 // frames in which a's bank still had shadows equal to others
 	fwd, side, _ := axes(dim2D)
 	u := unit(dim2D)
 	r := rand.New(rand.NewPCG(7, 7))
@@ -431,6 +435,7 @@ func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool) {
 			if q.at <= now {
 				a.Add(q.path, q.s, q.at)
 				b.Add(q.path, q.s, q.at)
+				c.Add(q.path, q.s, q.at)
 			} else {
 				kept = append(kept, q)
 			}
@@ -438,10 +443,44 @@ func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool) {
 		queue = kept
 		pa, pb := a.PoseAt(now), b.PoseAt(now)
 		require.Equal(t, pb, pa, "frame %d", i)
+		if i%97 == 0 {
+			c.auto.settle()
+		}
+		require.Equal(t, pb, c.PoseAt(now), "frame %d, settled now and then", i)
+		if a.auto.split != allShadows {
+			aliased++
+		}
 	}
+	assert.Greater(t, aliased, 60, "shadows stepped as others'")
+	assert.NotEqual(t, shadowBits{}, a.auto.split, "shadows parted")
+	a.auto.settle()
 	assert.Equal(t, b.auto.score, a.auto.score, "every shadow's score")
 	assert.Equal(t, b.auto.off, a.auto.off, "every shadow's offset")
 	assert.Equal(t, b.auto.q, a.auto.q, "every shadow's 95th and 99th percentiles")
 	assert.Equal(t, b.auto.pops, a.auto.pops, "every shadow's pops since the last label")
 	assert.Greater(t, a.auto.labels, 1000, "the shadows were scored")
+	c.auto.settle()
+	assert.Equal(t, b.auto.score, c.auto.score, "every shadow's score, settled now and then")
+	assert.Equal(t, b.auto.q, c.auto.q, "every shadow's percentiles, settled now and then")
+}
+
+// allShadows has every non-root shadow's split bit (all parted).
+var allShadows = func() (b shadowBits) {
+	for i := range numShadows {
+		if !rootShadows.has(i) {
+			b.set(i)
+		}
+	}
+	return b
+}()
+
+// TestAutoCandidateLayout pins what stepLag and split assume of the
+// candidate arrays: each time constant's capped shadow right before its
+// free one, and two models.
+func TestAutoCandidateLayout(t *testing.T) {
+	assert.Equal(t, [...]bool{true, false}, autoCapped, "capped, then free")
+	assert.Len(t, autoVelOnly, 2, "the full model and velocity alone")
+	for i := range numShadows {
+		assert.Equal(t, i%2 == 0, shadowCapped(i), "shadow %d", i)
+	}
 }
