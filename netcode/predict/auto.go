@@ -41,7 +41,9 @@ import (
 // the lowest sum, once it is lower than the current one's by a margin
 // (autoSwitchMargin: a switch of smoothing moves the drawing as no shadow
 // did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
-// retuning never jolts the entity. An entity costs about 4-5 µs a frame
+// retuning never jolts the entity. A capped shadow's lag is refined
+// between its neighbours' where their scores say the best lies between
+// (refineLag: the candidate lags are a coarse grid). An entity costs about 4-5 µs a frame
 // more in Go (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64,
 // on a shared 2-core machine) and 130 kB of shadows. What is computed is
 // computed once, never changing what is drawn (TestAutoReuseChangesNothing
@@ -188,16 +190,22 @@ type autoState struct {
 	labels    int
 	peak      float64 // the top horizontal speed seen lately (see autoPeakArrivals)
 	lastLabel time.Duration
-	best      int           // the shadow with the lowest score
-	lag       time.Duration // the drawn lag
-	at        time.Duration // receiver time of the last slide
-	slid      bool
+	best      int // the shadow with the lowest score
+	// target is the lag the drawing slides to: the best shadow's, or
+	// between its neighbours' where the scores say (refineLag).
+	target time.Duration
+	lag    time.Duration // the drawn lag
+	at     time.Duration // receiver time of the last slide
+	slid   bool
 	// fade is each time constant's fade over fadeDt, the last frame's dt.
 	fade   [len(autoTaus)]float64
 	fadeDt time.Duration
 	// noReuse makes autoFrame compute every estimate and step every
 	// shadow (tests: the reuse must change nothing).
 	noReuse bool
+	// noRefine draws at the best shadow's own lag (tests: what refineLag
+	// gains).
+	noRefine bool
 }
 
 // shadowLag, shadowTau, shadowCapped and shadowVelOnly are shadow i's
@@ -683,6 +691,7 @@ func (p *Predictor) autoLabel(s *Sample) {
 			if a.labels == autoMinLabels || (a.labels > autoMinLabels && bestSum < curSum*(1-margin)) {
 				a.best = best
 			}
+			a.target = a.refineLag(tw)
 			return
 		}
 		j = prev
@@ -698,7 +707,48 @@ func (p *Predictor) autoTarget() (lag, tau time.Duration, capped, velOnly bool) 
 		return 0, p.cfg.SmoothingTau, true, false
 	}
 	b := p.auto.best
-	return shadowLag(b), shadowTau(b), shadowCapped(b), shadowVelOnly(b)
+	return p.auto.target, shadowTau(b), shadowCapped(b), shadowVelOnly(b)
+}
+
+// refineLag returns the lag to draw the best shadow's settings at: for a
+// capped shadow whose lag has a candidate on either side, the lowest point
+// of the parabola through its score sum (score, 95th and tw times the 99th
+// percentile, as autoLabel ranks them) and those of its two neighbours of
+// the same time constant, cap and model, kept within half-way to each
+// neighbour (beyond that the neighbour is the better candidate); else the
+// shadow's own lag.
+//
+// The candidate lags are a coarse grid, and for a runner the best lag
+// depends on the data age: at 100 ms one way (a data age of about
+// 125 ms on the bench) the best bounded drawing lies between the 75 ms
+// and 110 ms candidates, and drawing at either missed the 0.75 m p95 goal
+// of direct-100 (seeds 1-3: 0.775 m; hold-out 1001-1003: 0.755 m). Drawn at
+// the refined lag (95 ms or so there) it is 0.733 m and 0.737 m (seeds
+// 4-11: 0.765 -> 0.746 m), every other goal row within 0.01 m and no
+// vehicle row's p95 moved by more than 2% (a vehicle draws at lag 0, the
+// grid's end). Only capped shadows: an uncapped one drawn between lags
+// popped on some seeds (direct-100 seed 6: 11 pops > 0.1 m a minute), and
+// without the half-way bound the parabola's far reach (noisy scores) gave
+// 0.747 m.
+func (a *autoState) refineLag(tw float64) time.Duration {
+	b := a.best
+	l := b % numPerModel / numPerLag
+	if a.noRefine || l == 0 || l == numAutoLags-1 || !shadowCapped(b) {
+		return autoLags[l]
+	}
+	sum := func(i int) float64 { return a.score[i] + a.q[i][0] + tw*a.q[i][1] }
+	x0, x1, x2 := autoLags[l-1].Seconds(), autoLags[l].Seconds(), autoLags[l+1].Seconds()
+	y0, y1, y2 := sum(b-numPerLag), sum(b), sum(b+numPerLag)
+	// The slopes of the two chords and the parabola's curvature (half its
+	// second derivative); a flat or concave one has no lowest point inside.
+	d01, d12 := (y1-y0)/(x1-x0), (y2-y1)/(x2-x1)
+	c := (d12 - d01) / (x2 - x0)
+	if !(c > 0) {
+		return autoLags[l]
+	}
+	x := (x0+x1)/2 - d01/(2*c) // where the slope, d01 at the first chord's middle, is zero
+	x = min(max(x, (x0+x1)/2), (x1+x2)/2)
+	return time.Duration(x * float64(time.Second))
 }
 
 // autoLag slides the drawn lag toward the best shadow's to now and returns
