@@ -138,12 +138,21 @@ const (
 	// pop cost's square above it: after an unannounced reversal an
 	// extrapolating drawing overshoots by up to twice the speed times the
 	// data age, snap-on-arrival never by more than once, and a player sees
-	// that tail. On the bench (seeds 1-3) it took direct-50 character p99
-	// from 0.632 to 0.555 m (snap 0.572) at a mean of 0.267 m (0.218; snap
-	// 0.362); 1 (with a 10% margin) gave 0.552 m but only matched snap's
-	// p99 in a replay of test/godot's character, where 1.5 is 2% under;
-	// 2 popped characters 5.2 times a minute by 0.1 m.
-	autoTailWeight = 1.5
+	// that tail. On the bench (seeds 1-3) the tail at 1.5 took direct-50
+	// character p99 from 0.632 to 0.518 m (snap 0.572) but raised harsh-50
+	// character pops > 0.1 m from 6 to 15 a minute: with the tail in the
+	// sum a free shadow whose pops happened to be few in the window tied
+	// with a bounded one. At 1 (with the refined lag, refineLag) harsh-50
+	// pops 14.5 -> 8.3 a minute (hold-out 7.3 -> 4.0; seeds 4-11 8.8 ->
+	// 6.7), direct-50 3.7 -> 2.7, direct-150 p95 1.111 -> 1.090 m, every
+	// character mean lower; the tail a little longer (direct-50 p99 0.526
+	// -> 0.543 m, direct-100 max 1.19 -> 1.31 m; snap 0.572 and 1.04 m).
+	// In test/godot's TestGodotCharacter at 75 ms one way nearzero read p99
+	// 0.524 m, max 0.617 m at 1 and 0.525, 0.626 at 1.5 (snap's max moved
+	// 0.555-0.767 m between those runs with the machine's frame hitches);
+	// TestAutoCharacterTail's replay p99 0.460 against 0.456 at 1.5 (snap
+	// 0.482). 2 popped characters 5.2 times a minute by 0.1 m on direct-50.
+	autoTailWeight = 1.0
 	// autoSwitchMargin is how much lower (a share) another shadow's score
 	// must be before the drawing takes its settings, for a mover whose
 	// pops cost the full Config.AutoPopCost; less as its pops cost less
