@@ -43,8 +43,8 @@ import (
 // did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
 // retuning never jolts the entity. A capped shadow's lag is refined
 // between its neighbours' where their scores say the best lies between
-// (refineLag: the candidate lags are a coarse grid). An entity costs about 4-5 µs a frame
-// more in Go (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64,
+// (refineLag: the candidate lags are a coarse grid). An entity costs
+// about 4-5 µs a frame more in Go (client/netroom BenchmarkFrame64Auto against BenchmarkFrame64,
 // on a shared 2-core machine) and 130 kB of shadows. What is computed is
 // computed once, never changing what is drawn (TestAutoReuseChangesNothing
 // checks it against noReuse): the estimates that do not depend on the model
@@ -733,9 +733,9 @@ func (p *Predictor) autoTarget() (lag, tau time.Duration, capped, velOnly bool) 
 // and 110 ms candidates, and drawing at either missed the 0.75 m p95 goal
 // of direct-100 (seeds 1-3: 0.775 m; hold-out 1001-1003: 0.755 m). Drawn at
 // the refined lag (95 ms or so there) it is 0.733 m and 0.737 m (seeds
-// 4-11: 0.765 -> 0.746 m), every other goal row within 0.01 m and no
-// vehicle row's p95 moved by more than 2% (a vehicle draws at lag 0, the
-// grid's end). Only capped shadows: an uncapped one drawn between lags
+// 4-11: 0.765 -> 0.746 m), every other goal row within 0.012 m and no
+// vehicle row's p95 moved by more than 0.1% (a vehicle draws at lag 0,
+// the grid's end). Only capped shadows: an uncapped one drawn between lags
 // popped on some seeds (direct-100 seed 6: 11 pops > 0.1 m a minute), and
 // without the half-way bound the parabola's far reach (noisy scores) gave
 // 0.747 m.
@@ -760,8 +760,8 @@ func (a *autoState) refineLag(tw float64) time.Duration {
 	return time.Duration(x * float64(time.Second))
 }
 
-// autoLag slides the drawn lag toward the best shadow's to now and returns
-// it (0 unless Auto).
+// autoLag slides the drawn lag toward its target (autoTarget) to now
+// and returns it (0 unless Auto).
 func (p *Predictor) autoLag(now time.Duration) time.Duration {
 	if p.auto == nil {
 		return 0
