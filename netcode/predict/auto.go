@@ -139,14 +139,14 @@ const (
 	// extrapolating drawing overshoots by up to twice the speed times the
 	// data age, snap-on-arrival never by more than once, and a player sees
 	// that tail. On the bench (seeds 1-3) the tail at 1.5 took direct-50
-	// character p99 from 0.632 to 0.518 m (snap 0.572) but raised harsh-50
+	// character p99 from 0.632 to 0.518 m (snap 0.569) but raised harsh-50
 	// character pops > 0.1 m from 6 to 15 a minute: with the tail in the
 	// sum a free shadow whose pops happened to be few in the window tied
 	// with a bounded one. At 1 (with the refined lag, refineLag) harsh-50
 	// pops 14.5 -> 8.3 a minute (hold-out 7.3 -> 4.0; seeds 4-11 8.8 ->
 	// 6.7), direct-50 3.7 -> 2.7, direct-150 p95 1.111 -> 1.090 m, every
 	// character mean lower; the tail a little longer (direct-50 p99 0.526
-	// -> 0.543 m, direct-100 max 1.19 -> 1.31 m; snap 0.572 and 1.04 m).
+	// -> 0.543 m, direct-100 max 1.19 -> 1.31 m; snap 0.569 and 1.03 m).
 	// In test/godot's TestGodotCharacter at 75 ms one way nearzero read p99
 	// 0.524 m, max 0.617 m at 1 and 0.525, 0.626 at 1.5 (snap's max moved
 	// 0.555-0.767 m between those runs with the machine's frame hitches);
