@@ -42,12 +42,14 @@ import (
 // the lowest sum, once it is lower than the current one's by a margin
 // (autoSwitchMargin: a switch of smoothing moves the drawing as no shadow
 // did); the lag slides there at autoSlew (playback at 0.9x to 1.1x), so
-// retuning never jolts the entity. An entity costs about 20 K instructions
-// a frame more in Go (client/netroom BenchmarkFrame64Auto against
-// BenchmarkFrame64 under cachegrind: 28 K against 8 K; it was 41 K more
-// with 140 shadows and none parting late; about 2-2.5 µs on a shared 2-core
-// machine) and 88 kB of shadows (84, with autoHist frames of drawing each;
-// 145 kB with 140). What is computed is
+// retuning never jolts the entity. A capped shadow's lag is refined
+// between its neighbours' where their scores say the best lies between
+// (refineLag: the candidate lags are a coarse grid). An entity costs about
+// 20 K instructions a frame more in Go (client/netroom BenchmarkFrame64Auto
+// against BenchmarkFrame64 under cachegrind: 28 K against 8 K; it was 41 K
+// more with 140 shadows and none parting late; about 2-2.5 µs on a shared
+// 2-core machine) and 88 kB of shadows (84, with autoHist frames of drawing
+// each; 145 kB with 140). What is computed is
 // computed once, never changing what is drawn (TestAutoReuseChangesNothing
 // checks it against noReuse): the estimates that do not depend on the model
 // or on the latest arrival, positions only (estimatePos); the fades while
@@ -158,12 +160,21 @@ const (
 	// pop cost's square above it: after an unannounced reversal an
 	// extrapolating drawing overshoots by up to twice the speed times the
 	// data age, snap-on-arrival never by more than once, and a player sees
-	// that tail. On the bench (seeds 1-3) it took direct-50 character p99
-	// from 0.632 to 0.555 m (snap 0.572) at a mean of 0.267 m (0.218; snap
-	// 0.362); 1 (with a 10% margin) gave 0.552 m but only matched snap's
-	// p99 in a replay of test/godot's character, where 1.5 is 2% under;
-	// 2 popped characters 5.2 times a minute by 0.1 m.
-	autoTailWeight = 1.5
+	// that tail. On the bench (seeds 1-3) the tail at 1.5 took direct-50
+	// character p99 from 0.632 to 0.518 m (snap 0.569) but raised harsh-50
+	// character pops > 0.1 m from 6 to 15 a minute: with the tail in the
+	// sum a free shadow whose pops happened to be few in the window tied
+	// with a bounded one. At 1 (with the refined lag, refineLag) harsh-50
+	// pops 14.5 -> 8.3 a minute (hold-out 7.3 -> 4.0; seeds 4-11 8.8 ->
+	// 6.7), direct-50 3.7 -> 2.7, direct-150 p95 1.111 -> 1.090 m, every
+	// character mean lower; the tail a little longer (direct-50 p99 0.526
+	// -> 0.543 m, direct-100 max 1.19 -> 1.31 m; snap 0.569 and 1.03 m).
+	// In test/godot's TestGodotCharacter at 75 ms one way nearzero read p99
+	// 0.524 m, max 0.617 m at 1 and 0.525, 0.626 at 1.5 (snap's max moved
+	// 0.555-0.767 m between those runs with the machine's frame hitches);
+	// TestAutoCharacterTail's replay p99 0.460 against 0.456 at 1.5 (snap
+	// 0.482). 2 popped characters 5.2 times a minute by 0.1 m on direct-50.
+	autoTailWeight = 1.0
 	// autoSwitchMargin is how much lower (a share) another shadow's score
 	// must be before the drawing takes its settings, for a mover whose
 	// pops cost the full Config.AutoPopCost; less as its pops cost less
@@ -210,10 +221,13 @@ type autoState struct {
 	labels    int
 	peak      float64 // the top horizontal speed seen lately (see autoPeakArrivals)
 	lastLabel time.Duration
-	best      int           // the shadow with the lowest score
-	lag       time.Duration // the drawn lag
-	at        time.Duration // receiver time of the last slide
-	slid      bool
+	best      int // the shadow with the lowest score
+	// target is the lag the drawing slides to: the best shadow's, or
+	// between its neighbours' where the scores say (refineLag).
+	target time.Duration
+	lag    time.Duration // the drawn lag
+	at     time.Duration // receiver time of the last slide
+	slid   bool
 	// fade is each time constant's fade over fadeDt, the last frame's dt.
 	fade   [len(autoTaus)]float64
 	fadeDt time.Duration
@@ -231,6 +245,9 @@ type autoState struct {
 	// noReuse makes autoFrame compute every estimate and step every
 	// shadow (tests: the reuse must change nothing).
 	noReuse bool
+	// noRefine draws at the best shadow's own lag (tests: what refineLag
+	// gains).
+	noRefine bool
 }
 
 // shadowLag, shadowTau, shadowCapped and shadowVelOnly are shadow i's
@@ -833,6 +850,7 @@ func (p *Predictor) autoLabel(s *Sample) {
 			if a.labels == autoMinLabels || (a.labels > autoMinLabels && bestSum < curSum*(1-margin)) {
 				a.best = best
 			}
+			a.target = a.refineLag(tw)
 			return
 		}
 		j = prev
@@ -848,11 +866,55 @@ func (p *Predictor) autoTarget() (lag, tau time.Duration, capped, velOnly bool) 
 		return 0, p.cfg.SmoothingTau, true, false
 	}
 	b := p.auto.best
-	return shadowLag(b), shadowTau(b), shadowCapped(b), shadowVelOnly(b)
+	return p.auto.target, shadowTau(b), shadowCapped(b), shadowVelOnly(b)
 }
 
-// autoLag slides the drawn lag toward the best shadow's to now and returns
-// it (0 unless Auto).
+// refineLag returns the lag to draw the best shadow's settings at: for a
+// capped shadow whose lag has a candidate on either side, the lowest point
+// of the parabola through its score sum (score, 95th and tw times the 99th
+// percentile, as autoLabel ranks them) and those of its two neighbours of
+// the same time constant, cap and model, kept within half-way to each
+// neighbour (beyond that the neighbour is the better candidate); else the
+// shadow's own lag.
+//
+// The candidate lags are a coarse grid, and for a runner the best lag
+// depends on the data age: at 100 ms one way (a data age of about
+// 125 ms on the bench) the best bounded drawing lies between the 75 ms
+// and 110 ms candidates, and drawing at either missed the 0.75 m p95 goal
+// of direct-100 (seeds 1-3: 0.775 m; hold-out 1001-1003: 0.755 m). Drawn at
+// the refined lag (95 ms or so there) it is 0.733 m and 0.737 m (seeds
+// 4-11: 0.765 -> 0.746 m), every other goal row within 0.012 m and no
+// vehicle row's p95 moved by more than 0.1% (a vehicle draws at lag 0,
+// the grid's end). Only capped shadows: an uncapped one drawn between lags
+// popped on some seeds (direct-100 seed 6: 11 pops > 0.1 m a minute), and
+// without the half-way bound the parabola's far reach (noisy scores) gave
+// 0.747 m.
+func (a *autoState) refineLag(tw float64) time.Duration {
+	b := a.best
+	l := b % numPerModel / numPerLag
+	if a.noRefine || l == 0 || l == numAutoLags-1 || !shadowCapped(b) {
+		return autoLags[l]
+	}
+	sum := func(i int) float64 { // through root: a shadow not yet parted keeps no score of its own
+		i = a.root(i)
+		return a.score[i] + a.q[i][0] + tw*a.q[i][1]
+	}
+	x0, x1, x2 := autoLags[l-1].Seconds(), autoLags[l].Seconds(), autoLags[l+1].Seconds()
+	y0, y1, y2 := sum(b-numPerLag), sum(b), sum(b+numPerLag)
+	// The slopes of the two chords and the parabola's curvature (half its
+	// second derivative); a flat or concave one has no lowest point inside.
+	d01, d12 := (y1-y0)/(x1-x0), (y2-y1)/(x2-x1)
+	c := (d12 - d01) / (x2 - x0)
+	if !(c > 0) {
+		return autoLags[l]
+	}
+	x := (x0+x1)/2 - d01/(2*c) // where the slope, d01 at the first chord's middle, is zero
+	x = min(max(x, (x0+x1)/2), (x1+x2)/2)
+	return time.Duration(x * float64(time.Second))
+}
+
+// autoLag slides the drawn lag toward its target (autoTarget) to now
+// and returns it (0 unless Auto).
 func (p *Predictor) autoLag(now time.Duration) time.Duration {
 	if p.auto == nil {
 		return 0
