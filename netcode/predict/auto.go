@@ -71,11 +71,13 @@ import (
 // (autoPopTravel), whichever is more; a pop costs Config.AutoPopCost
 // (20 m: like being 20 m off at one arrival, so a slow mover glides its
 // corrections within MaxCorrectionSpeed) up to autoPopSpeed (8 m/s) of top
-// speed, falling with the square of the top speed above it (1.9 m at
+// speed, falling with the top speed to the power 3.5 above it (0.3 m at
 // 26 m/s, where tracking matters more than a jump smaller than a frame's
-// travel). With one pop test and cost for every mover (the bench, seeds
-// 1-3), 0.5 m left characters popping 135 times a minute and 20 m made
-// vehicles' p95 45-80% worse at 150 ms.
+// travel; autoPopFall). With one pop test and cost for every mover (the
+// bench, seeds 1-3), 0.5 m left characters popping 135 times a minute and
+// 20 m made vehicles' p95 45-80% worse at 150 ms. A mover above
+// autoPopSpeed also has a first time constant that follows the data age
+// in place of 1 ms (autoFastFade): its corrections grow with the age.
 
 // autoLags are the candidate render lags, and autoTaus the candidate
 // smoothing time constants: every pair is a shadow, a virtual copy of the
@@ -135,20 +137,43 @@ const (
 	autoPopCost   = 20.0
 	autoPopCost2D = 640.0
 	// autoPopSpeed (m/s; autoPopSpeed2D px/s) is the top speed above which
-	// a pop costs less, by (autoPopSpeed/top speed)^2: 8 m/s is above any
-	// running character (6 m/s on the bench) and a third of a car's top
-	// speed.
+	// a pop costs less, by (autoPopSpeed/top speed)^autoPopFall, and the
+	// first time constant follows the data age (autoFastFade): 8 m/s is
+	// above any running character (6 m/s on the bench) and a third of a
+	// car's top speed.
 	autoPopSpeed   = 8.0
 	autoPopSpeed2D = 256.0
 	// autoPopTravel is the share of a frame's travel at the top speed a
 	// frame move may depart by before it is a pop (when that is more than
 	// autoPopStep): 17 cm a frame for a car at 26 m/s, so that Auto prices
 	// the jumps a player sees at that speed, not every 9 cm correction. On
-	// the bench (seeds 1-3) this with the square above put harsh-150's
-	// vehicle at 16.5 pops > 0.2 m a minute and p95 0.326 m; with the
-	// absolute step alone, the square cost 9% of p95 at direct-200 and the
-	// cube left 18.5 pops.
+	// the bench (seeds 1-3) this with the pop cost then falling by the
+	// square put harsh-150's vehicle at 16.5 pops > 0.2 m a minute and p95
+	// 0.326 m; with the absolute step alone, the square cost 9% of p95 at
+	// direct-200 and the cube left 18.5 pops.
 	autoPopTravel = 0.4
+	// autoFastFade is the first candidate time constant of a mover faster
+	// than autoPopSpeed, as a share of the data age (8 ms at 180 ms; at
+	// least autoTaus[0], at most autoTaus[1]); autoPopFall is the power of
+	// autoPopSpeed/top speed its pop cost falls by. A correction grows with
+	// the age, and a 1 ms fade draws it in one frame: on the bench's
+	// harsh-150 vehicle row (seeds 1-3) 98 of the 101 pop events > 0.2 m
+	// were one frame's fade of a correction, 80 of them the 1 ms fade's,
+	// and Auto's choice between 1 ms and 15 ms did worse than either
+	// drawn alone would (lag 0, free, full model: 1 ms p95 0.324 m and
+	// 20.2 pops > 0.2 m a minute, 8 ms 0.329 and 13.7, 15 ms 0.341 and
+	// 8.5; Auto 0.335 and 16.8, extrapolate-v's 15.5). Both together
+	// (seeds 1-3 / hold-out): 0.335, 16.8 / 0.318, 16.7 -> 0.330, 13.3 /
+	// 0.305, 14.0, no vehicle row's p95 more than 0.7% worse, no
+	// character row moved. 8 ms for every fast mover: low-latency vehicle
+	// rows 1.5-3.5% worse (hold-out server-only 0.086 -> 0.089 m), the
+	// fade lagging small corrections; the fast fade alone (0.05 of the
+	// age), 0.334, 11.0 / 0.320, 11.0; the power alone, hold-out 0.304,
+	// 21.5; the powers 3.25 and 3.75, and the shares 0.04 and 0.05, each
+	// missed one of the goal's halves by a little on one seed set (the
+	// bench's link draws alone move this row's pops by 2 a minute).
+	autoFastFade = 0.045
+	autoPopFall  = 3.5
 	// autoPeakArrivals is how fast the top speed forgets: it decays by
 	// 1/autoPeakArrivals per new sample (an e-fold in 10 s at 60 Hz), so a
 	// car that stops for a while is not taken for a character, and one
@@ -156,8 +181,8 @@ const (
 	autoPeakArrivals = 600
 	// autoTailWeight is the weight of a shadow's running 99th percentile
 	// of the error in its score (beside its mean error, pops and 95th
-	// percentile), for a mover no faster than autoPopSpeed, less by the
-	// pop cost's square above it: after an unannounced reversal an
+	// percentile), for a mover no faster than autoPopSpeed, less as the
+	// pop cost falls above it: after an unannounced reversal an
 	// extrapolating drawing overshoots by up to twice the speed times the
 	// data age, snap-on-arrival never by more than once, and a player sees
 	// that tail. On the bench (seeds 1-3) the tail at 1.5 took direct-50
@@ -178,7 +203,7 @@ const (
 	// autoSwitchMargin is how much lower (a share) another shadow's score
 	// must be before the drawing takes its settings, for a mover whose
 	// pops cost the full Config.AutoPopCost; less as its pops cost less
-	// (1.4% for a car at 26 m/s). A switch from a bounded correction to a
+	// (0.24% for a car at 26 m/s). A switch from a bounded correction to a
 	// free fade moves the drawing as no shadow did, and with the tail in
 	// the score the best shadow changes often: on the bench (seeds 1-3,
 	// tail weight 1) direct-50 character popped 7.8 times a minute by
@@ -228,9 +253,12 @@ type autoState struct {
 	lag    time.Duration // the drawn lag
 	at     time.Duration // receiver time of the last slide
 	slid   bool
-	// fade is each time constant's fade over fadeDt, the last frame's dt.
+	// fade is each time constant's fade over fadeDt, the last frame's dt,
+	// and taus the time constants it is for (autoTaus, the first one a
+	// fast mover's, autoFastFade).
 	fade   [len(autoTaus)]float64
 	fadeDt time.Duration
+	taus   [len(autoTaus)]time.Duration
 	// split marks the shadows that have parted, since the last reset,
 	// from the one they were equal to in every state and score: a free
 	// shadow from its capped one (until the cap first binds), the second
@@ -248,21 +276,32 @@ type autoState struct {
 	// noRefine draws at the best shadow's own lag (tests: what refineLag
 	// gains).
 	noRefine bool
+	// noFastFade keeps autoTaus[0] for a fast mover (tests: what
+	// autoFastFade gains).
+	noFastFade bool
 }
 
-// shadowLag, shadowTau, shadowCapped and shadowVelOnly are shadow i's
-// settings.
+// shadowLag, shadowCapped and shadowVelOnly are shadow i's settings
+// (autoState.shadowTau its time constant).
 func shadowLag(i int) time.Duration {
 	return autoLags[i%numPerModel/(len(autoTaus)*len(autoCapped))]
 }
-func shadowTau(i int) time.Duration { return autoTaus[i%numPerModel/len(autoCapped)%len(autoTaus)] }
-func shadowCapped(i int) bool       { return autoCapped[i%len(autoCapped)] }
-func shadowVelOnly(i int) bool      { return autoVelOnly[i/numPerModel] }
+func shadowCapped(i int) bool  { return autoCapped[i%len(autoCapped)] }
+func shadowVelOnly(i int) bool { return autoVelOnly[i/numPerModel] }
+
+// shadowTau returns shadow i's time constant, as its last frame faded it.
+func (a *autoState) shadowTau(i int) time.Duration {
+	t := i % numPerModel / len(autoCapped) % len(autoTaus)
+	if a.taus[t] == 0 { // no frame faded yet
+		return autoTaus[t]
+	}
+	return a.taus[t]
+}
 
 // autoFrame steps every shadow to now, as PoseAt steps the real drawing:
 // fade (by dt, within MaxCorrectionSpeed), then, when the prediction
 // changed (changed, from prevPath to path), add the jump as a correction.
-func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, changed, restart, snap bool) {
+func (p *Predictor) autoFrame(now, dt, age time.Duration, path, prevPath Path, changed, restart, snap bool) {
 	a := p.auto
 	prev := &a.hist[a.hi]
 	f := shadowFrame{
@@ -282,14 +321,20 @@ func (p *Predictor) autoFrame(now, dt time.Duration, path, prevPath Path, change
 	defer func() { p.velOnly = real }()
 	// The fade of each time constant this frame: one exp per constant, not
 	// per shadow (the exp was a tenth of an Auto frame).
-	// A frame as long as the last (a steady frame rate) reuses its fades.
+	// A frame as long as the last (a steady frame rate) reuses its fades;
+	// a fast mover's first constant follows its data age (autoFastFade).
+	taus := p.autoTaus(age)
 	if dt > 0 {
-		if dt != a.fadeDt || a.noReuse {
-			for t, tau := range autoTaus {
+		switch {
+		case dt != a.fadeDt || a.noReuse:
+			for t, tau := range taus {
 				a.fade[t] = math.Exp(-float64(dt) / float64(tau))
 			}
 			a.fadeDt = dt
+		case taus[0] != a.taus[0]:
+			a.fade[0] = math.Exp(-float64(dt) / float64(taus[0]))
 		}
+		a.taus = taus
 		f.fade = a.fade
 		for t, k := range f.fade {
 			f.fadeLoss[t] = 1 - k
@@ -690,8 +735,8 @@ func (p *Predictor) autoPopped(move, raw geom.Vec3, step2 float64, now, dt time.
 }
 
 // autoPopCost returns what a pop costs this entity: Config.AutoPopCost up
-// to autoPopSpeed of top speed, less by the square of the ratio above it
-// (see the comment above autoLags).
+// to autoPopSpeed of top speed, less by the ratio to the power autoPopFall
+// above it (see the comment above autoLags).
 func (p *Predictor) autoPopCost() float64 {
 	ref := autoPopSpeed
 	if p.cfg.Dim2D {
@@ -699,10 +744,27 @@ func (p *Predictor) autoPopCost() float64 {
 	}
 	c := p.cfg.AutoPopCost
 	if pk := p.auto.peak; pk > ref {
-		r := ref / pk
-		c *= r * r
+		c *= math.Pow(ref/pk, autoPopFall)
 	}
 	return c
+}
+
+// autoTaus returns the candidate time constants for a frame drawn from
+// data age old: autoTaus, the first one for a mover faster than
+// autoPopSpeed autoFastFade of the age (between autoTaus[0] and
+// autoTaus[1], in steps of half a millisecond so that its fade is not
+// recomputed every frame).
+func (p *Predictor) autoTaus(age time.Duration) [len(autoTaus)]time.Duration {
+	taus := autoTaus
+	ref := autoPopSpeed
+	if p.cfg.Dim2D {
+		ref = autoPopSpeed2D
+	}
+	if p.auto.peak > ref && !p.auto.noFastFade {
+		t := time.Duration(autoFastFade * float64(age)).Round(500 * time.Microsecond)
+		taus[0] = min(max(t, autoTaus[0]), autoTaus[1])
+	}
+	return taus
 }
 
 // autoPopStepAt returns the pop step for a frame of dt: autoPopStep, or
@@ -866,7 +928,7 @@ func (p *Predictor) autoTarget() (lag, tau time.Duration, capped, velOnly bool) 
 		return 0, p.cfg.SmoothingTau, true, false
 	}
 	b := p.auto.best
-	return p.auto.target, shadowTau(b), shadowCapped(b), shadowVelOnly(b)
+	return p.auto.target, p.auto.shadowTau(b), shadowCapped(b), shadowVelOnly(b)
 }
 
 // refineLag returns the lag to draw the best shadow's settings at: for a

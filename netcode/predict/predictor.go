@@ -205,7 +205,7 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	est, _ := p.estimate(path, now-lag, math.MaxUint64, nil)
 	est.age = now - est.newest.Time
 	if p.auto != nil {
-		p.autoFrame(now, dt, path, prevPath, hadPath && (p.dirty[path] || path != prevPath),
+		p.autoFrame(now, dt, est.age, path, prevPath, hadPath && (p.dirty[path] || path != prevPath),
 			!hadPath || p.reappeared, p.teleport[path])
 	}
 
