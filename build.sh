@@ -96,10 +96,10 @@ for p in crypto/... net/... encoding/json encoding/asn1 encoding/gob encoding/pe
 done
 
 # relr_ldflags prints the C linker flags that pack a Linux library's
-# relative relocations as DT_RELR (1.8 MB less of 14 MB), or fails with a
-# note when this machine cannot: lld (Debian: apt-get install lld) packs
-# them for both architectures, GNU ld 2.38+ for x86_64 only. The library
-# applies them itself on every glibc (bindings/godot/relr_linux.c;
+# relative relocations as DT_RELR (1.5 MB less of a 12.8 MB library), or
+# fails with a note when this machine cannot: lld (Debian: apt-get install
+# lld) packs them for both architectures, GNU ld 2.38+ for x86_64 only. The
+# library applies them itself on every glibc (bindings/godot/relr_linux.c;
 # tools/relr, run after the link, says how).
 RELR_DIR=
 relr_ldflags() { # goarch

@@ -4,7 +4,7 @@
 //
 //	go run ./tools/relr FILE
 //
-// Packed (DT_RELR) relocations take 24 kB where RELA takes 1.8 MB, but
+// Packed (DT_RELR) relocations take 21 kB where RELA takes 1.5 MB, but
 // only glibc 2.36 and later apply them: the linker marks the library as
 // needing the version GLIBC_ABI_DT_RELR, which older loaders lack, and a
 // 2.36+ loader refuses a DT_RELR table without that need. relr removes

@@ -17,7 +17,7 @@ import (
 
 // tableC is a library whose answer depends on relocated pointers: a
 // table of strings and a pointer to a function, the kind of data a Go
-// library holds 75,000 of.
+// library holds 64,000 of.
 const tableC = `
 static const char *const words[] = {"near", "zero", "lag", "free"};
 static int twice(int x) { return 2 * x; }
