@@ -96,6 +96,38 @@ func TestPeerPingsAndRestamps(t *testing.T) {
 	assert.Error(t, p.State([]byte{0x80}, now, &rs))
 }
 
+// TestPeerStatesWaitForARoundTrip: states that arrive before the link's
+// first pong are refused (ErrNoRoundTrip, not a decode error): mapped then
+// they would be a whole one-way latency too new. The first pong maps them
+// right, including what their gaps taught the re-stamper before it.
+func TestPeerStatesWaitForARoundTrip(t *testing.T) {
+	p, err := NewPeer(&clock.RestampConfig{}, 0)
+	require.NoError(t, err)
+	const oneWay = 40 * time.Millisecond
+	now := time.Second
+	p.Open(now)
+	ping := p.AppendPing(nil, now)
+	var rs RemoteState
+	state := func(at time.Duration) error {
+		t.Helper()
+		frame, err := wire.AppendState(nil, &wire.State{Stamp: wire.StampOf(at), Rot: geom.Identity})
+		require.NoError(t, err)
+		return p.State(frame, at+oneWay, &rs)
+	}
+	for i := range 4 { // sent before the pong is back
+		err := state(now + time.Duration(i)*10*time.Millisecond)
+		require.ErrorIs(t, err, ErrNoRoundTrip)
+		assert.Equal(t, now+time.Duration(i)*10*time.Millisecond+oneWay, rs.Arrival)
+	}
+	p.Pong(AppendPong(nil, ping), now+2*oneWay)
+	sent := now + 50*time.Millisecond
+	require.NoError(t, state(sent))
+	assert.InDelta(t, sent.Seconds(), rs.Local.Seconds(), 1e-4, "mapped to its sample time, not its arrival")
+
+	p.Open(now + time.Second) // a new link starts over
+	assert.ErrorIs(t, state(now+time.Second), ErrNoRoundTrip)
+}
+
 // TestDirectWatch: up at the first arrival (once), down once after the
 // silence, up again at the next arrival; Drop marks down at once.
 func TestDirectWatch(t *testing.T) {

@@ -3,6 +3,7 @@ package direct
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -38,6 +39,7 @@ type State = core.RemoteState
 type Stats struct {
 	Sent     uint64 // states sent, one per link
 	Received uint64 // states received and queued
+	Early    uint64 // states dropped: they came before the link's first round trip (core.ErrNoRoundTrip)
 	Skipped  uint64 // states not sent: the link's buffer was full
 	Bad      uint64 // undecodable messages received
 	Dropped  uint64 // peers dropped from direct play (garbage, flood, panic)
@@ -450,6 +452,10 @@ func (m *Mesh) receive(slot int, data []byte) {
 	}
 	var st State
 	if err := p.core.State(data, now, &st); err != nil {
+		if errors.Is(err, core.ErrNoRoundTrip) {
+			m.stats.Early++ // the server path still carries it
+			return
+		}
 		m.badLocked(p, err.Error())
 		return
 	}

@@ -74,12 +74,13 @@ func newDirectPeer(t *testing.T, addr, name string, dc direct.Config) *peer {
 	return newLaggedPeer(t, addr, name, dc, client.LagConfig{})
 }
 
-// newLaggedPeer is newDirectPeer with the lag simulator on the server link.
+// newLaggedPeer is newDirectPeer with the lag simulator on the server
+// link (lag) and on the direct links (dc.Lag) apart.
 func newLaggedPeer(t *testing.T, addr, name string, dc direct.Config, lag client.LagConfig) *peer {
 	t.Helper()
 	dc.ICEOptions = loopbackOnly
 	dc.RetryAfter = time.Hour // a killed link stays down for the test
-	r, err := New(Config{Server: addr, Options: client.Options{Name: name, Sync: quickSync, Lag: lag}, Direct: dc})
+	r, err := New(Config{Server: addr, Options: client.Options{Name: name, Sync: quickSync, Lag: lag}, Direct: dc, DirectLagApart: true})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Close()
@@ -102,6 +103,7 @@ type directRun struct {
 	hasPrev  bool
 	valid    int     // frames Bob drew Ann
 	maxJump  float64 // largest frame-to-frame change of Bob's drawing error, after warmUp frames
+	maxErr   float64 // largest drawing error, after warmUp frames
 	paths    map[predict.Path]int
 }
 
@@ -164,6 +166,7 @@ func (d *directRun) frame() predict.Pose {
 		e := pose.Pos.Sub(annPath(bst))
 		if d.valid++; d.hasPrev && d.valid > warmUp {
 			d.maxJump = max(d.maxJump, e.Sub(d.errPrev).Len())
+			d.maxErr = max(d.maxErr, e.Len())
 		}
 		d.errPrev, d.hasPrev = e, true
 		d.paths[pose.Path]++
@@ -219,8 +222,8 @@ func directFallback(t *testing.T, serverLag, directLag time.Duration) {
 	for range 60 {
 		require.Equal(t, predict.PathServer, d.frame().Path)
 	}
-	jumpServer := d.maxJump
-	d.maxJump = 0
+	jumpServer, errServer := d.maxJump, d.maxErr
+	d.maxJump, d.maxErr = 0, 0
 	ann.room.SetDirectLinks(true)
 	bob.room.SetDirectLinks(true)
 
@@ -243,8 +246,8 @@ func directFallback(t *testing.T, serverLag, directLag time.Duration) {
 	assert.Zero(t, relayed2-relayed, "no relay to a linked pair")
 	assert.Greater(t, skipped2-skipped, 90.0, "both players' states skipped")
 	assert.Positive(t, bob.room.Stats().DirectRouted)
-	jumpUp := d.maxJump
-	d.maxJump = 0
+	jumpUp, errUp := d.maxJump, d.maxErr
+	d.maxJump, d.maxErr = 0, 0
 
 	// The link dies (Ann's side closes it): Bob reports it down after
 	// DirectSilence, the server relays again, Bob draws the server's copy.
@@ -260,6 +263,8 @@ func directFallback(t *testing.T, serverLag, directLag time.Duration) {
 	t.Logf("largest drawn jump: %.4f m (server path only: %.4f m; switch to direct: %.4f m; fallback to server: %.4f m; frames by path %v)",
 		largest, jumpServer, jumpUp, d.maxJump, d.paths)
 	assert.Less(t, largest, 0.05, "no drawn jump above 5 cm on any switch")
+	t.Logf("largest drawing error: %.4f m on the server path, %.4f m from the switch to direct on, %.4f m from the fallback on",
+		errServer, errUp, d.maxErr)
 }
 
 // TestDirectLinkTURNOnly: with relay candidates only, the link comes up

@@ -209,6 +209,11 @@ func (r *Restamper) stepBack(now, gap time.Duration) {
 // It does not change the Restamper.
 func (r *Restamper) Offset(now time.Duration) time.Duration { return r.off.value(now) }
 
+// HasRoundTrip reports whether the latest Restamp used a round trip.
+// Before one, the estimate lacks half of it (the one-way latency): a
+// state mapped then is taken as newer than it is by that much.
+func (r *Restamper) HasRoundTrip() bool { return r.rttKnown }
+
 // Target returns the current estimate of the offset, which the applied
 // offset slides toward; 0 before the first state.
 func (r *Restamper) Target() time.Duration { return r.off.to }
