@@ -205,7 +205,7 @@ func (r *Room) LinkFigures() (jitter time.Duration, loss float64, ok bool) {
 		if !has {
 			continue
 		}
-		sumJitter += rem.Pose().Jitter
+		sumJitter += rem.Jitter()
 		sumLoss += l
 		n++
 	}

@@ -631,6 +631,15 @@ func (p *Predictor) Pose() predict.Pose {
 	return p.remote.Pose()
 }
 
+// Jitter returns the drawn path's arrival jitter (Remote.Jitter); 0
+// unless drawn.
+func (p *Predictor) Jitter() time.Duration {
+	if p.remote == nil {
+		return 0
+	}
+	return p.remote.Jitter()
+}
+
 // Ghost reports whether the last frame drew a ghost.
 func (p *Predictor) Ghost() bool { return p.remote != nil && p.remote.Ghost() }
 

@@ -106,6 +106,10 @@ func (r *Remote) Frame(now time.Duration) (predict.Pose, Change) {
 // Pose returns the pose of the last Frame.
 func (r *Remote) Pose() predict.Pose { return r.pose }
 
+// Jitter returns the arrival jitter of the path the last Frame drew from
+// (predict.Predictor.Jitter): a debug figure, computed when asked.
+func (r *Remote) Jitter() time.Duration { return r.pred.Jitter() }
+
 // Ghost reports whether the last Frame drew a ghost.
 func (r *Remote) Ghost() bool { return r.ghost }
 

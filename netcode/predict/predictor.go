@@ -44,9 +44,6 @@ type Pose struct {
 	Correction float64
 	// Path is the path drawn from.
 	Path Path
-	// Jitter is the standard deviation of arrival - sample time over the
-	// drawn path's buffer: a debug figure.
-	Jitter time.Duration
 	// Anim and Input are the extras of the newest sample on the drawn path.
 	Anim, Input uint8
 	// Flags are the flags of the newest sample on the drawn path.
@@ -60,7 +57,7 @@ type Predictor struct {
 	up  geom.Vec3 // the turn axis: geom.Up3D or geom.Up2D
 
 	paths       [numPaths]ring
-	jitter      [numPaths]time.Duration // per path, computed by PoseAt
+	jitter      [numPaths]time.Duration // per path, computed by Jitter
 	jitterStale [numPaths]bool          // a sample was added since
 
 	hasArrival    bool
@@ -183,6 +180,7 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	}
 	tau, vmax := p.cfg.SmoothingTau, p.cfg.MaxCorrectionSpeed
 	if p.auto != nil {
+		p.warm()
 		var capped bool
 		if _, tau, capped, p.velOnly = p.autoTarget(); !capped {
 			vmax = 0
@@ -255,9 +253,6 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 		p.fade(dt, tau, vmax)
 	}
 	p.dirty, p.teleport, p.reappeared = [numPaths]bool{}, [numPaths]bool{}, false
-	if p.jitterStale[path] {
-		p.jitter[path], p.jitterStale[path] = p.paths[path].jitter(), false
-	}
 	p.path, p.hasPath = path, true
 	p.anchor = *est.newest
 	p.epoch++
@@ -284,11 +279,23 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 		SinceArrival: since,
 		Correction:   p.offPos.Len(),
 		Path:         path,
-		Jitter:       p.jitter[path],
 		Anim:         est.newest.Anim,
 		Input:        est.newest.Input,
 		Flags:        est.newest.Flags,
 	}
+}
+
+// Jitter returns the standard deviation of arrival - sample time over the
+// buffer of the path the last PoseAt drew from (the server path before
+// any): a debug figure, computed when asked (a pass over the buffer was a
+// tenth of a frame without Auto), and kept until a sample arrives on
+// that path.
+func (p *Predictor) Jitter() time.Duration {
+	path := p.path
+	if p.jitterStale[path] {
+		p.jitter[path], p.jitterStale[path] = p.paths[path].jitter(), false
+	}
+	return p.jitter[path]
 }
 
 // fade decays the smoothing offset by dt with time constant tau, moving the

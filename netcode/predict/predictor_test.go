@@ -538,9 +538,14 @@ func TestJitter(t *testing.T) {
 		sq += (d - mean) * (d - mean)
 	}
 	want := math.Sqrt(sq/float64(len(delays))) * float64(time.Millisecond)
-	pose := p.PoseAt(ms(100))
-	assert.InDelta(t, want, float64(pose.Jitter), 1)
-	assert.Zero(t, newPredictorWith(t, moving(0, 1, geom.Vec3{}, geom.Vec3{})).PoseAt(ms(10)).Jitter, "one sample has no spread")
+	p.PoseAt(ms(100))
+	assert.InDelta(t, want, float64(p.Jitter()), 1)
+	// Kept until a sample arrives on the drawn path, then recomputed.
+	require.True(t, p.Add(PathDirect, moving(ms(6*16), 6, geom.Vec3{}, geom.Vec3{}), ms(6*16+10+200)))
+	assert.Greater(t, p.Jitter(), time.Duration(want)+20*time.Millisecond, "a late arrival widens the spread")
+	one := newPredictorWith(t, moving(0, 1, geom.Vec3{}, geom.Vec3{}))
+	one.PoseAt(ms(10))
+	assert.Zero(t, one.Jitter(), "one sample has no spread")
 }
 
 func newPredictorWith(t *testing.T, s Sample) *Predictor {
