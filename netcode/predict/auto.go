@@ -315,12 +315,20 @@ func (p *Predictor) warm() {
 	const line = 64 / 24 // Vec3s per cache line, rounded down: no line skipped
 	var s float64
 	next := &a.hist[(a.hi+1)%autoHist].drawn
-	for i := 0; i < numShadows; i += line {
-		s += a.off[i].X + next[i].X
-	}
 	var n int
-	for i := 0; i < numShadows; i += 8 {
-		n += a.pops[i]
+	for base := 0; base < numShadows; base += numPerLag {
+		// The second model's shadows at a lag only once parted from the
+		// first's: until then nothing reads or writes them (split).
+		if base >= numPerModel && !a.split.has(base) && !a.noReuse {
+			continue
+		}
+		// A lag's shadows span 144 bytes: these four reads reach every
+		// line of them.
+		for _, i := range [...]int{base, base + 2, base + 4} {
+			s += a.off[i].X + next[i].X
+		}
+		s += a.off[base+numPerLag-1].Z + next[base+numPerLag-1].Z
+		n += a.pops[base] + a.pops[base+numPerLag-1]
 	}
 	for m := range a.prevRaw {
 		for l := 0; l < numAutoLags; l += line {
