@@ -287,9 +287,9 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 
 // Jitter returns the standard deviation of arrival - sample time over the
 // buffer of the path the last PoseAt drew from (the server path before
-// any): a debug figure, computed when asked (a pass over the buffer was a
-// tenth of a frame without Auto), and kept until a sample arrives on
-// that path.
+// any): a debug figure, computed when asked (a pass over the buffer at
+// every frame was 8% of an Auto frame in the engine), and kept until a
+// sample arrives on that path.
 func (p *Predictor) Jitter() time.Duration {
 	path := p.path
 	if p.jitterStale[path] {
