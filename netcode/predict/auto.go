@@ -744,6 +744,26 @@ func popped(move geom.Vec3, f *shadowFrame) bool {
 	return true
 }
 
+// trackQuantile is one label of a running quantile tracker at q, for
+// the error e: up by up steps when exceeded, down by down steps otherwise
+// (up/(up+down) is the quantile), a step being a twentieth of step or of
+// q, whichever is more (step > 0). The constants are passed apart, not
+// as 1-up, so the arithmetic stays exactly as written.
+func trackQuantile(q, e, step, up, down float64) float64 {
+	st := step // max(step, q) without the builtin's NaN and zero-sign cases
+	if q > st {
+		st = q
+	}
+	st *= 0.05
+	if e > q {
+		return q + up*st
+	}
+	if q -= down * st; q < 0 {
+		q = 0
+	}
+	return q
+}
+
 // shadowEst is what a shadow needs of an estimate.
 type shadowEst struct {
 	pos       geom.Vec3
@@ -924,29 +944,9 @@ func (p *Predictor) autoLabel(s *Sample) {
 					step = score
 				}
 				qs := &a.q[i]
-				q := qs[0]
-				st := step // max(step, q) without the builtin's NaN and zero-sign cases (step > 0)
-				if q > st {
-					st = q
-				}
-				st *= 0.05
-				if e > q {
-					q += 0.95 * st
-				} else if q -= 0.05 * st; q < 0 {
-					q = 0
-				}
-				qs[0] = q
-				q99 := qs[1]
-				if st = step; q99 > st {
-					st = q99
-				}
-				st *= 0.05
-				if e > q99 {
-					q99 += 0.99 * st
-				} else if q99 -= 0.01 * st; q99 < 0 {
-					q99 = 0
-				}
-				qs[1] = q99
+				q := trackQuantile(qs[0], e, step, 0.95, 0.05)
+				q99 := trackQuantile(qs[1], e, step, 0.99, 0.01)
+				qs[0], qs[1] = q, q99
 				if sum := score + q + tw*q99; sum < bestSum {
 					best, bestSum = i, sum
 				}
