@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/typedargs"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -30,11 +31,11 @@ type Props struct {
 	nextAt  time.Duration
 }
 
-// Set records key's current value (what EncodeArgs takes); an unchanged
-// value costs nothing. A value events cannot carry fails with ErrBadArg
+// Set records key's current value (what typedargs.Encode takes); an unchanged
+// value costs nothing. A value events cannot carry fails with typedargs.ErrBadArg
 // and so does one over protocol.MaxPropValue once encoded.
 func (p *Props) Set(key string, value any) error {
-	raw, err := EncodeArgs([]any{value})
+	raw, err := typedargs.Encode([]any{value})
 	if err != nil {
 		return fmt.Errorf("synced property %q: %w", key, err)
 	}
@@ -100,7 +101,7 @@ func (p *Props) Resend() {
 }
 
 // PropsOf returns the synced properties last received for entity k
-// (values as DecodeArgs gives them): what a node spawned after they
+// (values as typedargs.Decode gives them): what a node spawned after they
 // arrived applies first. Nil when none.
 func (r *Room) PropsOf(k Key) map[string]any {
 	return r.props[k]
@@ -108,7 +109,7 @@ func (r *Room) PropsOf(k Key) map[string]any {
 
 // applyProp keeps a received property and emits EventProp.
 func (r *Room) applyProp(m *protocol.Prop) {
-	vals, err := DecodeArgs(json.RawMessage("[" + string(m.Value) + "]"))
+	vals, err := typedargs.Decode(json.RawMessage("[" + string(m.Value) + "]"))
 	if err != nil || len(vals) != 1 {
 		r.emit(errorEvent(fmt.Errorf("synced property %q from slot %d: %w", m.Key, m.Slot, err)))
 		return

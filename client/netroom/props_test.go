@@ -9,11 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/typedargs"
 )
 
 func TestPropsSetRefuses(t *testing.T) {
 	var p Props
-	assert.ErrorIs(t, p.Set("health", math.NaN()), ErrBadArg)
+	assert.ErrorIs(t, p.Set("health", math.NaN()), typedargs.ErrBadArg)
 	assert.ErrorIs(t, p.Set("", 1), protocol.ErrBadProp)
 	big := make([]any, protocol.MaxPropValue)
 	assert.ErrorIs(t, p.Set("big", big), protocol.ErrBadProp)
@@ -56,7 +57,7 @@ func TestPropsOnLoopback(t *testing.T) {
 	// colour that never changes: about 10 sends of health, 1 of colour.
 	for i := range 60 {
 		require.NoError(t, p.Set("health", 100-i))
-		require.NoError(t, p.Set("modulate", Color{1, 0.5, 0.5, 1}))
+		require.NoError(t, p.Set("modulate", typedargs.Color{1, 0.5, 0.5, 1}))
 		sent += p.Flush(now, ann.room)
 		now += time.Second / 60
 	}
@@ -64,7 +65,7 @@ func TestPropsOnLoopback(t *testing.T) {
 	now += time.Second
 	sent += p.Flush(now, ann.room)
 	frames(func() bool { return bob.room.PropsOf(Key{})["health"] == int64(41) })
-	assert.Equal(t, Color{1, 0.5, 0.5, 1}, bob.room.PropsOf(Key{})["modulate"])
+	assert.Equal(t, typedargs.Color{1, 0.5, 0.5, 1}, bob.room.PropsOf(Key{})["modulate"])
 	assert.Len(t, props(bob), sent)
 	last := props(bob)[len(props(bob))-1]
 	assert.Equal(t, Event{Kind: EventProp, Slot: 0, Text: "health", Args: []any{int64(41)}}, last)

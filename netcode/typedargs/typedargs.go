@@ -1,4 +1,4 @@
-package netroom
+package typedargs
 
 import (
 	"bytes"
@@ -12,14 +12,72 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
-// Typed event arguments: the Godot types an event, a spawn's args or a
-// synced property carry besides JSON's own. Each is a JSON object with the
-// member "@" naming the type (docs/protocol.md §2, "Typed arguments"); the
-// numbers of a math type or a packed array are the base64 of their bytes,
-// little-endian, as the engine lays them out, so floats arrive bit for bit
-// and a typed value nests one level, like the array it used to be.
+var (
+	// ErrBadArg indicates an argument of a type the protocol cannot carry
+	// (Encode lists those), a float that is not finite, or arguments
+	// nested more than MaxDepth deep.
+	ErrBadArg = errors.New("typedargs: argument not carried")
+)
+
+// MaxDepth is how deeply arguments may nest (arrays in arrays): the
+// protocol's limit (protocol.MaxArgDepth), which the server enforces on
+// the JSON too. A typed value counts one level, as its JSON object does.
+const MaxDepth = protocol.MaxArgDepth
+
+// Encode encodes arguments as a JSON array (docs/protocol.md, "Typed
+// arguments"). It takes nil, bool, int, int32, int64, float32 and float64
+// (finite), string, StringName, []any (Array), Dict and map[string]any
+// (Dictionary), the math types (Vector2... Transform3D) and the packed
+// arrays ([]byte, []int32, []int64, []float32, []float64,
+// PackedVector2Array, PackedVector3Array, []string), nested at most
+// MaxDepth deep; anything else fails with ErrBadArg naming its place.
+// Decode gives each back as the same type. No arguments encode as nil.
+func Encode(args []any) (json.RawMessage, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	b := []byte{'['}
+	for i, a := range args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = encodeArg(b, a, 1); err != nil {
+			return nil, fmt.Errorf("argument %d: %w", i, err)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+// Decode decodes a JSON array of arguments to what Encode took: numbers
+// written without a fraction or exponent that fit come back as int64, the
+// rest as float64 (Encode writes every float with one, so types survive);
+// arrays as []any; Dictionaries as Dict (in their order; int keys as
+// int64), typed values as their types, []byte, []int32, []int64,
+// []float32, []float64 and []string. A JSON object without "@" (older
+// clients) is a Dict of String keys. Absent args are an empty list.
+// Decode never panics, whatever raw holds.
+func Decode(raw json.RawMessage) ([]any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out, err := decodeArray(raw)
+	if err != nil {
+		return nil, fmt.Errorf("typedargs: %w", err)
+	}
+	return out, nil
+}
+
+func checkFloat(f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fmt.Errorf("%w: %v is not finite", ErrBadArg, f)
+	}
+	return nil
+}
 
 // Vector2 is Godot's Vector2 (x, y).
 type Vector2 [2]float32
@@ -104,8 +162,8 @@ const (
 
 // encodeArg appends the JSON of one checked-as-it-goes argument.
 func encodeArg(b []byte, a any, depth int) ([]byte, error) {
-	if depth > MaxArgDepth {
-		return nil, fmt.Errorf("%w: nested more than %d deep", ErrBadArg, MaxArgDepth)
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("%w: nested more than %d deep", ErrBadArg, MaxDepth)
 	}
 	switch v := a.(type) {
 	case nil:
@@ -128,8 +186,8 @@ func encodeArg(b []byte, a any, depth int) ([]byte, error) {
 		b = append(b, `{"@":"StringName","v":`...)
 		return append(appendString(b, string(v)), '}'), nil
 	case []string:
-		if depth+1 > MaxArgDepth { // its strings sit one level inside
-			return nil, fmt.Errorf("%w: nested more than %d deep", ErrBadArg, MaxArgDepth)
+		if depth+1 > MaxDepth { // its strings sit one level inside
+			return nil, fmt.Errorf("%w: nested more than %d deep", ErrBadArg, MaxDepth)
 		}
 		b = append(b, `{"@":"PackedStringArray","v":[`...)
 		for i, s := range v {
