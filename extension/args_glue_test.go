@@ -13,8 +13,8 @@ import (
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/bindings/godot/fakeengine"
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/typedargs"
 )
@@ -196,7 +196,9 @@ func TestEventsGlueChild(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	link := &sendLink{}
-	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	dialer = func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
+		return link, nil
+	}
 	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
 	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene} {
 		fakeengine.Initialize(uint32(l))
@@ -298,7 +300,9 @@ func TestSpawnGlueChild(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	link := &sendLink{}
-	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	dialer = func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
+		return link, nil
+	}
 	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
 	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene} {
 		fakeengine.Initialize(uint32(l))

@@ -1,10 +1,10 @@
 // Package core is the client's logic with no goroutines and no sockets:
-// stepped by (now, message) like server/room, it is what client.Client (the
+// stepped by (now, message) like server/room, it is what serverlink.Conn (the
 // server link) and client/direct (the peer links) wrap with their sockets
 // and goroutines, and what the bench (bench/internal/netbench) drives on simulated
 // links, so the bench measures the code that ships.
 //
-//   - Server is the server path: the clock sync (pings out, pongs in), the
+//   - ServerPath is the server path: the clock sync (pings out, pongs in), the
 //     mapping of relayed stamps onto the local clock, and the outgoing state
 //     queue with its batching.
 //   - Queue holds outgoing states as wire.State values; AppendBatch encodes

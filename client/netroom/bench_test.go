@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
@@ -33,7 +33,7 @@ func newFrameRig(tb testing.TB, n int) *frameRig {
 func newFrameRigWith(tb testing.TB, n int, cfg predict.Config) *frameRig {
 	tb.Helper()
 	link := &fakeLink{}
-	r, err := New(Config{Server: "x:1", Options: client.Options{Clock: &fakeClock{}}})
+	r, err := New(Config{Server: "x:1", Options: serverlink.Options{Clock: &fakeClock{}}})
 	require.NoError(tb, err)
 	// Seat the room by hand: no goroutines needed for the frame path.
 	r.link, r.status, r.inRoom, r.slot, r.synced = link, StatusConnected, true, 0, true
@@ -44,7 +44,7 @@ func newFrameRigWith(tb testing.TB, n int, cfg predict.Config) *frameRig {
 		require.NoError(tb, r.Bind(i+1, rem))
 		g.remotes = append(g.remotes, rem)
 	}
-	link.states = make([]client.RemoteState, 0, n)
+	link.states = make([]serverlink.RemoteState, 0, n)
 	return g
 }
 
@@ -58,7 +58,7 @@ func (g *frameRig) step() {
 	g.link.mu.Lock()
 	for i := range g.remotes {
 		a := float64(g.frame) / 60
-		g.link.states = append(g.link.states, client.RemoteState{
+		g.link.states = append(g.link.states, serverlink.RemoteState{
 			State: wire.State{Slot: uint8(i + 1), Seq: wire.Seq(g.frame), Fields: wire.HasAcc | wire.HasTurn,
 				Pos: geom.Vec3{X: 5 * math.Cos(a), Z: 5 * math.Sin(a)}, Vel: geom.Vec3{X: -5 * math.Sin(a), Z: 5 * math.Cos(a)},
 				Acc: geom.Vec3{X: -5 * math.Cos(a), Z: -5 * math.Sin(a)}, Turn: 1, Rot: rigRot},

@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/predict"
 )
 
-// Defaults of Config beyond client.Options' own (the time-outs, queues
+// Defaults of Config beyond serverlink.Options' own (the time-outs, queues
 // and the rest are client's: one set of defaults).
 const (
 	// DefaultDirectSilence is how long a direct link may stay silent before
@@ -47,14 +47,14 @@ type Config struct {
 	// simulator under the server link and, unless DirectLagApart, under
 	// the direct links too (a game tested at "50 ms" gets 50 ms whichever
 	// path its states take). Zero fields are client's defaults.
-	client.Options
+	serverlink.Options
 	// Server is the room server: "ws://host:port/ws", "wss://...", an
 	// http(s) URL, or just "host:port" (ws://, path /ws). See ServerURL.
 	Server string
 	// DirectLagApart gives the direct links their own lag simulator
 	// setting, Direct.Lag, in place of Lag. Default false.
 	DirectLagApart bool
-	// Dial connects to the server. Default DialClient (the real client);
+	// Dial connects to the server. Default DialServer (the real client);
 	// tests pass a fake.
 	Dial Dialer
 	// DirectSilence is how long a direct link may stay silent before the
@@ -95,7 +95,7 @@ func (c Config) withDefaults() Config {
 		c.DirectSilence = DefaultDirectSilence
 	}
 	if c.Dial == nil {
-		c.Dial = DialClient
+		c.Dial = DialServer
 	}
 	if c.NewDirect == nil {
 		c.NewDirect = NewMesh
@@ -107,7 +107,7 @@ func (c Config) withDefaults() Config {
 }
 
 // directLag returns the lag simulator setting the direct links get.
-func (c *Config) directLag() client.LagConfig {
+func (c *Config) directLag() serverlink.LagConfig {
 	if c.DirectLagApart {
 		return c.Direct.Lag
 	}
@@ -115,7 +115,7 @@ func (c *Config) directLag() client.LagConfig {
 }
 
 // Validate reports the first field out of range, with defaults applied:
-// Options by client.Options.Validate (the lag simulator's settings by
+// Options by serverlink.Options.Validate (the lag simulator's settings by
 // lagsim.Config.Validate, there as for Direct.Lag here), then the Room's
 // own. An empty Server is valid here (a Room may be made before the
 // address is known); connecting without one fails.

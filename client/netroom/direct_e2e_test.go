@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -71,16 +71,16 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 
 func newDirectPeer(t *testing.T, addr, name string, dc direct.Config) *peer {
 	t.Helper()
-	return newLaggedPeer(t, addr, name, dc, client.LagConfig{})
+	return newLaggedPeer(t, addr, name, dc, serverlink.LagConfig{})
 }
 
 // newLaggedPeer is newDirectPeer with the lag simulator on the server
 // link (lag) and on the direct links (dc.Lag) apart.
-func newLaggedPeer(t *testing.T, addr, name string, dc direct.Config, lag client.LagConfig) *peer {
+func newLaggedPeer(t *testing.T, addr, name string, dc direct.Config, lag serverlink.LagConfig) *peer {
 	t.Helper()
 	dc.ICEOptions = loopbackOnly
 	dc.RetryAfter = time.Hour // a killed link stays down for the test
-	r, err := New(Config{Server: addr, Options: client.Options{Name: name, Sync: quickSync, Lag: lag}, Direct: dc, DirectLagApart: true})
+	r, err := New(Config{Server: addr, Options: serverlink.Options{Name: name, Sync: quickSync, Lag: lag}, Direct: dc, DirectLagApart: true})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Close()
@@ -212,8 +212,8 @@ func TestDirectLinkOnLoopback(t *testing.T) {
 func directFallback(t *testing.T, serverLag, directLag time.Duration) {
 	addr, reg := startServerWith(t, server.Deps{})
 	dc := direct.Config{Lag: lagsim.Config{Latency: directLag}}
-	ann := newLaggedPeer(t, addr, "Ann", dc, client.LagConfig{Latency: serverLag})
-	bob := newLaggedPeer(t, addr, "Bob", dc, client.LagConfig{Latency: serverLag})
+	ann := newLaggedPeer(t, addr, "Ann", dc, serverlink.LagConfig{Latency: serverLag})
+	bob := newLaggedPeer(t, addr, "Bob", dc, serverlink.LagConfig{Latency: serverLag})
 	// Off at first: Bob draws Ann from the server for a second, then the
 	// links are turned on and he switches to the direct path.
 	ann.room.SetDirectLinks(false)

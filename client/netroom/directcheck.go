@@ -43,7 +43,7 @@ type directTrack struct {
 
 // load takes the room's limits from the server's welcome (the defaults
 // when the server did not send them, or the link cannot say).
-func (d *directChecks) load(l Link) {
+func (d *directChecks) load(l ServerLink) {
 	if d.loaded {
 		return
 	}

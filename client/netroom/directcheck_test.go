@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -98,7 +98,7 @@ func TestDirectCheaterFallsBackToServer(t *testing.T) {
 	// The server path: its states (checked by the server) are drawn.
 	now := base + 2*time.Second
 	d.h.link.mu.Lock()
-	d.h.link.states = append(d.h.link.states, client.RemoteState{
+	d.h.link.states = append(d.h.link.states, serverlink.RemoteState{
 		State: wire.State{Slot: 0, Seq: 1000, Stamp: wire.StampOf(now), Rot: geom.Identity}, Local: now, Arrival: now})
 	d.h.link.mu.Unlock()
 	d.h.update()

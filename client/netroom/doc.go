@@ -50,7 +50,7 @@
 // then Frame for each drawn entity (the NetPredictors). Blocking
 // work (dial, create, join, leave, close) runs in goroutines that never
 // call back: they queue their result, and the next Update applies it. The
-// network client (client) and the direct links (client/direct) likewise
+// server link (client/serverlink) and the direct links (client/direct) likewise
 // queue events, signals and states until they are polled. So no engine call can ever come from a goroutine.
 //
 // # Time
@@ -66,7 +66,7 @@
 //   - No cgo and no engine; goroutines only for blocking network calls, and
 //     every one ends at Close. A panic in one is recovered, logged and
 //     reported as EventError (ErrPanic), never a crash of the game; so are
-//     those the client recovers in its own goroutines (client.ErrPanic).
+//     those the client recovers in its own goroutines (serverlink.ErrPanic).
 //   - Update, Route, Remote.Frame and Local.Sample/Poll do not allocate when
 //     nothing happened in the room (the per-frame path).
 //   - Events come out in the order the server's messages arrived; after

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -52,7 +52,7 @@ var quickSync = clock.SyncConfig{WarmupInterval: 10 * time.Millisecond, SyncedAf
 
 func newPeer(t *testing.T, addr, name string) *peer {
 	t.Helper()
-	r, err := New(Config{Server: addr, Options: client.Options{Name: name, Sync: quickSync}})
+	r, err := New(Config{Server: addr, Options: serverlink.Options{Name: name, Sync: quickSync}})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		r.Close()

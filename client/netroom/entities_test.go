@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -26,9 +26,9 @@ func joined(t *testing.T, slot, host int) *harness {
 	return h
 }
 
-func entityState(slot, entity uint8, seq wire.Seq, x float64) client.RemoteState {
+func entityState(slot, entity uint8, seq wire.Seq, x float64) serverlink.RemoteState {
 	at := time.Duration(seq) * 16 * time.Millisecond
-	return client.RemoteState{State: wire.State{Slot: slot, Entity: entity, Seq: seq, Rot: geom.Identity,
+	return serverlink.RemoteState{State: wire.State{Slot: slot, Entity: entity, Seq: seq, Rot: geom.Identity,
 		Pos: geom.Vec3{X: x}}, Local: at, Arrival: at + 5*time.Millisecond}
 }
 
@@ -235,7 +235,7 @@ func TestHandoverSeedsTheOldOwner(t *testing.T) {
 	h.link.mu.Lock()
 	for i := range 3 {
 		at := now + time.Duration(i+1)*16*time.Millisecond
-		h.link.states = append(h.link.states, client.RemoteState{State: wire.State{Slot: 2, Entity: uint8(id),
+		h.link.states = append(h.link.states, serverlink.RemoteState{State: wire.State{Slot: 2, Entity: uint8(id),
 			Seq: wire.Seq(778 + i), Rot: geom.Identity, Pos: geom.Vec3{X: 5 * at.Seconds()}, Vel: geom.Vec3{X: 5}},
 			Local: at, Arrival: at + 30*time.Millisecond})
 	}

@@ -124,7 +124,7 @@ type Event struct {
 	Spawn *protocol.Spawn
 	Owner *protocol.Owner
 	// Internal marks an EventError made from a recovered panic (a bug,
-	// client.ErrPanic or ErrPanic), worth a line in the console.
+	// serverlink.ErrPanic or ErrPanic), worth a line in the console.
 	Internal bool
 }
 

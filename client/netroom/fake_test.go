@@ -6,19 +6,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// fakeLink is a scriptable Link: the test queues client events and states
+// fakeLink is a scriptable ServerLink: the test queues client events and states
 // for the Room to poll, and reads what the Room sent. Its request methods
 // answer with the funcs set (nil: success with no message).
 type fakeLink struct {
 	mu       sync.Mutex
-	events   []client.Event
-	states   []client.RemoteState
+	events   []serverlink.Event
+	states   []serverlink.RemoteState
 	sent     []protocol.Message
 	sentSt   []wire.State
 	creates  int
@@ -31,11 +31,11 @@ type fakeLink struct {
 	createFn func() error
 	joinFn   func(code string) error
 	leaveFn  func() error
-	lag      []client.LagConfig
+	lag      []serverlink.LagConfig
 }
 
 // SetLag records live lag changes (the Room finds it by interface).
-func (f *fakeLink) SetLag(l client.LagConfig) error {
+func (f *fakeLink) SetLag(l serverlink.LagConfig) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lag = append(f.lag, l)
@@ -89,7 +89,7 @@ func (f *fakeLink) SendState(s *wire.State) error {
 	return nil
 }
 
-func (f *fakeLink) PollEvents(dst []client.Event) []client.Event {
+func (f *fakeLink) PollEvents(dst []serverlink.Event) []serverlink.Event {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dst = append(dst, f.events...)
@@ -97,7 +97,7 @@ func (f *fakeLink) PollEvents(dst []client.Event) []client.Event {
 	return dst
 }
 
-func (f *fakeLink) PollStates(dst []client.RemoteState) []client.RemoteState {
+func (f *fakeLink) PollStates(dst []serverlink.RemoteState) []serverlink.RemoteState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dst = append(dst, f.states...)
@@ -119,13 +119,15 @@ func (f *fakeLink) Close(ctx context.Context) error {
 }
 
 // push queues client events for the next poll.
-func (f *fakeLink) push(evs ...client.Event) {
+func (f *fakeLink) push(evs ...serverlink.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.events = append(f.events, evs...)
 }
 
-func (f *fakeLink) msg(m protocol.Message) { f.push(client.Event{Kind: client.EventMessage, Msg: m}) }
+func (f *fakeLink) msg(m protocol.Message) {
+	f.push(serverlink.Event{Kind: serverlink.EventMessage, Msg: m})
+}
 
 func (f *fakeLink) isClosed() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.closed }
 
@@ -157,7 +159,7 @@ type harness struct {
 
 type dialCall struct {
 	url  string
-	opts client.Options
+	opts serverlink.Options
 }
 
 func newHarness(t *testing.T, cfg Config) *harness {
@@ -170,7 +172,7 @@ func newHarness(t *testing.T, cfg Config) *harness {
 	if cfg.NewDirect == nil {
 		cfg.NewDirect = func(direct.Config) (direct.Links, error) { return &fakeLinks{}, nil } // no real network
 	}
-	cfg.Dial = func(ctx context.Context, url string, opts *client.Options) (Link, error) {
+	cfg.Dial = func(ctx context.Context, url string, opts *serverlink.Options) (ServerLink, error) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.dials = append(h.dials, dialCall{url: url, opts: *opts})

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/realtime"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -155,7 +155,7 @@ func TestLossEstimate(t *testing.T) {
 }
 
 func TestLinkFigures(t *testing.T) {
-	r, err := New(Config{Options: client.Options{Clock: realtime.NewWall()}})
+	r, err := New(Config{Options: serverlink.Options{Clock: realtime.NewWall()}})
 	require.NoError(t, err)
 	_, _, ok := r.LinkFigures()
 	assert.False(t, ok)

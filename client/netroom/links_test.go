@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -90,7 +90,7 @@ func TestDirectWiring(t *testing.T) {
 	h := newHarness(t, Config{NewDirect: func(c direct.Config) (direct.Links, error) {
 		made, fl = c, &fakeLinks{cfg: c}
 		return fl, nil
-	}, Options: client.Options{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
+	}, Options: serverlink.Options{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
 	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
@@ -205,7 +205,7 @@ func TestDirectReportedAgainAfterReconnect(t *testing.T) {
 		return n
 	}
 	assert.Equal(t, 1, ups())
-	h.link.push(client.Event{Kind: client.EventReconnecting}, client.Event{Kind: client.EventReconnected})
+	h.link.push(serverlink.Event{Kind: serverlink.EventReconnecting}, serverlink.Event{Kind: serverlink.EventReconnected})
 	h.until(has(EventReconnected))
 	assert.Equal(t, 2, ups(), "reported again")
 }

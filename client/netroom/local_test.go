@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
@@ -18,7 +18,7 @@ import (
 // TestPredictorStampsAtSend: a local entity's state is handed to the link
 // some time after its physics frame's time (the StepClock trails the wall
 // clock, a rigid body is read a step late). The link gets the sample as
-// taken; its writer (client/core's Queue, what client.Client runs) must put
+// taken; its writer (client/core's Queue, what serverlink.Conn runs) must put
 // it on the socket stamped at the write, on the Room's clock, and carried
 // there along its velocity: receivers then see only the network's delay.
 func TestPredictorStampsAtSend(t *testing.T) {
@@ -50,7 +50,7 @@ func TestPredictorStampsAtSend(t *testing.T) {
 	h.link.mu.Unlock()
 	require.Len(t, sent, len(frames))
 	require.Greater(t, len(sent), 20)
-	q, err := core.NewQueue(4, client.DefaultSendLead)
+	q, err := core.NewQueue(4, serverlink.DefaultSendLead)
 	require.NoError(t, err)
 	for i, st := range sent {
 		f := frames[i]

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/realtime"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -81,7 +81,7 @@ const (
 type opResult struct {
 	kind opKind
 	gen  uint64
-	link Link
+	link ServerLink
 	err  error
 	// panicked: the goroutine panicked (err wraps ErrPanic).
 	panicked bool
@@ -128,7 +128,7 @@ type Room struct {
 	// Main thread only.
 	props   map[Key]map[string]any // synced properties by entity (props.go)
 	status  Status
-	link    Link
+	link    ServerLink
 	gen     uint64 // connection attempt; results of older ones are stale
 	want    request
 	busy    bool // create, join or leave in flight
@@ -151,11 +151,11 @@ type Room struct {
 	signals   []protocol.Signal
 	dstates   []direct.State // Route's buffer
 	frame     []byte
-	dlead     core.Lead // the send lead of the direct links (client.DefaultSendLead)
+	dlead     core.Lead // the send lead of the direct links (serverlink.DefaultSendLead)
 	pending   []Event   // queued events, delivered by the next Update
 	out       []Event   // Update's result, reused
-	cevs      []client.Event
-	states    []client.RemoteState
+	cevs      []serverlink.Event
+	states    []serverlink.RemoteState
 	stats     Stats
 	undrawn   map[int]undrawnSpan // by slot: a remote player's own states with nothing bound (Undrawn)
 	isClosed  bool
@@ -193,17 +193,17 @@ func (r *Room) SetServer(addr string) { r.cfg.Server = addr }
 // Server returns the server address as set.
 func (r *Room) Server() string { return r.cfg.Server }
 
-// lagSetter is the part of a Link that changes the lag simulator live
-// (*client.Client has it; a test's fake may not).
+// lagSetter is the part of a ServerLink that changes the lag simulator live
+// (*serverlink.Conn has it; a test's fake may not).
 type lagSetter interface {
-	SetLag(client.LagConfig) error
+	SetLag(serverlink.LagConfig) error
 }
 
 // SetLag sets the lag simulator under the server link, and under the
 // direct links unless SetDirectLagApart(true): at once on the open
 // connection and links, and for the next connect. An invalid setting is
 // reported as EventError and returned.
-func (r *Room) SetLag(l client.LagConfig) error {
+func (r *Room) SetLag(l serverlink.LagConfig) error {
 	if err := l.Validate(); err != nil {
 		return r.fail(fmt.Errorf("set lag: %w", err))
 	}
@@ -671,7 +671,7 @@ func (r *Room) Update(now time.Duration) []Event {
 		r.cevs = r.link.PollEvents(r.cevs[:0])
 		for i := range r.cevs {
 			r.applyEvent(&r.cevs[i])
-			r.cevs[i] = client.Event{}
+			r.cevs[i] = serverlink.Event{}
 		}
 	}
 	r.tickDirect()
@@ -719,7 +719,7 @@ func errorEvent(err error) Event {
 			wire.ProtocolVersion, wire.RulesVersion, text)
 	}
 	return Event{Kind: EventError, Code: code, Text: text,
-		Internal: errors.Is(err, ErrPanic) || errors.Is(err, client.ErrPanic)}
+		Internal: errors.Is(err, ErrPanic) || errors.Is(err, serverlink.ErrPanic)}
 }
 
 func (r *Room) applyResult(res *opResult) {
@@ -767,31 +767,31 @@ func (r *Room) applyResult(res *opResult) {
 	}
 }
 
-func (r *Room) applyEvent(ev *client.Event) {
+func (r *Room) applyEvent(ev *serverlink.Event) {
 	switch ev.Kind {
-	case client.EventMessage:
+	case serverlink.EventMessage:
 		r.applyMessage(ev.Msg)
-	case client.EventSynced:
+	case serverlink.EventSynced:
 		r.synced = true
 		r.emit(Event{Kind: EventSynced})
-	case client.EventReconnecting:
-		if errors.Is(ev.Err, client.ErrPanic) {
+	case serverlink.EventReconnecting:
+		if errors.Is(ev.Err, serverlink.ErrPanic) {
 			r.emit(errorEvent(ev.Err)) // a bug, not the network: say so
 		}
 		r.status = StatusReconnecting
 		r.emit(Event{Kind: EventReconnecting, Text: errText(ev.Err)})
-	case client.EventReconnected:
+	case serverlink.EventReconnected:
 		r.status = StatusConnected
 		r.emit(Event{Kind: EventReconnected})
 		r.reportDirectUp() // the server forgot our reports with the old connection
-	case client.EventRoomLost:
+	case serverlink.EventRoomLost:
 		if ev.Err != nil {
 			r.emit(errorEvent(ev.Err))
 		}
 		r.leaveRoom()
-	case client.EventDisconnected:
+	case serverlink.EventDisconnected:
 		if ev.Err != nil && (protocol.CodeOf(ev.Err) == protocol.CodeUpdateRequired ||
-			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, client.ErrPanic)) {
+			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, serverlink.ErrPanic)) {
 			r.emit(errorEvent(ev.Err))
 		}
 		r.gone(errText(ev.Err), false)
@@ -1010,7 +1010,7 @@ func (r *Room) goDo(kind opKind, gen uint64, f func(ctx context.Context) opResul
 
 // closeLink says goodbye on link in a goroutine, leaving the room first
 // when leave is set.
-func (r *Room) closeLink(link Link, leave bool) {
+func (r *Room) closeLink(link ServerLink, leave bool) {
 	timeout := r.cfg.CloseTimeout
 	r.spawn(func() {
 		if leave {

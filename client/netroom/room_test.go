@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -34,8 +34,8 @@ func slotsOf(evs []Event, k EventKind) []int {
 }
 
 func TestCreateConnectsThenCreates(t *testing.T) {
-	h := newHarness(t, Config{Server: "example.org:9000", Options: client.Options{Name: "Ann", Token: "old",
-		Lag: client.LagConfig{Latency: 40 * time.Millisecond}}})
+	h := newHarness(t, Config{Server: "example.org:9000", Options: serverlink.Options{Name: "Ann", Token: "old",
+		Lag: serverlink.LagConfig{Latency: 40 * time.Millisecond}}})
 	require.NoError(t, h.room.Create())
 	assert.Equal(t, StatusConnecting, h.room.Status())
 	evs := h.until(has(EventConnected))
@@ -268,7 +268,7 @@ func TestReconnectKeepsSeatAndSpawns(t *testing.T) {
 	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
 	h.until(has(EventJoined))
 
-	h.link.push(client.Event{Kind: client.EventReconnecting, Err: errors.New("connection reset")})
+	h.link.push(serverlink.Event{Kind: serverlink.EventReconnecting, Err: errors.New("connection reset")})
 	evs := h.update()
 	assert.Equal(t, []string{"reconnecting"}, kinds(evs))
 	assert.Equal(t, "connection reset", evs[0].Text)
@@ -280,7 +280,7 @@ func TestReconnectKeepsSeatAndSpawns(t *testing.T) {
 	j.Reconnected = true
 	j.Room.Rev = 5
 	h.link.msg(j)
-	h.link.push(client.Event{Kind: client.EventReconnected})
+	h.link.push(serverlink.Event{Kind: serverlink.EventReconnected})
 	evs = h.update()
 	assert.Equal(t, []string{"reconnected"}, kinds(evs), "same seat, same players: nothing to re-announce or respawn")
 	assert.Equal(t, StatusConnected, h.room.Status())
@@ -309,7 +309,7 @@ func TestDisconnectAndLeave(t *testing.T) {
 	})
 	t.Run("connection gone", func(t *testing.T) {
 		h := setup(t)
-		h.link.push(client.Event{Kind: client.EventDisconnected, Err: &protocol.CloseError{Code: protocol.CodeSessionReplaced}})
+		h.link.push(serverlink.Event{Kind: serverlink.EventDisconnected, Err: &protocol.CloseError{Code: protocol.CodeSessionReplaced}})
 		evs := h.update()
 		assert.Equal(t, []string{"despawn", "despawn", "left", "disconnected"}, kinds(evs))
 		assert.Equal(t, StatusDisconnected, h.room.Status())
@@ -337,7 +337,7 @@ func TestDisconnectAndLeave(t *testing.T) {
 	})
 	t.Run("room lost after reconnect", func(t *testing.T) {
 		h := setup(t)
-		h.link.push(client.Event{Kind: client.EventRoomLost, Err: protocol.Errorf(protocol.CodeRoomNotFound, "gone")})
+		h.link.push(serverlink.Event{Kind: serverlink.EventRoomLost, Err: protocol.Errorf(protocol.CodeRoomNotFound, "gone")})
 		evs := h.update()
 		assert.Equal(t, []string{"error", "despawn", "despawn", "left"}, kinds(evs))
 		assert.Equal(t, protocol.CodeRoomNotFound, evs[0].Code)
@@ -364,8 +364,8 @@ func TestRoute(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h.room.Bind(1, rem))
 	require.ErrorIs(t, h.room.Bind(MaxSlots, rem), ErrSlot)
-	st := func(slot uint8, seq wire.Seq) client.RemoteState {
-		return client.RemoteState{State: wire.State{Slot: slot, Seq: seq, Rot: geom.Identity, Pos: geom.Vec3{X: float64(seq)}},
+	st := func(slot uint8, seq wire.Seq) serverlink.RemoteState {
+		return serverlink.RemoteState{State: wire.State{Slot: slot, Seq: seq, Rot: geom.Identity, Pos: geom.Vec3{X: float64(seq)}},
 			Local: time.Duration(seq) * 16 * time.Millisecond, Arrival: time.Duration(seq)*16*time.Millisecond + 5*time.Millisecond}
 	}
 	h.link.mu.Lock()
@@ -427,7 +427,7 @@ func TestServerTime(t *testing.T) {
 	h.link.offset = 40 * time.Second
 	_, ok = h.room.ServerTime(time.Second)
 	assert.False(t, ok, "connected, not synced")
-	h.link.push(client.Event{Kind: client.EventSynced})
+	h.link.push(serverlink.Event{Kind: serverlink.EventSynced})
 	assert.Equal(t, []string{"synced"}, kinds(h.update()))
 	st, ok := h.room.ServerTime(time.Second)
 	assert.True(t, ok)

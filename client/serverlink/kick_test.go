@@ -1,4 +1,4 @@
-package client_test
+package serverlink_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
@@ -18,13 +18,13 @@ func TestKick(t *testing.T) {
 	url := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	host, err := client.Dial(ctx, url, nil)
+	host, err := serverlink.Dial(ctx, url, nil)
 	require.NoError(t, err)
 	defer host.Close(ctx)
-	guest, err := client.Dial(ctx, url, nil)
+	guest, err := serverlink.Dial(ctx, url, nil)
 	require.NoError(t, err)
 	defer guest.Close(ctx)
-	assert.ErrorIs(t, host.Kick(1), client.ErrNotInRoom)
+	assert.ErrorIs(t, host.Kick(1), serverlink.ErrNotInRoom)
 
 	j, err := host.Create(ctx, nil)
 	require.NoError(t, err)

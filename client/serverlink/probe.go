@@ -1,4 +1,4 @@
-package client
+package serverlink
 
 import (
 	"github.com/nearzero/nearzero/client/core"
@@ -7,7 +7,7 @@ import (
 
 // answerProbe answers a pong's probe at once, by the path every message
 // takes out (core.Echo says why). Servers that do not measure send none.
-func (c *Client) answerProbe(m protocol.Message) {
+func (c *Conn) answerProbe(m protocol.Message) {
 	if p, ok := m.(*protocol.Pong); ok {
 		if e, ok := core.Echo(p); ok {
 			_ = c.sendMsg(&e)

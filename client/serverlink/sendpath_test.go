@@ -1,4 +1,4 @@
-package client_test
+package serverlink_test
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -24,21 +24,21 @@ type stepClock struct{ t atomic.Int64 }
 
 func (c *stepClock) Now() time.Duration { return time.Duration(c.t.Load()) }
 
-// seated is the offline client as the Room's Link: it reports the room
+// seated is the offline client as the Room's ServerLink: it reports the room
 // joined once (the server would), with another player to link with.
 type seated struct {
-	*client.Client
+	*serverlink.Conn
 	told bool
 }
 
-func (s *seated) PollEvents(dst []client.Event) []client.Event {
+func (s *seated) PollEvents(dst []serverlink.Event) []serverlink.Event {
 	if !s.told {
 		s.told = true
-		dst = append(dst, client.Event{Kind: client.EventMessage, Msg: &protocol.Joined{Code: "ABCDEF", Slot: 1,
+		dst = append(dst, serverlink.Event{Kind: serverlink.EventMessage, Msg: &protocol.Joined{Code: "ABCDEF", Slot: 1,
 			Room: protocol.RoomState{Code: "ABCDEF", Rev: 1, Phase: protocol.PhasePlaying, Host: 1, Players: []protocol.PlayerState{
 				{Slot: 1, User: "u1", Name: "Ann", Connected: true}, {Slot: 2, User: "u2", Name: "Bob", Connected: true}}}}})
 	}
-	return s.Client.PollEvents(dst)
+	return s.Conn.PollEvents(dst)
 }
 
 func (s *seated) Synced() bool { return true }
@@ -77,13 +77,13 @@ func newSendPath(tb testing.TB) *sendPath {
 	tb.Helper()
 	g := &sendPath{clk: &stepClock{}, links: &wireLinks{}}
 	g.clk.t.Store(int64(time.Second))
-	c, write, stop, err := client.Offline(&client.Options{Clock: g.clk}, "ABCDEF", 1)
+	c, write, stop, err := serverlink.Offline(&serverlink.Options{Clock: g.clk}, "ABCDEF", 1)
 	require.NoError(tb, err)
 	tb.Cleanup(stop)
 	g.write = write
-	room, err := netroom.New(netroom.Config{Server: "127.0.0.1:1", Options: client.Options{Clock: g.clk},
-		Dial: func(context.Context, string, *client.Options) (netroom.Link, error) {
-			return &seated{Client: c}, nil
+	room, err := netroom.New(netroom.Config{Server: "127.0.0.1:1", Options: serverlink.Options{Clock: g.clk},
+		Dial: func(context.Context, string, *serverlink.Options) (netroom.ServerLink, error) {
+			return &seated{Conn: c}, nil
 		},
 		NewDirect: func(direct.Config) (direct.Links, error) { return g.links, nil },
 	})

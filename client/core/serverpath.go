@@ -30,52 +30,55 @@ type Counts struct {
 	Malformed int // frames that could not be read
 }
 
-// Server is the server path of one client: clock sync, stamp mapping and
-// the outgoing state queue. The zero value is not usable: call NewServer.
-type Server struct {
+// ServerPath is the logic of one client's server path, its link to the
+// room server (a direct link's is Peer): clock sync, the mapping of
+// relayed stamps onto the local clock, and the outgoing state queue. It is
+// no server: client/serverlink's Conn wraps it with the socket, the bench
+// with simulated links. The zero value is not usable: call NewServerPath.
+type ServerPath struct {
 	sync   *clock.Sync
 	synced bool
 	out    Queue
 }
 
-// NewServer returns a Server with the clock sync tuned by cfg (zero
+// NewServerPath returns a ServerPath with the clock sync tuned by cfg (zero
 // fields: netcode/clock's defaults), an outgoing queue of queueLen states
 // and the send lead lead (Queue).
-func NewServer(cfg *clock.SyncConfig, queueLen int, lead time.Duration) (*Server, error) {
-	s := &Server{}
+func NewServerPath(cfg *clock.SyncConfig, queueLen int, lead time.Duration) (*ServerPath, error) {
+	s := &ServerPath{}
 	var err error
 	if s.sync, err = clock.NewSync(cfg); err != nil {
-		return nil, fmt.Errorf("core.NewServer: %w", err)
+		return nil, fmt.Errorf("core.NewServerPath: %w", err)
 	}
 	if s.out, err = NewQueue(queueLen, lead); err != nil {
-		return nil, fmt.Errorf("core.NewServer: %w", err)
+		return nil, fmt.Errorf("core.NewServerPath: %w", err)
 	}
 	return s, nil
 }
 
 // ResetSync starts the clock sync over (a new server node: every node has
 // its own clock). States are not mapped until it has synced again.
-func (s *Server) ResetSync() {
+func (s *ServerPath) ResetSync() {
 	s.sync.Reset()
 	s.synced = false
 }
 
 // Synced reports whether the clock is synced to the server.
-func (s *Server) Synced() bool { return s.synced }
+func (s *ServerPath) Synced() bool { return s.synced }
 
 // NextPing returns when the next clock-sync ping is due (local clock).
-func (s *Server) NextPing() time.Duration { return s.sync.NextPing() }
+func (s *ServerPath) NextPing() time.Duration { return s.sync.NextPing() }
 
 // Ping returns the clock-sync ping to send at now, carrying our best round
 // trip, and books it as sent.
-func (s *Server) Ping(now time.Duration) protocol.Ping {
+func (s *ServerPath) Ping(now time.Duration) protocol.Ping {
 	s.sync.Sent(now)
 	return protocol.Ping{TUS: protocol.US(now), RTTUS: protocol.US(s.sync.RTT())}
 }
 
 // Pong takes the server's answer to a ping, arrived at at, and reports
 // whether the clock has just become synced.
-func (s *Server) Pong(m *protocol.Pong, at time.Duration) bool {
+func (s *ServerPath) Pong(m *protocol.Pong, at time.Duration) bool {
 	s.sync.Observe(protocol.DurationUS(m.TUS), protocol.DurationUS(m.ServerUS), at)
 	if !s.synced && s.sync.Synced() {
 		s.synced = true
@@ -97,7 +100,7 @@ func Echo(m *protocol.Pong) (protocol.Echo, bool) {
 // onto the server clock unwrapped (server) and onto the local clock
 // (local). It reports false before the clock is synced: nothing can be
 // mapped then.
-func (s *Server) Map(stamp wire.Stamp, arrival time.Duration) (server, local time.Duration, ok bool) {
+func (s *ServerPath) Map(stamp wire.Stamp, arrival time.Duration) (server, local time.Duration, ok bool) {
 	if !s.synced {
 		return 0, 0, false
 	}
@@ -107,7 +110,7 @@ func (s *Server) Map(stamp wire.Stamp, arrival time.Duration) (server, local tim
 
 // DecodeStates appends the states of one relayed message (a batch of
 // state frames), arrived at arrival, to dst, mapped onto the local clock.
-func (s *Server) DecodeStates(dst []RemoteState, msg []byte, arrival time.Duration) ([]RemoteState, Counts) {
+func (s *ServerPath) DecodeStates(dst []RemoteState, msg []byte, arrival time.Duration) ([]RemoteState, Counts) {
 	var n Counts
 	for len(msg) > 0 {
 		frame, rest, ok := protocol.NextState(msg)
@@ -136,13 +139,13 @@ func (s *Server) DecodeStates(dst []RemoteState, msg []byte, arrival time.Durati
 }
 
 // ServerTime maps a local time onto the server clock.
-func (s *Server) ServerTime(local time.Duration) time.Duration { return s.sync.ServerTime(local) }
+func (s *ServerPath) ServerTime(local time.Duration) time.Duration { return s.sync.ServerTime(local) }
 
 // LocalTime maps a server time onto the local clock.
-func (s *Server) LocalTime(server time.Duration) time.Duration { return s.sync.LocalTime(server) }
+func (s *ServerPath) LocalTime(server time.Duration) time.Duration { return s.sync.LocalTime(server) }
 
 // RTT returns the best round trip to the server seen recently.
-func (s *Server) RTT() time.Duration { return s.sync.RTT() }
+func (s *ServerPath) RTT() time.Duration { return s.sync.RTT() }
 
 // Out returns the outgoing state queue.
-func (s *Server) Out() *Queue { return &s.out }
+func (s *ServerPath) Out() *Queue { return &s.out }

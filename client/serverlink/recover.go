@@ -1,4 +1,4 @@
-package client
+package serverlink
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 // reported gone when the supervisor itself failed), and the error arrives
 // in the Err of EventReconnecting or EventDisconnected: a bug in the
 // network code must not take the game down with it.
-var ErrPanic = errors.New("client: internal error (recovered panic)")
+var ErrPanic = errors.New("serverlink: internal error (recovered panic)")
 
 // panicError turns a recovered value into an error wrapping ErrPanic.
 func panicError(where string, v any) error {
@@ -22,18 +22,18 @@ func panicError(where string, v any) error {
 // recovered logs the panic v of goroutine where and returns it as an
 // error; nil when v is nil (no panic). Call it as recovered(where, recover())
 // from a deferred function.
-func (c *Client) recovered(where string, v any) error {
+func (c *Conn) recovered(where string, v any) error {
 	if v == nil {
 		return nil
 	}
 	err := panicError(where, v)
-	c.log.Error("client: recovered a panic; restarting the connection", "where", where, "err", err,
+	c.log.Error("serverlink: recovered a panic; restarting the connection", "where", where, "err", err,
 		"stack", string(debug.Stack()))
 	return err
 }
 
 // readSafely runs the reader of s; a panic ends the session with it.
-func (c *Client) readSafely(s *session) (err error) {
+func (c *Conn) readSafely(s *session) (err error) {
 	defer func() {
 		if p := c.recovered("reader", recover()); p != nil {
 			err = p
@@ -50,14 +50,14 @@ func (c *Client) readSafely(s *session) (err error) {
 
 // recoverSession, deferred by the writer, ends s with a panic: the reader
 // then returns the fault, and the supervisor reconnects.
-func (c *Client) recoverSession(s *session, where string) {
+func (c *Conn) recoverSession(s *session, where string) {
 	if err := c.recovered(where, recover()); err != nil {
 		c.endSession(s, err)
 	}
 }
 
 // endSession records err as the reason s ended and cuts its connection.
-func (c *Client) endSession(s *session, err error) {
+func (c *Conn) endSession(s *session, err error) {
 	c.mu.Lock()
 	if s.fault == nil {
 		s.fault = err
@@ -68,7 +68,7 @@ func (c *Client) endSession(s *session, err error) {
 
 // recoverRun, deferred by the supervisor, reports a panic there as the
 // end of the client: nobody is left to reconnect.
-func (c *Client) recoverRun() {
+func (c *Conn) recoverRun() {
 	err := c.recovered("supervisor", recover())
 	if err == nil {
 		return
@@ -85,8 +85,8 @@ func (c *Client) recoverRun() {
 // fault reports a panic recovered outside the session's goroutines (the
 // lag simulator): the current connection is restarted with it, or, while
 // reconnecting, it is reported as such.
-func (c *Client) fault(err error) {
-	c.log.Error("client: recovered a panic", "err", err)
+func (c *Conn) fault(err error) {
+	c.log.Error("serverlink: recovered a panic", "err", err)
 	c.mu.Lock()
 	s := c.sess
 	c.mu.Unlock()

@@ -1,4 +1,4 @@
-package client
+package serverlink
 
 import (
 	"github.com/nearzero/nearzero/client/core"
@@ -7,15 +7,15 @@ import (
 
 func syncWithSlew(rate float64) clock.SyncConfig { return clock.SyncConfig{SlewRate: rate} }
 
-// Offline returns a Client seated in room code as slot, with a connection
+// Offline returns a Conn seated in room code as slot, with a connection
 // that has no socket: for the send path's benchmark. write runs the
 // writer's step (nextWrites) and returns the bytes it would hand to the
 // socket; stop ends the lag simulator's goroutines.
-func Offline(opts *Options, code string, slot int) (c *Client, write func() []byte, stop func(), err error) {
+func Offline(opts *Options, code string, slot int) (c *Conn, write func() []byte, stop func(), err error) {
 	o := opts.WithDefaults()
-	c = &Client{opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}), code: code, slot: slot,
+	c = &Conn{opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}), code: code, slot: slot,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue), notify: make(chan struct{}, 1)}
-	if c.core, err = core.NewServer(&o.Sync, o.SendQueue, o.SendLead); err != nil {
+	if c.core, err = core.NewServerPath(&o.Sync, o.SendQueue, o.SendLead); err != nil {
 		return nil, nil, nil, err
 	}
 	c.lead.Max = o.SendLead

@@ -1,4 +1,4 @@
-package client_test
+package serverlink_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -55,10 +55,10 @@ func TestLagSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const latency = 40 * time.Millisecond
-	lagged, err := client.Dial(ctx, url, &client.Options{Sync: quickSync, Lag: client.LagConfig{Latency: latency, Loss: 0.3}, Seed: 3})
+	lagged, err := serverlink.Dial(ctx, url, &serverlink.Options{Sync: quickSync, Lag: serverlink.LagConfig{Latency: latency, Loss: 0.3}, Seed: 3})
 	require.NoError(t, err)
 	defer lagged.Close(ctx)
-	plain, err := client.Dial(ctx, url, &client.Options{Sync: quickSync})
+	plain, err := serverlink.Dial(ctx, url, &serverlink.Options{Sync: quickSync})
 	require.NoError(t, err)
 	defer plain.Close(ctx)
 
@@ -96,19 +96,19 @@ func TestLagSimulator(t *testing.T) {
 func TestCallsAfterClose(t *testing.T) {
 	url := startServer(t)
 	ctx := context.Background()
-	c, err := client.Dial(ctx, url, nil)
+	c, err := serverlink.Dial(ctx, url, nil)
 	require.NoError(t, err)
-	assert.ErrorIs(t, c.SendState(&wire.State{Rot: geom.Quat{W: 1}}), client.ErrNotInRoom)
-	assert.ErrorIs(t, c.Leave(ctx), client.ErrNotInRoom)
+	assert.ErrorIs(t, c.SendState(&wire.State{Rot: geom.Quat{W: 1}}), serverlink.ErrNotInRoom)
+	assert.ErrorIs(t, c.Leave(ctx), serverlink.ErrNotInRoom)
 	require.NoError(t, c.Close(ctx))
 	require.NoError(t, c.Close(ctx), "Close twice is fine")
-	assert.ErrorIs(t, c.Send(&protocol.Ready{Ready: true}), client.ErrClosed)
+	assert.ErrorIs(t, c.Send(&protocol.Ready{Ready: true}), serverlink.ErrClosed)
 	_, err = c.Create(ctx, nil)
 	assert.Error(t, err)
 	evs := c.PollEvents(nil)
 	require.NotEmpty(t, evs)
 	last := evs[len(evs)-1]
-	assert.Equal(t, client.EventDisconnected, last.Kind)
+	assert.Equal(t, serverlink.EventDisconnected, last.Kind)
 	assert.NoError(t, last.Err, "a Close is not an error")
 }
 
@@ -118,7 +118,7 @@ func Example() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	host, err := client.Dial(ctx, url, &client.Options{Name: "Ann"})
+	host, err := serverlink.Dial(ctx, url, &serverlink.Options{Name: "Ann"})
 	if err != nil {
 		panic(err)
 	}
@@ -127,7 +127,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	guest, err := client.Dial(ctx, url, &client.Options{Name: "Bob"})
+	guest, err := serverlink.Dial(ctx, url, &serverlink.Options{Name: "Bob"})
 	if err != nil {
 		panic(err)
 	}
@@ -171,7 +171,7 @@ func TestPanicInGoroutineIsAnEvent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	clk := &panicClock{start: time.Now()}
-	c, err := client.Dial(ctx, url, &client.Options{Sync: quickSync, Clock: clk, BackoffMin: time.Millisecond})
+	c, err := serverlink.Dial(ctx, url, &serverlink.Options{Sync: quickSync, Clock: clk, BackoffMin: time.Millisecond})
 	require.NoError(t, err)
 	defer c.Close(ctx)
 	clk.armed.Store(true)
@@ -183,9 +183,9 @@ func TestPanicInGoroutineIsAnEvent(t *testing.T) {
 			t.Fatal("no event for the panic")
 		}
 		for _, e := range c.PollEvents(nil) {
-			if errors.Is(e.Err, client.ErrPanic) {
+			if errors.Is(e.Err, serverlink.ErrPanic) {
 				faulted = true
-				assert.Contains(t, []client.EventKind{client.EventReconnecting, client.EventDisconnected}, e.Kind)
+				assert.Contains(t, []serverlink.EventKind{serverlink.EventReconnecting, serverlink.EventDisconnected}, e.Kind)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package client
+package serverlink
 
 import (
 	"context"
@@ -24,19 +24,19 @@ const maxMessage = wire.ControlHeaderSize + wire.MaxControlBody
 
 var (
 	// ErrClosed indicates a call on a closed client.
-	ErrClosed = errors.New("client: closed")
+	ErrClosed = errors.New("serverlink: closed")
 	// ErrNotConnected indicates a request while the connection is down
 	// (reconnecting).
-	ErrNotConnected = errors.New("client: not connected")
+	ErrNotConnected = errors.New("serverlink: not connected")
 	// ErrNotInRoom indicates a call that needs a room.
-	ErrNotInRoom = errors.New("client: not in a room")
+	ErrNotInRoom = errors.New("serverlink: not in a room")
 	// ErrConnectionLost indicates the connection dropped while a request waited.
-	ErrConnectionLost = errors.New("client: connection lost")
+	ErrConnectionLost = errors.New("serverlink: connection lost")
 	// ErrBusy indicates a Create or Join while another is still waiting.
-	ErrBusy = errors.New("client: another request is in flight")
+	ErrBusy = errors.New("serverlink: another request is in flight")
 )
 
-// Client is a connection to a room server: the sockets and goroutines
+// Conn is a connection to a room server: the sockets and goroutines
 // around client/core's Server, which holds the logic (clock sync, stamp
 // mapping, the outgoing queue and its batching). All methods are safe for
 // concurrent use and none blocks except Dial, Create, Join, Leave and Close,
@@ -46,7 +46,7 @@ var (
 // Goroutines: one supervisor for the client's life (reconnects), and per
 // connection a reader and a writer (which also sends the clock-sync pings);
 // two more with the lag simulator on. All end at Close.
-type Client struct {
+type Conn struct {
 	home  string  // read-only: the URL given to Dial (a load balancer, or any node)
 	opts  Options // read-only after Dial
 	clock realtime.Clock
@@ -64,7 +64,7 @@ type Client struct {
 	mu      sync.Mutex                 // guards everything below
 	url     string                     // the node connected to: home, or where a redirect led
 	moves   map[*session]chan *session // redirects: old session -> its successor, for the supervisor
-	core    *core.Server               // the server path's logic: sync, mapping, send queue
+	core    *core.ServerPath           // the server path's logic: sync, mapping, send queue
 	lead    core.Lead                  // the send lead on the lag simulator's way in
 	decoded []RemoteState
 	token   string
@@ -104,7 +104,7 @@ type session struct {
 	wake chan struct{} // writer wake-up
 	done chan struct{} // closed when reader and writer have ended
 	err  error         // why it ended; valid after done
-	// fault is a panic that ended it (ErrPanic); guarded by Client.mu.
+	// fault is a panic that ended it (ErrPanic); guarded by Conn.mu.
 	fault error
 }
 
@@ -117,12 +117,12 @@ type result struct {
 // hello and waits for the welcome, all within ctx and DialTimeout. A nil
 // opts means defaults. Once connected, the client keeps the connection up
 // on its own: see Options.NoReconnect.
-func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
+func Dial(ctx context.Context, url string, opts *Options) (*Conn, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
 	o := opts.WithDefaults()
-	c := &Client{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
+	c := &Conn{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
 		token: o.Token, name: o.Name, slot: -1,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
 		rng:    rand.New(rand.NewPCG(o.Seed, 1)),
@@ -132,7 +132,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	var err error
-	if c.core, err = core.NewServer(&o.Sync, o.SendQueue, o.SendLead); err != nil {
+	if c.core, err = core.NewServerPath(&o.Sync, o.SendQueue, o.SendLead); err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)
 	}
 	c.lead.Max = o.SendLead
@@ -156,7 +156,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
 // connect dials url, says hello and reads until the welcome; url is then
 // the node connected to. A token the server refuses is dropped and the
 // hello repeated once without it.
-func (c *Client) connect(ctx context.Context, url string) (*websocket.Conn, error) {
+func (c *Conn) connect(ctx context.Context, url string) (*websocket.Conn, error) {
 	ws, err := c.hello(ctx, url)
 	if protocol.CodeOf(err) == protocol.CodeBadToken {
 		c.mu.Lock()
@@ -173,7 +173,7 @@ func (c *Client) connect(ctx context.Context, url string) (*websocket.Conn, erro
 	return ws, err
 }
 
-func (c *Client) hello(ctx context.Context, url string) (_ *websocket.Conn, err error) {
+func (c *Conn) hello(ctx context.Context, url string) (_ *websocket.Conn, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
 	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient})
@@ -231,7 +231,7 @@ func closeErr(err error) error {
 }
 
 // start runs a reader and a writer on ws.
-func (c *Client) start(ws *websocket.Conn) *session {
+func (c *Conn) start(ws *websocket.Conn) *session {
 	s := &session{ws: ws, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.mu.Lock()
 	c.sess = s
@@ -264,7 +264,7 @@ func (c *Client) start(ws *websocket.Conn) *session {
 }
 
 // run supervises the connection: when it drops, reconnect and rejoin.
-func (c *Client) run(s *session) {
+func (c *Conn) run(s *session) {
 	defer c.wg.Done()
 	defer c.recoverRun()
 	for {
@@ -309,7 +309,7 @@ func (c *Client) run(s *session) {
 	}
 }
 
-func (c *Client) disconnected(err error) {
+func (c *Conn) disconnected(err error) {
 	c.mu.Lock()
 	c.lastErr = err
 	c.code, c.slot = "", -1
@@ -321,7 +321,7 @@ func (c *Client) disconnected(err error) {
 // Attempts alternate between the node last connected to and the URL given
 // to Dial, when they differ (a cluster: the node may be gone, and any node
 // can say where the room is, or that it is gone).
-func (c *Client) reconnect() (*session, error) {
+func (c *Conn) reconnect() (*session, error) {
 	deadline := time.Now().Add(c.opts.ReconnectFor)
 	wait := c.opts.BackoffMin
 	var last error
@@ -398,12 +398,12 @@ const maxRedirects = 3
 
 // errRedirect indicates a redirect the client could not follow: the node
 // it names did not answer.
-var errRedirect = errors.New("client: could not follow a redirect")
+var errRedirect = errors.New("serverlink: could not follow a redirect")
 
 // ask is request, following redirects (CodeRedirect, from a node of a
 // cluster): it moves to the node named and sends m again there, a create
 // with Placed set. The caller sees the final answer only.
-func (c *Client) ask(ctx context.Context, m protocol.Message) (protocol.Message, error) {
+func (c *Conn) ask(ctx context.Context, m protocol.Message) (protocol.Message, error) {
 	for hop := 0; ; hop++ {
 		ans, err := c.request(ctx, m)
 		var e *protocol.Error
@@ -426,7 +426,7 @@ func (c *Client) ask(ctx context.Context, m protocol.Message) (protocol.Message,
 // connection: the new one says hello first, then the old one is closed,
 // and the supervisor adopts the new one without a reconnect. The clock
 // sync starts over: every node has its own clock.
-func (c *Client) move(ctx context.Context, url string) error {
+func (c *Conn) move(ctx context.Context, url string) error {
 	c.mu.Lock()
 	from := c.url
 	c.mu.Unlock()
@@ -461,7 +461,7 @@ func (c *Client) move(ctx context.Context, url string) error {
 }
 
 // closeSession closes s and waits until its reader and writer ended.
-func (c *Client) closeSession(s *session) {
+func (c *Conn) closeSession(s *session) {
 	go func() { _ = s.ws.Close(websocket.StatusNormalClosure, "moving to another node") }()
 	t := time.NewTimer(c.opts.CloseTimeout)
 	defer t.Stop()
@@ -475,7 +475,7 @@ func (c *Client) closeSession(s *session) {
 
 // takeHandoff returns the session a redirect moved s's client to, or nil
 // when s simply ended.
-func (c *Client) takeHandoff(s *session) *session {
+func (c *Conn) takeHandoff(s *session) *session {
 	c.mu.Lock()
 	next, ok := c.moves[s]
 	delete(c.moves, s)
@@ -491,14 +491,14 @@ func (c *Client) takeHandoff(s *session) *session {
 	}
 }
 
-func (c *Client) randFloat() float64 {
+func (c *Conn) randFloat() float64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rng.Float64()
 }
 
 // readLoop reads messages until the connection ends.
-func (c *Client) readLoop(s *session) error {
+func (c *Conn) readLoop(s *session) error {
 	// One byte over the read limit: a message of exactly maxMessage bytes
 	// fills buf[:maxMessage] and ends with EOF; the library refuses more.
 	buf := make([]byte, maxMessage+1)
@@ -518,7 +518,7 @@ func (c *Client) readLoop(s *session) error {
 				return closeErr(err)
 			}
 			if n == len(buf) {
-				return fmt.Errorf("client: message over %d bytes", maxMessage)
+				return fmt.Errorf("serverlink: message over %d bytes", maxMessage)
 			}
 		}
 		if typ != websocket.MessageBinary {
@@ -533,7 +533,7 @@ func (c *Client) readLoop(s *session) error {
 }
 
 // process handles one message from the server that arrived at time arrival.
-func (c *Client) process(msg []byte, arrival time.Duration) {
+func (c *Conn) process(msg []byte, arrival time.Duration) {
 	switch wire.KindOf(msg) {
 	case wire.KindState3D, wire.KindState2D:
 		c.queueStates(msg, arrival)
@@ -554,7 +554,7 @@ func (c *Client) process(msg []byte, arrival time.Duration) {
 // queueStates queues the states of one message for PollStates. mu is
 // released by defer: a panic here (recovered by the reader) must not leave
 // it locked, or the engine's next PollEvents would block for good.
-func (c *Client) queueStates(msg []byte, arrival time.Duration) {
+func (c *Conn) queueStates(msg []byte, arrival time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var n core.Counts
@@ -570,7 +570,7 @@ func (c *Client) queueStates(msg []byte, arrival time.Duration) {
 }
 
 // control handles one control message.
-func (c *Client) control(m protocol.Message, at time.Duration) {
+func (c *Conn) control(m protocol.Message, at time.Duration) {
 	c.answerProbe(m) // probe.go; first, so the server measures no more than the network
 	deliver, synced, waiter := c.takeControl(m, at)
 	if synced {
@@ -590,7 +590,7 @@ func (c *Client) control(m protocol.Message, at time.Duration) {
 // takeControl applies m to the client's state under mu (released by defer,
 // as in queueStates) and says what to do next: deliver it as an event,
 // report the clock synced, answer a waiting request.
-func (c *Client) takeControl(m protocol.Message, at time.Duration) (deliver, synced bool, waiter chan result) {
+func (c *Conn) takeControl(m protocol.Message, at time.Duration) (deliver, synced bool, waiter chan result) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	deliver = true
@@ -626,7 +626,7 @@ func (c *Client) takeControl(m protocol.Message, at time.Duration) (deliver, syn
 }
 
 // push queues an event for PollEvents.
-func (c *Client) push(e Event) {
+func (c *Conn) push(e Event) {
 	c.mu.Lock()
 	if c.events.push(e) {
 		c.stats.EventsDropped++
@@ -635,7 +635,7 @@ func (c *Client) push(e Event) {
 	c.signal()
 }
 
-func (c *Client) signal() {
+func (c *Conn) signal() {
 	select {
 	case c.notify <- struct{}{}:
 	default:
@@ -643,7 +643,7 @@ func (c *Client) signal() {
 }
 
 // writeLoop sends queued frames and the clock-sync pings.
-func (c *Client) writeLoop(s *session, readerDone <-chan struct{}) {
+func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 	ctx := context.Background()
 	ping := time.NewTimer(0)
 	defer ping.Stop()
@@ -699,7 +699,7 @@ type writeBufs struct {
 // mu, as written now (the send lead: client/core's AppendBatch). It
 // reports false when s is no longer the client's connection. It does not
 // allocate once the buffers have grown.
-func (c *Client) nextWrites(s *session, w *writeBufs) bool {
+func (c *Conn) nextWrites(s *session, w *writeBufs) bool {
 	c.mu.Lock()
 	if c.sess != s {
 		c.mu.Unlock()
@@ -713,7 +713,7 @@ func (c *Client) nextWrites(s *session, w *writeBufs) bool {
 }
 
 // sendPing queues a clock-sync ping carrying our best round trip.
-func (c *Client) sendPing() {
+func (c *Conn) sendPing() {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	c.mu.Lock()
 	ping := c.core.Ping(now)
@@ -723,10 +723,10 @@ func (c *Client) sendPing() {
 }
 
 // sendMsg queues a reliable message.
-func (c *Client) sendMsg(m protocol.Message) error {
+func (c *Conn) sendMsg(m protocol.Message) error {
 	b, err := protocol.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("client: %w", err)
+		return fmt.Errorf("serverlink: %w", err)
 	}
 	if c.lagOut.active() {
 		c.lagOut.push(b, true)
@@ -739,7 +739,7 @@ func (c *Client) sendMsg(m protocol.Message) error {
 // leaves it encoded (the line holds bytes) and is queued again as a
 // wire.State whose wait starts at the exit: the simulated delay is the
 // network's, not the sender's.
-func (c *Client) enqueueDelayed(b []byte, reliable bool) {
+func (c *Conn) enqueueDelayed(b []byte, reliable bool) {
 	if reliable {
 		_ = c.enqueue(b)
 		return
@@ -756,7 +756,7 @@ func (c *Client) enqueueDelayed(b []byte, reliable bool) {
 }
 
 // enqueue hands a control frame to the current connection's writer.
-func (c *Client) enqueue(b []byte) error {
+func (c *Conn) enqueue(b []byte) error {
 	c.mu.Lock()
 	s := c.sess
 	if s == nil {
@@ -772,7 +772,7 @@ func (c *Client) enqueue(b []byte) error {
 // queueState queues st, whose wait started at from, for the current
 // connection's writer, under mu, and returns the session to wake (nil:
 // none, the state is dropped).
-func (c *Client) queueState(st *wire.State, from time.Duration) *session {
+func (c *Conn) queueState(st *wire.State, from time.Duration) *session {
 	s := c.sess
 	if s == nil {
 		return nil // reconnecting: states are droppable
@@ -797,7 +797,7 @@ func wake(s *session) {
 
 // request sends m and waits for its answer: Joined or Left, or an Error
 // about it.
-func (c *Client) request(ctx context.Context, m protocol.Message) (protocol.Message, error) {
+func (c *Conn) request(ctx context.Context, m protocol.Message) (protocol.Message, error) {
 	if !c.reqMu.TryLock() {
 		return nil, ErrBusy
 	}
@@ -838,7 +838,7 @@ func (c *Client) request(ctx context.Context, m protocol.Message) (protocol.Mess
 
 // Create opens a new room (nil settings: the server's defaults) and takes
 // its first seat, as host.
-func (c *Client) Create(ctx context.Context, settings *protocol.Settings) (*protocol.Joined, error) {
+func (c *Conn) Create(ctx context.Context, settings *protocol.Settings) (*protocol.Joined, error) {
 	m, err := c.ask(ctx, &protocol.Create{Settings: settings})
 	if err != nil {
 		return nil, fmt.Errorf("create room: %w", err)
@@ -852,7 +852,7 @@ func (c *Client) Create(ctx context.Context, settings *protocol.Settings) (*prot
 
 // Join takes a seat in the room with codeOrLink: a code ("ABC-DEF", any
 // case) or an invite link.
-func (c *Client) Join(ctx context.Context, codeOrLink string) (*protocol.Joined, error) {
+func (c *Conn) Join(ctx context.Context, codeOrLink string) (*protocol.Joined, error) {
 	code, err := protocol.ParseRoomCode(codeOrLink)
 	if err != nil {
 		return nil, fmt.Errorf("join %q: %w", codeOrLink, err)
@@ -873,7 +873,7 @@ func (c *Client) Join(ctx context.Context, codeOrLink string) (*protocol.Joined,
 }
 
 // Leave gives up the seat and waits for the server to confirm.
-func (c *Client) Leave(ctx context.Context) error {
+func (c *Conn) Leave(ctx context.Context) error {
 	c.mu.Lock()
 	in := c.code != ""
 	c.mu.Unlock()
@@ -892,7 +892,7 @@ func (c *Client) Leave(ctx context.Context) error {
 // an EventMessage carrying a *protocol.Error whose Request is
 // protocol.TypeKick. It returns ErrNotInRoom outside a room,
 // ErrNotConnected while reconnecting and ErrClosed after Close.
-func (c *Client) Kick(slot int) error {
+func (c *Conn) Kick(slot int) error {
 	c.mu.Lock()
 	in := c.code != ""
 	c.mu.Unlock()
@@ -909,7 +909,7 @@ func (c *Client) Kick(slot int) error {
 // InPosition, Finish, Vote, SetName, DirectLink, Signal, Invite). It never
 // blocks; answers and refusals come back as events. It returns
 // ErrNotConnected while reconnecting and ErrClosed after Close.
-func (c *Client) Send(m protocol.Message) error {
+func (c *Conn) Send(m protocol.Message) error {
 	select {
 	case <-c.closedCh:
 		return ErrClosed
@@ -930,7 +930,7 @@ func (c *Client) Send(m protocol.Message) error {
 // filled in. States sent while reconnecting are dropped. A state's stamp
 // is its sample's time on Clock: the writer carries a fresh one forward to
 // the write within Options.SendLead (client/core, Queue).
-func (c *Client) SendState(s *wire.State) error {
+func (c *Conn) SendState(s *wire.State) error {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	lagged := c.lagOut.active()
 	c.mu.Lock()
@@ -962,7 +962,7 @@ func (c *Client) SendState(s *wire.State) error {
 	return nil
 }
 
-func (c *Client) isClosed() bool {
+func (c *Conn) isClosed() bool {
 	select {
 	case <-c.closedCh:
 		return true
@@ -973,7 +973,7 @@ func (c *Client) isClosed() bool {
 
 // PollEvents appends the events received since the last call to dst and
 // returns it. It never blocks.
-func (c *Client) PollEvents(dst []Event) []Event {
+func (c *Conn) PollEvents(dst []Event) []Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.events.drain(dst)
@@ -982,7 +982,7 @@ func (c *Client) PollEvents(dst []Event) []Event {
 // PollStates appends the remote states received since the last call to dst
 // and returns it. It never blocks. States arrive only once the clock is
 // synced (EventSynced); earlier ones are dropped.
-func (c *Client) PollStates(dst []RemoteState) []RemoteState {
+func (c *Conn) PollStates(dst []RemoteState) []RemoteState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.states.drain(dst)
@@ -991,13 +991,13 @@ func (c *Client) PollStates(dst []RemoteState) []RemoteState {
 // Notify returns a channel that receives (without blocking the client)
 // whenever an event or state is queued: goroutine users can wait on it
 // instead of polling.
-func (c *Client) Notify() <-chan struct{} { return c.notify }
+func (c *Conn) Notify() <-chan struct{} { return c.notify }
 
 // Now returns the local clock.
-func (c *Client) Now() time.Duration { return c.clock.Now() }
+func (c *Conn) Now() time.Duration { return c.clock.Now() }
 
 // Synced reports whether the clock is synchronised to the server.
-func (c *Client) Synced() bool {
+func (c *Conn) Synced() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.core.Synced()
@@ -1005,70 +1005,70 @@ func (c *Client) Synced() bool {
 
 // ServerTime maps a local time onto the server clock (the countdown's GoUS
 // and every *_us in the protocol are server times).
-func (c *Client) ServerTime(local time.Duration) time.Duration {
+func (c *Conn) ServerTime(local time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.core.ServerTime(local)
 }
 
 // LocalTime maps a server time onto the local clock.
-func (c *Client) LocalTime(server time.Duration) time.Duration {
+func (c *Conn) LocalTime(server time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.core.LocalTime(server)
 }
 
 // RTT returns the best round trip to the server seen recently.
-func (c *Client) RTT() time.Duration {
+func (c *Conn) RTT() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.core.RTT()
 }
 
 // Token returns the identity token to keep for the next session.
-func (c *Client) Token() string {
+func (c *Conn) Token() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.token
 }
 
 // User returns the user id.
-func (c *Client) User() string {
+func (c *Conn) User() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.welcome.User
 }
 
 // Welcome returns the server's last welcome (limits, versions, draining).
-func (c *Client) Welcome() protocol.Welcome {
+func (c *Conn) Welcome() protocol.Welcome {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.welcome
 }
 
 // Slot returns the client's slot in its room, or -1.
-func (c *Client) Slot() int {
+func (c *Conn) Slot() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.slot
 }
 
 // Room returns the latest state of the client's room (zero when in none).
-func (c *Client) Room() protocol.RoomState {
+func (c *Conn) Room() protocol.RoomState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.room
 }
 
 // Connected reports whether the connection is up (false while reconnecting).
-func (c *Client) Connected() bool {
+func (c *Conn) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sess != nil
 }
 
 // Stats returns the client's counters.
-func (c *Client) Stats() Stats {
+func (c *Conn) Stats() Stats {
 	c.mu.Lock()
 	s := c.stats
 	c.mu.Unlock()
@@ -1077,7 +1077,7 @@ func (c *Client) Stats() Stats {
 }
 
 // Err returns why the client disconnected for good, or nil.
-func (c *Client) Err() error {
+func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lastErr
@@ -1086,7 +1086,7 @@ func (c *Client) Err() error {
 // Close ends the connection with a normal close (the seat is held by the
 // server for a reconnect; Leave first to give it up) and stops every
 // goroutine. It waits at most CloseTimeout and ctx, then cuts the connection.
-func (c *Client) Close(ctx context.Context) error {
+func (c *Conn) Close(ctx context.Context) error {
 	c.closeOnce.Do(func() {
 		close(c.closedCh)
 		c.endLife()
@@ -1118,7 +1118,7 @@ func (c *Client) Close(ctx context.Context) error {
 	return nil
 }
 
-func (c *Client) stopLag() {
+func (c *Conn) stopLag() {
 	c.lagOut.close()
 	c.lagIn.close()
 }
@@ -1126,7 +1126,7 @@ func (c *Client) stopLag() {
 // SetLag changes the lag simulator live, both directions; the zero value
 // turns it off. Messages already delayed keep their due times, and reliable
 // messages keep their order across the change.
-func (c *Client) SetLag(l LagConfig) error {
+func (c *Conn) SetLag(l LagConfig) error {
 	if err := l.Validate(); err != nil {
 		return fmt.Errorf("set lag: %w", err)
 	}

@@ -1,4 +1,4 @@
-package client
+package serverlink
 
 import (
 	"errors"
@@ -32,10 +32,10 @@ const (
 	DefaultSendLead = core.DefaultSendLead
 )
 
-// Options configure a Client. A nil *Options means every default; the zero
+// Options configure a Conn. A nil *Options means every default; the zero
 // value of each field means its default.
 type Options struct {
-	// Token is the identity token from an earlier Welcome (Client.Token);
+	// Token is the identity token from an earlier Welcome (Conn.Token);
 	// empty asks for a new anonymous identity. A token this server does not
 	// recognise is dropped and a new identity issued.
 	Token string
@@ -104,12 +104,12 @@ type Options struct {
 // LagConfig is the lag simulator of docs/architecture.md §5 (netcode/lagsim):
 // it sits under the server link, the same settings in both directions.
 // States may be dropped and reordered by jitter; reliable messages are
-// delayed but keep their order. The zero value is off; Client.SetLag
+// delayed but keep their order. The zero value is off; Conn.SetLag
 // changes it live.
 type LagConfig = lagsim.Config
 
 // ErrInvalidOptions indicates an Options field out of range.
-var ErrInvalidOptions = errors.New("client: invalid options")
+var ErrInvalidOptions = errors.New("serverlink: invalid options")
 
 // WithDefaults returns a copy of o (nil: the zero Options) with every
 // zero field set to its default. Dial applies it; client/netroom applies

@@ -1,12 +1,17 @@
-// Package client is the Go client of the room protocol (docs/protocol.md):
-// what the Godot extension, the load test and the server's tests use to
-// talk to nearzero-server. Pure Go, no cgo. It is the socket and the
-// goroutines around client/core, which holds the logic (and which the
-// bench drives on simulated links).
+// Package serverlink is a client's link to the room server: one WebSocket
+// connection speaking the room protocol (docs/protocol.md), Conn. It is
+// what the game's room model (client/netroom), the load test and the
+// server's tests use to talk to nearzero-server. Pure Go, no cgo. It is
+// the socket and the goroutines around client/core's ServerPath, which
+// holds the logic (and which the bench drives on simulated links).
+//
+// Conn is the connection, not the room: the room the game sees (its seat,
+// players, spawns, entities) is client/netroom's Room, which drives a Conn;
+// the server's own room is server/room's Room.
 //
 // # Use
 //
-//	c, err := client.Dial(ctx, "ws://127.0.0.1:8787/ws", &client.Options{Name: "Ann", Token: saved})
+//	c, err := serverlink.Dial(ctx, "ws://127.0.0.1:8787/ws", &serverlink.Options{Name: "Ann", Token: saved})
 //	joined, err := c.Join(ctx, "ABC-DEF")            // or c.Create(ctx, nil)
 //	c.Send(&protocol.Ready{Ready: true})              // any room message; never blocks
 //	c.SendState(&st)                                  // the local player's state; never blocks
@@ -49,4 +54,4 @@
 //   - Every method is safe for concurrent use; only Dial, Create, Join,
 //     Leave and Close block, each bounded by its context and a time-out.
 //   - Every goroutine ends at Close (or when Dial fails).
-package client
+package serverlink
