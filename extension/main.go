@@ -8,9 +8,9 @@
 //	              (client/netroom.Room): signals for every room event, spawns
 //	              a scene per remote player.
 //	NetPredictor  on the owning player's machine, samples its root each
-//	              physics frame and sends (netroom.Local, netcode/sender);
+//	              physics frame and sends (entity.Local, netcode/sender);
 //	              on every other machine, draws its root where the remote
-//	              entity is now (netroom.Remote, netcode/predict).
+//	              entity is now (entity.Remote, netcode/predict).
 //
 // This package is thin glue: it moves values between engine objects and
 // client/netroom, where every decision is made and tested without the
@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/version"
@@ -87,7 +88,7 @@ var (
 	procClock = realtime.NewWall()
 	// physClock stamps physics frames; every NetPredictor and
 	// NetRoom.physics_server_time share it.
-	physClock netroom.FrameClock
+	physClock entity.FrameClock
 	// rooms are the NetRoom nodes inside the tree, for NetPredictors that
 	// find none above them; models are the Rooms of live NetRoom nodes, and
 	// closing those that said goodbye: both are waited for at shutdown.

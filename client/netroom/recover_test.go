@@ -18,13 +18,13 @@ import (
 func TestPanicInRequestIsAnError(t *testing.T) {
 	h := newHarness(t, Config{})
 	calls := 0
-	h.link.createFn = func() error {
+	h.link.OnCreate(func() error {
 		calls++
 		if calls == 1 {
 			panic("create broke")
 		}
 		return nil
-	}
+	})
 	require.NoError(t, h.room.Create())
 	evs := h.until(has(EventError))
 	errs := eventsOf(evs, EventError)
@@ -44,10 +44,10 @@ func TestClientPanicIsAnError(t *testing.T) {
 	require.NoError(t, h.room.Connect())
 	h.until(has(EventConnected))
 	boom := errors.Join(serverlink.ErrPanic, errors.New("reader: boom"))
-	h.link.push(serverlink.Event{Kind: serverlink.EventReconnecting, Err: boom})
+	h.link.Push(serverlink.Event{Kind: serverlink.EventReconnecting, Err: boom})
 	evs := h.until(has(EventReconnecting))
 	assert.Equal(t, []string{"error", "reconnecting"}, kinds(evs))
-	h.link.push(serverlink.Event{Kind: serverlink.EventDisconnected, Err: boom})
+	h.link.Push(serverlink.Event{Kind: serverlink.EventDisconnected, Err: boom})
 	evs = h.until(has(EventDisconnected))
 	assert.Equal(t, []string{"error", "disconnected"}, kinds(evs))
 	assert.Equal(t, protocol.Code(CodeLocal), evs[0].Code)
@@ -63,9 +63,7 @@ func TestSetLagLive(t *testing.T) {
 	h.until(has(EventConnected))
 	more := serverlink.LagConfig{Latency: 80 * time.Millisecond, Loss: 0.1}
 	require.NoError(t, h.room.SetLag(more))
-	h.link.mu.Lock()
-	assert.Equal(t, []serverlink.LagConfig{more}, h.link.lag, "applied live")
-	h.link.mu.Unlock()
+	assert.Equal(t, []serverlink.LagConfig{more}, h.link.Lags(), "applied live")
 	assert.Error(t, h.room.SetLag(serverlink.LagConfig{Loss: 2}))
 	assert.Equal(t, []string{"error"}, kinds(h.update()))
 	h.mu.Lock()

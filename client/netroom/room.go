@@ -95,12 +95,12 @@ type request struct {
 
 // Stats are counters for debug figures and tests.
 type Stats struct {
-	// Routed is the number of received states handed to a Remote.
+	// Routed is the number of received states handed to a Receiver (a drawn entity).
 	Routed uint64
-	// Unrouted is the number of received states for a slot with no Remote
+	// Unrouted is the number of received states for a slot with no Receiver
 	// bound (not spawned yet, or no NetPredictor in its scene).
 	Unrouted uint64
-	// Refused is the number of routed states the Remote's predictor
+	// Refused is the number of routed states the Receiver
 	// refused (duplicates, stale, non-finite).
 	Refused uint64
 	// DirectDown is the number of direct links reported down for silence.
@@ -140,9 +140,9 @@ type Room struct {
 	room    protocol.RoomState
 	players []protocol.PlayerState // room.Players, owned
 	spawned [MaxSlots]bool
-	remotes map[Key]*Remote // by (slot, entity), entity 0 included; see route
-	local   *Local          // the entity that sends, see ClaimLocal
-	ents    entities        // other entities (entities.go)
+	remotes map[Key]Receiver // by (slot, entity), entity 0 included; see route
+	local   any              // who holds the player's own entity, see ClaimLocal
+	ents    entities         // other entities (entities.go)
 	direct  directWatch
 	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
@@ -490,34 +490,34 @@ func (r *Room) SendState(s *wire.State) error {
 	return nil
 }
 
-// Bind makes rem the Remote that receives slot's states (its entity 0:
-// BindEntity(KeyOf(slot, 0), rem)). Another Remote bound there already is
-// an error (ErrTaken, also queued as EventError): Unbind it first.
-func (r *Room) Bind(slot int, rem *Remote) error { return r.BindEntity(KeyOf(slot, 0), rem) }
+// Bind makes rem the Receiver of slot's states (its entity 0:
+// BindEntity(KeyOf(slot, 0), rem)). Another Receiver bound there already
+// is an error (ErrTaken, also queued as EventError): Unbind it first.
+func (r *Room) Bind(slot int, rem Receiver) error { return r.BindEntity(KeyOf(slot, 0), rem) }
 
-// ClaimLocal makes l the local player's entity, the one whose states are
-// sent. Another Local holding the claim is an error (ErrTaken, also
-// queued as EventError).
-func (r *Room) ClaimLocal(l *Local) error {
-	if r.local != nil && r.local != l {
+// ClaimLocal makes holder the local player's entity, the one whose states
+// are sent (ClaimLocalEntity with id 0). Another holder of the claim is an
+// error (ErrTaken, also queued as EventError).
+func (r *Room) ClaimLocal(holder any) error {
+	if r.local != nil && r.local != holder {
 		return r.fail(fmt.Errorf("local player: %w", ErrTaken))
 	}
-	r.local = l
+	r.local = holder
 	return nil
 }
 
-// ReleaseLocal gives up l's claim, if it holds it.
-func (r *Room) ReleaseLocal(l *Local) {
-	if r.local == l {
+// ReleaseLocal gives up holder's claim, if it holds it.
+func (r *Room) ReleaseLocal(holder any) {
+	if r.local == holder {
 		r.local = nil
 	}
 }
 
 // Unbind removes rem from slot, if it is the one bound there.
-func (r *Room) Unbind(slot int, rem *Remote) { r.UnbindEntity(KeyOf(slot, 0), rem) }
+func (r *Room) Unbind(slot int, rem Receiver) { r.UnbindEntity(KeyOf(slot, 0), rem) }
 
-// Bound returns the Remote bound to slot, or nil.
-func (r *Room) Bound(slot int) *Remote { return r.BoundEntity(KeyOf(slot, 0)) }
+// Bound returns the Receiver bound to slot, or nil.
+func (r *Room) Bound(slot int) Receiver { return r.BoundEntity(KeyOf(slot, 0)) }
 
 // ProcessPriority is the NetRoom node's process priority: lower than any
 // node's default (0), so its _process, which routes the frame's states
@@ -527,7 +527,7 @@ func (r *Room) Bound(slot int) *Remote { return r.BoundEntity(KeyOf(slot, 0)) }
 const ProcessPriority = -1000
 
 // Route hands every state received since the last call, by the server
-// or a direct link, to the Remote bound to its key (route), and returns
+// or a direct link, to the Receiver bound to its key (route), and returns
 // how many it routed. Call it once per frame before the entities draw:
 // the NetRoom node does, from its _process, which runs before every
 // NetPredictor's (ProcessPriority). It does not allocate once its buffers
@@ -556,7 +556,7 @@ func (r *Room) Route() int {
 }
 
 // AddDirect hands a state that came over a direct link from its sender
-// (stamp already mapped onto the local clock at local) to the bound Remote,
+// (stamp already mapped onto the local clock at local) to the bound Receiver,
 // and keeps the link's liveness: the first arrival reports the link up to
 // the server, and DirectSilence without one reports it down. Route calls
 // it for the states of the Room's own direct links (Config.NewDirect); a
@@ -591,10 +591,10 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 }
 
 // route is the one routing path of a received state, whichever way it
-// came: the Remote bound to its key (KeyOf(slot, entity), entity 0, a
+// came: the Receiver bound to its key (KeyOf(slot, entity), entity 0, a
 // player's own, included) takes it, and the outcome is counted once
 // (Routed, and DirectRouted for the direct path; Unrouted: nothing bound,
-// or our own echoed; Refused: the Remote's predictor refused it).
+// or our own echoed; Refused: the Receiver refused it).
 func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
 	rem := r.remotes[KeyOf(int(s.Slot), int(s.Entity))]
 	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,42 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/client/serverlink"
-	"github.com/nearzero/nearzero/netcode/clock"
+	"github.com/nearzero/nearzero/internal/testkit"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
 )
 
-// runServer runs a server on loopback; stop shuts it down.
-func runServer() (url string, stop func()) {
-	s, err := server.New(nil, server.Deps{})
-	if err != nil {
-		panic(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
-	<-s.Ready()
-	return "ws://" + ln.Addr().String() + "/ws", func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-		<-done
-	}
-}
-
+// startServer runs a room server on loopback for the test and returns
+// its URL.
 func startServer(t *testing.T) string {
 	t.Helper()
-	url, stop := runServer()
-	t.Cleanup(stop)
-	return url
+	return testkit.StartServer(t, server.Deps{}).URL()
 }
 
-var quickSync = clock.SyncConfig{WarmupInterval: 10 * time.Millisecond, SyncedAfter: 3, WarmupSamples: 4}
+var quickSync = testkit.QuickSync
 
 func TestLagSimulator(t *testing.T) {
 	url := startServer(t)
@@ -114,8 +92,12 @@ func TestCallsAfterClose(t *testing.T) {
 
 // Example connects two players to a room server on loopback.
 func Example() {
-	url, stop := runServer()
-	defer stop()
+	srv, err := testkit.RunServer(server.Deps{})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Stop()
+	url := srv.URL()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	host, err := serverlink.Dial(ctx, url, &serverlink.Options{Name: "Ann"})

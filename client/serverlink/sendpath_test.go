@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -67,7 +68,7 @@ func (l *wireLinks) Close()                                              {}
 // the queue once into its buffer, the bytes handed to the socket.
 type sendPath struct {
 	clk   *stepClock
-	pred  *netroom.Predictor
+	pred  *entity.Predictor
 	links *wireLinks
 	write func() []byte
 	i     int
@@ -98,8 +99,8 @@ func newSendPath(tb testing.TB) *sendPath {
 		require.Less(tb, time.Since(start), 5*time.Second, "seated")
 		time.Sleep(time.Millisecond)
 	}
-	g.pred = netroom.NewPredictor()
-	g.pred.SetDim(netroom.Dim3D)
+	g.pred = entity.NewPredictor()
+	g.pred.SetDim(entity.Dim3D)
 	g.pred.Ready(room)
 	return g
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/client/core"
-	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/inputdelay"
@@ -38,10 +38,10 @@ type client struct {
 	clk    simnet.Clock
 	frames *simnet.Frames
 	bot    *bot
-	loc    *netroom.Local   // the sending side, as a NetPredictor's
+	loc    *entity.Local    // the sending side, as a NetPredictor's
 	srv    *core.ServerPath // the server path
 	dpeer  *core.Peer       // the direct link to the other player
-	rem    *netroom.Remote  // the drawing side, as a NetPredictor's
+	rem    *entity.Remote   // the drawing side, as a NetPredictor's
 	// ref are reference predictors, one per path, fed the truth at the
 	// path's nominal age each frame: the error split's predictor piece.
 	ref         [2]*predict.Predictor
@@ -125,7 +125,7 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	var err error
 	scfg := w.opt.Tuning.Sender
 	scfg.Dim2D = w.sc.Dim2D
-	if c.loc, err = netroom.NewLocal(scfg); err != nil {
+	if c.loc, err = entity.NewLocal(scfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	// The game client's defaults: its send queue and send lead.
@@ -156,7 +156,7 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	}
 	// Dim2D before New: New fills in the 2D defaults (pixels) from it.
 	pcfg.Dim2D = w.sc.Dim2D
-	if c.rem, err = netroom.NewRemote(pcfg); err != nil {
+	if c.rem, err = entity.NewRemote(pcfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	rcfg := pcfg
@@ -599,7 +599,7 @@ func (c *client) send(out []byte) {
 func (c *client) render(t, local time.Duration) {
 	// As NetPredictor's _process: one Frame per rendered frame.
 	pose, ch := c.rem.Frame(local)
-	if ch&netroom.ChangeSnapped != 0 {
+	if ch&entity.ChangeSnapped != 0 {
 		c.w.stats.Snaps++
 	}
 	ipos, iok, dry := c.interp.draw(local)

@@ -1,6 +1,7 @@
-package netroom
+package entity
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -8,9 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/serverlink"
+	"github.com/nearzero/nearzero/internal/testkit"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -19,8 +23,8 @@ import (
 // per remote per 60 Hz frame: the per-frame path of a NetRoom and its
 // NetPredictors.
 type frameRig struct {
-	room    *Room
-	link    *fakeLink
+	room    *netroom.Room
+	link    *testkit.FakeLink
 	remotes []*Remote
 	frame   int
 }
@@ -32,19 +36,19 @@ func newFrameRig(tb testing.TB, n int) *frameRig {
 // newFrameRigWith is newFrameRig with every remote's predictor on cfg.
 func newFrameRigWith(tb testing.TB, n int, cfg predict.Config) *frameRig {
 	tb.Helper()
-	link := &fakeLink{}
-	r, err := New(Config{Server: "x:1", Options: serverlink.Options{Clock: &fakeClock{}}})
-	require.NoError(tb, err)
-	// Seat the room by hand: no goroutines needed for the frame path.
-	r.link, r.status, r.inRoom, r.slot, r.synced = link, StatusConnected, true, 0, true
-	g := &frameRig{room: r, link: link}
+	players := make([]protocol.PlayerState, n+1)
+	for i := range players {
+		players[i] = player(i, fmt.Sprint("p", i))
+	}
+	h := seated(tb, 0, 0, players...)
+	h.update()
+	g := &frameRig{room: h.room, link: h.link}
 	for i := range n {
 		rem, err := NewRemote(cfg)
 		require.NoError(tb, err)
-		require.NoError(tb, r.Bind(i+1, rem))
+		require.NoError(tb, h.room.Bind(i+1, rem))
 		g.remotes = append(g.remotes, rem)
 	}
-	link.states = make([]serverlink.RemoteState, 0, n)
 	return g
 }
 
@@ -55,17 +59,15 @@ var rigRot = geom.AxisAngle(geom.Up3D, 0.3)
 func (g *frameRig) step() {
 	const dt = time.Second / 60
 	now := time.Duration(g.frame) * dt
-	g.link.mu.Lock()
 	for i := range g.remotes {
 		a := float64(g.frame) / 60
-		g.link.states = append(g.link.states, serverlink.RemoteState{
+		g.link.PushStates(serverlink.RemoteState{
 			State: wire.State{Slot: uint8(i + 1), Seq: wire.Seq(g.frame), Fields: wire.HasAcc | wire.HasTurn,
 				Pos: geom.Vec3{X: 5 * math.Cos(a), Z: 5 * math.Sin(a)}, Vel: geom.Vec3{X: -5 * math.Sin(a), Z: 5 * math.Cos(a)},
 				Acc: geom.Vec3{X: -5 * math.Cos(a), Z: -5 * math.Sin(a)}, Turn: 1, Rot: rigRot},
 			Local: now - 30*time.Millisecond, Arrival: now - time.Millisecond,
 		})
 	}
-	g.link.mu.Unlock()
 	g.room.Update(now)
 	g.room.Route()
 	for _, rem := range g.remotes {

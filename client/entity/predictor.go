@@ -1,10 +1,11 @@
-package netroom
+package entity
 
 import (
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
@@ -60,7 +61,7 @@ const (
 
 // ErrLocalPush indicates a state pushed by hand to the local player's
 // entity, which is sampled from its root instead.
-var ErrLocalPush = errors.New("netroom: push_state on the local player's entity is ignored")
+var ErrLocalPush = errors.New("entity: push_state on the local player's entity is ignored")
 
 // SearchEvery is how many physics frames an unbound NetPredictor waits
 // between looks for a NetRoom.
@@ -84,7 +85,7 @@ type Predictor struct {
 
 	// Binding.
 	mode    Mode
-	room    *Room
+	room    *netroom.Room
 	slot    int
 	dim     Dim
 	remote  *Remote
@@ -121,7 +122,7 @@ func NewPredictor() *Predictor {
 func (p *Predictor) Mode() Mode { return p.mode }
 
 // Room returns the Room it is bound to, or nil.
-func (p *Predictor) Room() *Room { return p.room }
+func (p *Predictor) Room() *netroom.Room { return p.room }
 
 // Profile returns the motion profile.
 func (p *Predictor) Profile() Profile { return p.profile }
@@ -195,7 +196,7 @@ func (p *Predictor) Extras() (anim, input int64) {
 // BindRemote makes the entity remote player slot's in room: called by the
 // NetRoom that spawned its scene, before the scene enters the tree. A
 // shared object in that scene stays shared (nobody's in particular).
-func (p *Predictor) BindRemote(room *Room, slot int) {
+func (p *Predictor) BindRemote(room *netroom.Room, slot int) {
 	if p.shared {
 		p.mode, p.room = ModeShared, room
 		return
@@ -206,9 +207,9 @@ func (p *Predictor) BindRemote(room *Room, slot int) {
 // BindLocalEntity makes the entity our extra entity id (1..MaxPlayerEntity)
 // sending through room: called by the NetRoom that spawned its scene for
 // us (spawn_entity), before the scene enters the tree.
-func (p *Predictor) BindLocalEntity(room *Room, id int) error {
+func (p *Predictor) BindLocalEntity(room *netroom.Room, id int) error {
 	if id < 1 || id > wire.MaxPlayerEntity {
-		return fmt.Errorf("entity %d: %w (1..%d)", id, ErrEntity, wire.MaxPlayerEntity)
+		return fmt.Errorf("entity %d: %w (1..%d)", id, netroom.ErrEntity, wire.MaxPlayerEntity)
 	}
 	p.entity, p.shared, p.mode, p.room = id, false, ModeLocal, room
 	return nil
@@ -220,7 +221,7 @@ func (p *Predictor) BindLocalEntity(room *Room, id int) error {
 // before the node is bound (in the scene, or before add_child).
 func (p *Predictor) SetEntity(id int, shared bool) error {
 	if id < 0 || id > wire.MaxPlayerEntity {
-		return fmt.Errorf("entity_id %d: %w (0..%d)", id, ErrEntity, wire.MaxPlayerEntity)
+		return fmt.Errorf("entity_id %d: %w (0..%d)", id, netroom.ErrEntity, wire.MaxPlayerEntity)
 	}
 	p.entity, p.shared = id, shared
 	return nil
@@ -232,13 +233,13 @@ func (p *Predictor) Entity() (id int, shared bool) { return p.entity, p.shared }
 // WireEntity returns the entity id its states carry.
 func (p *Predictor) WireEntity() int {
 	if p.shared {
-		return SharedID(p.entity)
+		return netroom.SharedID(p.entity)
 	}
 	return p.entity
 }
 
 // key is the Room's key of the entity when drawn.
-func (p *Predictor) key() Key { return KeyOf(p.slot, p.WireEntity()) }
+func (p *Predictor) key() netroom.Key { return netroom.KeyOf(p.slot, p.WireEntity()) }
 
 // Owned reports whether this player owns the shared object now.
 func (p *Predictor) Owned() bool { return p.mode == ModeShared && p.owned }
@@ -256,7 +257,7 @@ func (p *Predictor) OwnerSlot() int {
 // answer comes with a later SyncOwner.
 func (p *Predictor) Claim() error {
 	if p.mode != ModeShared || p.room == nil {
-		return fmt.Errorf("netroom: claim: %w (not a shared object in a room)", ErrEntity)
+		return fmt.Errorf("entity: claim: %w (not a shared object in a room)", netroom.ErrEntity)
 	}
 	if p.owned {
 		return nil
@@ -326,7 +327,7 @@ func (p *Predictor) Dim() Dim { return p.dim }
 
 // Ready is the node's _ready: room is the NetRoom model found for a local
 // entity (nil: none yet), ignored when a NetRoom bound it as remote.
-func (p *Predictor) Ready(room *Room) {
+func (p *Predictor) Ready(room *netroom.Room) {
 	if p.mode == ModeUnbound && room != nil {
 		p.mode, p.room = p.boundMode(), room
 	}
@@ -348,7 +349,7 @@ func (p *Predictor) SearchDue() bool {
 
 // BindLocal makes an unbound entity the local player's, sending through
 // room.
-func (p *Predictor) BindLocal(room *Room) {
+func (p *Predictor) BindLocal(room *netroom.Room) {
 	if p.mode != ModeUnbound || room == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package netroom
+package entity
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -155,7 +156,7 @@ func TestLossEstimate(t *testing.T) {
 }
 
 func TestLinkFigures(t *testing.T) {
-	r, err := New(Config{Options: serverlink.Options{Clock: realtime.NewWall()}})
+	r, err := netroom.New(netroom.Config{Options: serverlink.Options{Clock: realtime.NewWall()}})
 	require.NoError(t, err)
 	_, _, ok := r.LinkFigures()
 	assert.False(t, ok)

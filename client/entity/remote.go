@@ -1,9 +1,10 @@
-package netroom
+package entity
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -26,8 +27,10 @@ const (
 )
 
 // Remote is the drawing side of one remote entity: its predictor plus the
-// visibility it last reported. Not safe for concurrent use (the engine's
-// main thread owns it); Add and Frame never allocate.
+// visibility it last reported. Bound in a netroom.Room, it is the
+// Receiver the Room routes that entity's states to. Not safe for
+// concurrent use (the engine's main thread owns it); Add and Frame never
+// allocate.
 type Remote struct {
 	pred *predict.Predictor
 	pose predict.Pose
@@ -40,11 +43,13 @@ type Remote struct {
 	loss     lossEstimate
 }
 
+var _ netroom.Receiver = (*Remote)(nil)
+
 // NewRemote returns a Remote predicting with cfg (zero fields: defaults).
 func NewRemote(cfg predict.Config) (*Remote, error) {
 	p, err := predict.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("netroom.NewRemote: %w", err)
+		return nil, fmt.Errorf("entity.NewRemote: %w", err)
 	}
 	return &Remote{pred: p, hidden: true}, nil
 }
@@ -56,7 +61,7 @@ func (r *Remote) Config() predict.Config { return r.pred.Config() }
 // smoothing (predict.Predictor.SetConfig: the dimension cannot change).
 func (r *Remote) SetConfig(cfg predict.Config) error {
 	if err := r.pred.SetConfig(cfg); err != nil {
-		return fmt.Errorf("netroom: remote: %w", err)
+		return fmt.Errorf("entity: remote: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package netroom
+package entity
 
 import (
 	"testing"
@@ -22,11 +22,7 @@ import (
 // it on the socket stamped at the write, on the Room's clock, and carried
 // there along its velocity: receivers then see only the network's delay.
 func TestPredictorStampsAtSend(t *testing.T) {
-	h := newHarness(t, Config{})
-	require.NoError(t, h.room.Connect())
-	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 1, 1, player(1, "Ann")))
-	h.until(has(EventJoined))
+	h := seated(t, 1, 1, player(1, "Ann"))
 	p := NewPredictor()
 	p.SetDim(Dim3D)
 	p.Ready(h.room)
@@ -34,20 +30,18 @@ func TestPredictorStampsAtSend(t *testing.T) {
 	const wait = 12 * time.Millisecond // frame time to hand-off
 	vel := geom.Vec3{X: 20, Z: -5}
 	start := time.Second
-	h.clock.add(start - h.clock.Now())
+	h.clock.Add(start - h.clock.Now())
 	type frame struct{ t, sent time.Duration }
 	var frames []frame
 	for i := range 30 {
 		ft := start + time.Duration(i)*time.Second/60
-		h.clock.add(ft + wait - h.clock.Now()) // the wall clock when physics runs
+		h.clock.Add(ft + wait - h.clock.Now()) // the wall clock when physics runs
 		pos := vel.Scale(ft.Seconds())
 		if p.Sample(ft, pos, geom.Identity, vel, true) {
 			frames = append(frames, frame{ft, h.clock.Now()})
 		}
 	}
-	h.link.mu.Lock()
-	sent := append([]wire.State(nil), h.link.sentSt...)
-	h.link.mu.Unlock()
+	sent := h.link.SentStates()
 	require.Len(t, sent, len(frames))
 	require.Greater(t, len(sent), 20)
 	q, err := core.NewQueue(4, serverlink.DefaultSendLead)
@@ -158,33 +152,23 @@ func TestLocalAtRest(t *testing.T) {
 // TestPredictorAtRest: a local NetPredictor's model at rest hands the room
 // one state per RestKeepAlive, and every frame again once it moves.
 func TestPredictorAtRest(t *testing.T) {
-	h := newHarness(t, Config{})
-	require.NoError(t, h.room.Connect())
-	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 1, 1, player(1, "Ann")))
-	h.until(has(EventJoined))
+	h := seated(t, 1, 1, player(1, "Ann"))
 	p := NewPredictor()
 	p.SetDim(Dim2D)
 	p.Ready(h.room)
-	sent := func() int {
-		h.link.mu.Lock()
-		defer h.link.mu.Unlock()
-		n := len(h.link.sentSt)
-		h.link.sentSt = nil
-		return n
-	}
+	sent := func() int { return len(h.link.TakeSentStates()) }
 	const step = time.Second / 60
 	start := time.Second
 	for i := range 120 { // 2 s still
 		ft := start + time.Duration(i)*step
-		h.clock.add(ft - h.clock.Now())
+		h.clock.Add(ft - h.clock.Now())
 		p.Sample(ft, geom.Vec3{X: 10, Y: 20}, geom.Identity, geom.Vec3{}, true)
 	}
 	n := sent()
 	assert.InDelta(t, 1+int(2*time.Second/RestKeepAlive), n, 3, "about one state per %v at rest, not 120", RestKeepAlive)
 	for i := 120; i < 180; i++ { // 1 s moving
 		ft := start + time.Duration(i)*step
-		h.clock.add(ft - h.clock.Now())
+		h.clock.Add(ft - h.clock.Now())
 		p.Sample(ft, geom.Vec3{X: 10 + float64(i-119)*5, Y: 20}, geom.Identity, geom.Vec3{X: 300}, true)
 	}
 	assert.Equal(t, 60, sent(), "every frame while it moves")

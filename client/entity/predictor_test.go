@@ -1,4 +1,4 @@
-package netroom
+package entity
 
 import (
 	"testing"
@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/geom"
 )
 
 func TestPredictorModes(t *testing.T) {
-	h := newHarness(t, Config{})
+	h := newHarness(t)
 
 	unbound := NewPredictor()
 	unbound.Ready(nil)
@@ -51,9 +52,9 @@ func TestPredictorModes(t *testing.T) {
 }
 
 // TestPredictorSecondEntity: a second NetPredictor for one player is
-// reported (EventError, and by the node), not silently swapped in.
+// reported (netroom.EventError, and by the node), not silently swapped in.
 func TestPredictorSecondEntity(t *testing.T) {
-	h := newHarness(t, Config{})
+	h := newHarness(t)
 	first, second := NewPredictor(), NewPredictor()
 	for _, p := range []*Predictor{first, second} {
 		p.BindRemote(h.room, 2)
@@ -62,7 +63,7 @@ func TestPredictorSecondEntity(t *testing.T) {
 	assert.Same(t, first.remote, h.room.Bound(2), "the first keeps the slot")
 	errs := second.Errors()
 	require.Len(t, errs, 1)
-	assert.ErrorIs(t, errs[0], ErrTaken)
+	assert.ErrorIs(t, errs[0], netroom.ErrTaken)
 	assert.Empty(t, first.Errors())
 
 	a, b := NewPredictor(), NewPredictor()
@@ -153,11 +154,7 @@ func TestPredictorEffects(t *testing.T) {
 // TestPredictorSends: a local entity sends through the room, with the
 // extras set.
 func TestPredictorSends(t *testing.T) {
-	h := newHarness(t, Config{})
-	require.NoError(t, h.room.Connect())
-	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 1, 1, player(1, "Ann")))
-	h.until(has(EventJoined))
+	h := seated(t, 1, 1, player(1, "Ann"))
 	p := NewPredictor()
 	p.SetExtras(300, 7)
 	p.SetDim(Dim3D)
@@ -170,9 +167,7 @@ func TestPredictorSends(t *testing.T) {
 	}
 	assert.Positive(t, sent)
 	assert.Equal(t, uint64(sent), p.States())
-	h.link.mu.Lock()
-	st := h.link.sentSt[0]
-	h.link.mu.Unlock()
+	st := h.link.SentStates()[0]
 	assert.Equal(t, uint8(1), st.Slot)
 	assert.Equal(t, uint8(255), st.Anim, "clamped")
 	assert.Equal(t, uint8(7), st.Input)
@@ -218,4 +213,21 @@ func TestFindRoom(t *testing.T) {
 	inside := add(add(root, "ancestor room"), "")
 	r, _ = FindRoom[*treeNode, string](testTree{}, inside, nil)
 	assert.Equal(t, "ancestor room", r)
+}
+
+// TestFrameRoutesNothing: a NetPredictor's frame draws what the Room
+// routed; routing is the NetRoom's, once per frame (Room.Route), not
+// every drawn entity's again.
+func TestFrameRoutesNothing(t *testing.T) {
+	h := joined(t, 0, 0)
+	p := NewPredictor()
+	p.BindRemote(h.room, 1)
+	p.Ready(h.room)
+	h.link.PushStates(entityState(1, 0, 1, 1))
+
+	p.Frame(20 * time.Millisecond)
+	assert.Zero(t, h.room.Stats().Routed, "Frame routed")
+	assert.Equal(t, 1, h.room.Route(), "the state waited for the Room's Route")
+	p.Frame(21 * time.Millisecond)
+	assert.Equal(t, uint64(1), p.remote.Added())
 }

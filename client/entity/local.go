@@ -1,4 +1,4 @@
-package netroom
+package entity
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ const (
 func NewLocal(cfg sender.Config) (*Local, error) {
 	s, err := sender.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("netroom.NewLocal: %w", err)
+		return nil, fmt.Errorf("entity.NewLocal: %w", err)
 	}
 	return &Local{snd: s}, nil
 }

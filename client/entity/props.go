@@ -1,14 +1,13 @@
-package netroom
+package entity
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/typedargs"
-	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // DefaultPropRate is how many times a second a local entity sends its
@@ -60,8 +59,8 @@ func (p *Props) Set(key string, value any) error {
 // Flush sends the pending changes through r when due (at most Rate times
 // a second), oldest change first, and reports how many went out. Changes
 // r cannot send now (not in a room) stay pending.
-func (p *Props) Flush(now time.Duration, r *Room) int {
-	if len(p.pending) == 0 || now < p.nextAt || !r.InRoom() || r.Status() != StatusConnected {
+func (p *Props) Flush(now time.Duration, r *netroom.Room) int {
+	if len(p.pending) == 0 || now < p.nextAt || !r.InRoom() || r.Status() != netroom.StatusConnected {
 		return 0
 	}
 	rate := p.Rate
@@ -76,7 +75,7 @@ func (p *Props) Flush(now time.Duration, r *Room) int {
 		if !ok {
 			continue
 		}
-		if err := r.send(&protocol.Prop{Entity: p.Entity, Key: k, Value: v}); err != nil {
+		if err := r.SendProp(p.Entity, k, v); err != nil {
 			keep = append(keep, k)
 			continue
 		}
@@ -98,47 +97,6 @@ func (p *Props) Resend() {
 		}
 	}
 	clear(p.sent)
-}
-
-// PropsOf returns the synced properties last received for entity k
-// (values as typedargs.Decode gives them): what a node spawned after they
-// arrived applies first. Nil when none.
-func (r *Room) PropsOf(k Key) map[string]any {
-	return r.props[k]
-}
-
-// applyProp keeps a received property and emits EventProp.
-func (r *Room) applyProp(m *protocol.Prop) {
-	vals, err := typedargs.Decode(json.RawMessage("[" + string(m.Value) + "]"))
-	if err != nil || len(vals) != 1 {
-		r.emit(errorEvent(fmt.Errorf("synced property %q from slot %d: %w", m.Key, m.Slot, err)))
-		return
-	}
-	if m.Entity < 0 || m.Entity > wire.MaxPlayerEntity {
-		return // shared objects have no synced properties (yet)
-	}
-	k := Key{Slot: m.Slot, Entity: m.Entity}
-	if r.props == nil {
-		r.props = map[Key]map[string]any{}
-	}
-	if r.props[k] == nil {
-		r.props[k] = map[string]any{}
-	}
-	r.props[k][m.Key] = vals[0]
-	r.emit(Event{Kind: EventProp, Slot: m.Slot, Entity: m.Entity, Text: m.Key, Args: vals})
-}
-
-// pruneProps forgets the properties of slots no longer in the room.
-func (r *Room) pruneProps(st *protocol.RoomState) {
-	for k := range r.props {
-		found := false
-		for _, p := range st.Players {
-			found = found || p.Slot == k.Slot
-		}
-		if !found {
-			delete(r.props, k)
-		}
-	}
 }
 
 // MaxSyncedKeys is how many synced properties a player's entities may

@@ -1,4 +1,4 @@
-package netroom
+package entity
 
 import (
 	"math"
