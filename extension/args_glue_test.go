@@ -22,12 +22,12 @@ import (
 func TestArgsGlue(t *testing.T) { runChild(t, "TestArgsGlueChild") }
 
 // TestArgsGlueChild converts every argument type the fake engine models
-// from a Variant to netroom's value, through the wire, and back to a
+// from a Variant to its netcode/typedargs value, through the wire, and back to a
 // Variant of the same type and value: the scalars, the math types, Arrays,
 // Dictionaries and the packed arrays of numbers and vectors. The fake's
 // PackedByteArray and PackedStringArray hold no contents (their engine
 // methods do nothing there), and its packed arrays keep each element as
-// the Variant put in (no float32 narrowing): netroom's wire tests cover
+// the Variant put in (no float32 narrowing): typedargs' wire tests cover
 // those.
 func TestArgsGlueChild(t *testing.T) {
 	if os.Getenv(glueChildEnv) != "1" {

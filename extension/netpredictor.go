@@ -51,7 +51,7 @@ type NetPredictor struct {
 var (
 	netPredictorClass = godot.NewClass[NetPredictor]("NetPredictor").Icon(iconPath("NetPredictor")).Docs(netPredictorDocs)
 
-	// motionProfile's values are netroom's Profile numbers; AUTO (the
+	// motionProfile's values are entity's Profile numbers; AUTO (the
 	// default) came last so scenes saved with 0-2 keep their meaning.
 	motionProfile = netPredictorClass.Enum("MotionProfile").
 			Value("VEHICLE", int64(entity.ProfileVehicle)).
@@ -180,7 +180,7 @@ func init() {
 		p.push(localTime, vec2From(tr.Origin), geom.Angle2D(float64(tr.Rotation())), vec2From(vel))
 	}, "local_time", "transform", "velocity")
 	// The comparison markers: where snap-on-arrival and an interpolation
-	// buffer would draw this entity (netroom/figures.go).
+	// buffer would draw this entity (client/entity/figures.go).
 	godot.Method0R(c, "get_newest_state_position", func(p *NetPredictor) godot.Vector3 {
 		pos, _ := p.m.NewestStatePosition()
 		return vec3To(pos)

@@ -241,7 +241,7 @@ func (n *NetRoom) Init() {
 }
 
 // dialer connects NetRooms to the server (tests replace it with a fake
-// link; nil is netroom's default, the real client).
+// link; nil is netroom's default, the real server link).
 var dialer netroom.Dialer
 
 // alive reports whether the node still exists: a signal handler may have

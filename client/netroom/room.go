@@ -117,10 +117,12 @@ type Stats struct {
 	DirectDistrusted uint64
 }
 
-// Room is one player's connection to the room server and seat in a room,
-// as the NetRoom node sees it. Make it with New; drive it from one
-// goroutine (the engine's main thread): call Update once per frame and
-// Route before drawing. Its methods never block.
+// Room is the game-side room: one player's connection to the room server
+// and seat in a room, as the NetRoom node sees it. It drives the
+// connection (a ServerLink: client/serverlink's Conn) and the direct links;
+// the server's own room is server/room's Room. Make it with New; drive it
+// from one goroutine (the engine's main thread): call Update once per
+// frame and Route before drawing. Its methods never block.
 type Room struct {
 	cfg   Config // main thread; Server, Name and Lag change with the setters
 	clock realtime.Clock
