@@ -13,20 +13,21 @@ import (
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/bindings/godot/fakeengine"
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/typedargs"
 )
 
 func TestArgsGlue(t *testing.T) { runChild(t, "TestArgsGlueChild") }
 
 // TestArgsGlueChild converts every argument type the fake engine models
-// from a Variant to netroom's value, through the wire, and back to a
+// from a Variant to its netcode/typedargs value, through the wire, and back to a
 // Variant of the same type and value: the scalars, the math types, Arrays,
 // Dictionaries and the packed arrays of numbers and vectors. The fake's
 // PackedByteArray and PackedStringArray hold no contents (their engine
 // methods do nothing there), and its packed arrays keep each element as
-// the Variant put in (no float32 narrowing): netroom's wire tests cover
+// the Variant put in (no float32 narrowing): typedargs' wire tests cover
 // those.
 func TestArgsGlueChild(t *testing.T) {
 	if os.Getenv(glueChildEnv) != "1" {
@@ -49,22 +50,22 @@ func TestArgsGlueChild(t *testing.T) {
 		{godot.NewVariant(int64(-7)), int64(-7)},
 		{godot.NewVariant(2.5), 2.5},
 		{godot.NewVariant("héllo"), "héllo"},
-		{godot.NewVariant(sn), netroom.StringName("jump")},
-		{godot.NewVariant(godot.Vector2{X: 1.5, Y: -0.1}), netroom.Vector2{1.5, -0.1}},
-		{godot.NewVariant(godot.Vector2i{X: -3, Y: 7}), netroom.Vector2i{-3, 7}},
-		{godot.NewVariant(godot.Vector3{X: 1, Y: 2, Z: 3.25}), netroom.Vector3{1, 2, 3.25}},
-		{godot.NewVariant(godot.Vector3i{X: 1, Y: -2, Z: 3}), netroom.Vector3i{1, -2, 3}},
-		{godot.NewVariant(godot.Vector4{X: 0.1, Y: 0.2, Z: 0.3, W: 0.4}), netroom.Vector4{0.1, 0.2, 0.3, 0.4}},
-		{godot.NewVariant(godot.Color{R: 1, G: 0.5, A: 0.75}), netroom.Color{1, 0.5, 0, 0.75}},
-		{godot.NewVariant(godot.Quaternion{Y: 0.6, W: 0.8}), netroom.Quaternion{0, 0.6, 0, 0.8}},
+		{godot.NewVariant(sn), typedargs.StringName("jump")},
+		{godot.NewVariant(godot.Vector2{X: 1.5, Y: -0.1}), typedargs.Vector2{1.5, -0.1}},
+		{godot.NewVariant(godot.Vector2i{X: -3, Y: 7}), typedargs.Vector2i{-3, 7}},
+		{godot.NewVariant(godot.Vector3{X: 1, Y: 2, Z: 3.25}), typedargs.Vector3{1, 2, 3.25}},
+		{godot.NewVariant(godot.Vector3i{X: 1, Y: -2, Z: 3}), typedargs.Vector3i{1, -2, 3}},
+		{godot.NewVariant(godot.Vector4{X: 0.1, Y: 0.2, Z: 0.3, W: 0.4}), typedargs.Vector4{0.1, 0.2, 0.3, 0.4}},
+		{godot.NewVariant(godot.Color{R: 1, G: 0.5, A: 0.75}), typedargs.Color{1, 0.5, 0, 0.75}},
+		{godot.NewVariant(godot.Quaternion{Y: 0.6, W: 0.8}), typedargs.Quaternion{0, 0.6, 0, 0.8}},
 		{godot.NewVariant(godot.Rect2{Position: godot.Vector2{X: 10, Y: 20}, Size: godot.Vector2{X: 30.5, Y: 40}}),
-			netroom.Rect2{10, 20, 30.5, 40}},
+			typedargs.Rect2{10, 20, 30.5, 40}},
 		{godot.NewVariant(godot.Basis{Rows: [3]godot.Vector3{{X: 1, Y: 2, Z: 3}, {X: 4, Y: 5, Z: 6}, {X: 7, Y: 8, Z: 9}}}),
-			netroom.Basis{1, 2, 3, 4, 5, 6, 7, 8, 9}},
+			typedargs.Basis{1, 2, 3, 4, 5, 6, 7, 8, 9}},
 		{godot.NewVariant(godot.Transform2D{X: godot.Vector2{X: 1}, Y: godot.Vector2{Y: 2}, Origin: godot.Vector2{X: 320.5, Y: -12}}),
-			netroom.Transform2D{1, 0, 0, 2, 320.5, -12}},
+			typedargs.Transform2D{1, 0, 0, 2, 320.5, -12}},
 		{godot.NewVariant(godot.Transform3D{Basis: godot.Basis{Rows: [3]godot.Vector3{{X: 1, Y: 2, Z: 3}, {X: 4, Y: 5, Z: 6}, {X: 7, Y: 8, Z: 9}}},
-			Origin: godot.Vector3{X: 10, Y: 11, Z: 12}}), netroom.Transform3D{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
+			Origin: godot.Vector3{X: 10, Y: 11, Z: 12}}), typedargs.Transform3D{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}},
 	}
 	// An Array, a Dictionary with int, String and StringName keys (in its
 	// order), and the packed arrays, built as the engine would.
@@ -105,15 +106,15 @@ func TestArgsGlueChild(t *testing.T) {
 		v    godot.Variant
 		want any
 	}{
-		{godot.NewVariant(arr), []any{int64(1), netroom.Vector2{1, 2}, []any{"deep"}}},
-		{godot.NewVariant(dict), netroom.Dict{{Key: int64(2), Value: "two"}, {Key: "name", Value: netroom.Vector3i{1, 2, 3}},
-			{Key: netroom.StringName("jump"), Value: true}, {Key: "2", Value: 2.5}}},
+		{godot.NewVariant(arr), []any{int64(1), typedargs.Vector2{1, 2}, []any{"deep"}}},
+		{godot.NewVariant(dict), typedargs.Dict{{Key: int64(2), Value: "two"}, {Key: "name", Value: typedargs.Vector3i{1, 2, 3}},
+			{Key: typedargs.StringName("jump"), Value: true}, {Key: "2", Value: 2.5}}},
 		{packed(godot.TypePackedInt32Array, i(-1), i(1<<30)), []int32{-1, 1 << 30}},
 		{packed(godot.TypePackedInt64Array, i(-1), i(1<<62)), []int64{-1, 1 << 62}},
 		{packed(godot.TypePackedFloat32Array, f(0.5), f(-2)), []float32{0.5, -2}},
 		{packed(godot.TypePackedFloat64Array, f(0.1), f(1e300)), []float64{0.1, 1e300}},
-		{packed(godot.TypePackedVector2Array, godot.NewVariant(godot.Vector2{X: 1, Y: 2})), netroom.PackedVector2Array{{1, 2}}},
-		{packed(godot.TypePackedVector3Array, godot.NewVariant(godot.Vector3{X: 1, Y: 2, Z: 3})), netroom.PackedVector3Array{{1, 2, 3}}},
+		{packed(godot.TypePackedVector2Array, godot.NewVariant(godot.Vector2{X: 1, Y: 2})), typedargs.PackedVector2Array{{1, 2}}},
+		{packed(godot.TypePackedVector3Array, godot.NewVariant(godot.Vector3{X: 1, Y: 2, Z: 3})), typedargs.PackedVector3Array{{1, 2, 3}}},
 	}...)
 	arr.Destroy()
 	dict.Destroy()
@@ -124,9 +125,9 @@ func TestArgsGlueChild(t *testing.T) {
 		require.NoError(t, err, "%s", typ)
 		assert.Equal(t, tc.want, x, "%s", typ)
 		// Through the wire and back to a Variant of the same type.
-		raw, err := netroom.EncodeArgs([]any{x})
+		raw, err := typedargs.Encode([]any{x})
 		require.NoError(t, err, "%s", typ)
-		vals, err := netroom.DecodeArgs(raw)
+		vals, err := typedargs.Decode(raw)
 		require.NoError(t, err, "%s", typ)
 		back := variantOf(vals[0])
 		assert.Equal(t, typ, back.Type(), "%s arrives as the type it left as", typ)
@@ -141,7 +142,7 @@ func TestArgsGlueChild(t *testing.T) {
 	room := fakeengine.Construct("NetRoom")
 	obj := godot.NewVariant(godot.ObjectFromPtr(room))
 	_, err := argFromVariant(obj, 1)
-	assert.ErrorIs(t, err, netroom.ErrBadArg)
+	assert.ErrorIs(t, err, typedargs.ErrBadArg)
 	assert.ErrorContains(t, err, "Object")
 	np := godot.NewNodePath("a/b")
 	npv := godot.NewVariant(np)
@@ -164,7 +165,7 @@ func TestArgsGlueChild(t *testing.T) {
 	nested.Append(obj)
 	_, err = argsFromArray(nested, 1)
 	assert.ErrorContains(t, err, "[0]: ")
-	assert.ErrorIs(t, err, netroom.ErrBadArg)
+	assert.ErrorIs(t, err, typedargs.ErrBadArg)
 	nested.Destroy()
 	obj.Destroy()
 	fakeengine.Destroy(room)
@@ -195,7 +196,9 @@ func TestEventsGlueChild(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	link := &sendLink{}
-	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	dialer = func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
+		return link, nil
+	}
 	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
 	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene} {
 		fakeengine.Initialize(uint32(l))
@@ -249,9 +252,9 @@ func TestEventsGlueChild(t *testing.T) {
 	sent := sentEvents()
 	require.Len(t, sent, 1)
 	assert.Equal(t, protocol.ToAll, sent[0].To)
-	vals, err := netroom.DecodeArgs(sent[0].Args)
+	vals, err := typedargs.Decode(sent[0].Args)
 	require.NoError(t, err)
-	assert.Equal(t, []any{netroom.Vector2{1, 2}, netroom.Vector2i{3, 4}}, vals, "typed on the wire")
+	assert.Equal(t, []any{typedargs.Vector2{1, 2}, typedargs.Vector2i{3, 4}}, vals, "typed on the wire")
 	from = len(fakeengine.Records())
 	virtual(t, room, "_process")
 	assert.True(t, contains(since(from), "emit event_received 1 boom [5,6]"),
@@ -266,7 +269,7 @@ func TestEventsGlueChild(t *testing.T) {
 	assert.False(t, contains(since(from), "emit event_received"), "not run here: we are not the host")
 
 	// Another player's event with typed arguments arrives typed.
-	raw, err := netroom.EncodeArgs([]any{netroom.Transform2D{1, 0, 0, 1, 5, 6}, netroom.Dict{{Key: int64(1), Value: "one"}},
+	raw, err := typedargs.Encode([]any{typedargs.Transform2D{1, 0, 0, 1, 5, 6}, typedargs.Dict{{Key: int64(1), Value: "one"}},
 		[]float32{0.5}})
 	require.NoError(t, err)
 	link.push(&protocol.Event{Name: "hello", Args: raw, From: 0, To: protocol.ToAll})
@@ -297,7 +300,9 @@ func TestSpawnGlueChild(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	link := &sendLink{}
-	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	dialer = func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
+		return link, nil
+	}
 	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
 	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene} {
 		fakeengine.Initialize(uint32(l))
@@ -393,9 +398,9 @@ func TestSpawnGlueChild(t *testing.T) {
 	link.mu.Unlock()
 	require.Len(t, spawns, 1)
 	assert.Equal(t, "res://pickup.tscn", spawns[0].Scene)
-	vals, err := netroom.DecodeArgs(spawns[0].Args)
+	vals, err := typedargs.Decode(spawns[0].Args)
 	require.NoError(t, err)
-	assert.Equal(t, []any{netroom.Vector2{5, 6}}, vals, "spawn args keep their types")
+	assert.Equal(t, []any{typedargs.Vector2{5, 6}}, vals, "spawn args keep their types")
 
 	// With a NetPredictor, under spawn_path (the NetRoom's parent).
 	from = len(fakeengine.Records())
@@ -403,7 +408,7 @@ func TestSpawnGlueChild(t *testing.T) {
 	assert.True(t, contains(since(from), "add_child Main Entity0_"), "%v", since(from))
 
 	// Another player's pickup: under the same parent, args typed.
-	raw, err := netroom.EncodeArgs([]any{netroom.Color{1, 0, 0, 1}})
+	raw, err := typedargs.Encode([]any{typedargs.Color{1, 0, 0, 1}})
 	require.NoError(t, err)
 	link.push(&protocol.Spawn{Slot: 1, Entity: 5, Scene: "res://pickup.tscn", Args: raw})
 	from = len(fakeengine.Records())

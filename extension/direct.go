@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 )
 
 // registerDirect declares NetRoom's direct-link properties: direct_links
@@ -34,4 +34,4 @@ func registerDirect(c *godot.Class[NetRoom]) {
 
 func msDur(v float64) time.Duration { return time.Duration(max(v, 0) * float64(time.Millisecond)) }
 
-func (n *NetRoom) setDirectLag(l client.LagConfig) { _ = n.model.SetDirectLag(l) } // an error reaches room_error
+func (n *NetRoom) setDirectLag(l serverlink.LagConfig) { _ = n.model.SetDirectLag(l) } // an error reaches room_error

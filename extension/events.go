@@ -7,10 +7,11 @@ import (
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/typedargs"
 )
 
 // NetRoom's events (the @rpc stand-in) and chat: methods, signals and the
-// conversion of event arguments between Variants and netroom's JSON values.
+// conversion of event arguments between Variants and their typed JSON (netcode/typedargs).
 
 var (
 	sigEventReceived = godot.NewSignal3[int64, string, godot.Array](netRoomClass, "event_received", "from_slot", "name", "args")
@@ -96,7 +97,7 @@ func (n *NetRoom) emitGameEvent(e *netroom.Event) error {
 	return sigEventReceived.Emit(n, int64(e.Slot), e.Text, a)
 }
 
-// argsFromArray converts an Array of Variants to netroom event values.
+// argsFromArray converts an Array of Variants to typedargs values.
 func argsFromArray(a godot.Array, depth int) ([]any, error) {
 	out := make([]any, 0, a.Len())
 	for i := range a.Len() {
@@ -111,15 +112,15 @@ func argsFromArray(a godot.Array, depth int) ([]any, error) {
 	return out, nil
 }
 
-// argFromVariant converts one Variant to the netroom value of the same
-// Godot type (netroom.EncodeArgs lists them): null, bool, int, float,
+// argFromVariant converts one Variant to the typedargs value of the same
+// Godot type (typedargs.Encode lists them): null, bool, int, float,
 // String, StringName, the math types, Array, Dictionary with int, String
 // or StringName keys, and the packed arrays but PackedColorArray and
 // PackedVector4Array. Anything else (objects, callables, NodePath...) is
 // refused naming its type.
 func argFromVariant(v godot.Variant, depth int) (any, error) {
-	if depth > netroom.MaxArgDepth {
-		return nil, fmt.Errorf("%w: nested more than %d deep", netroom.ErrBadArg, netroom.MaxArgDepth)
+	if depth > typedargs.MaxDepth {
+		return nil, fmt.Errorf("%w: nested more than %d deep", typedargs.ErrBadArg, typedargs.MaxDepth)
 	}
 	switch v.Type() {
 	case godot.TypeNil:
@@ -133,47 +134,47 @@ func argFromVariant(v godot.Variant, depth int) (any, error) {
 	case godot.TypeFloat:
 		f, _ := godot.VariantAs[float64](v)
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("%w: %v is not finite", netroom.ErrBadArg, f)
+			return nil, fmt.Errorf("%w: %v is not finite", typedargs.ErrBadArg, f)
 		}
 		return f, nil
 	case godot.TypeString:
 		s, _ := godot.VariantAs[string](v)
 		return s, nil
 	case godot.TypeStringName:
-		return netroom.StringName(stringNameOf(v)), nil
+		return typedargs.StringName(stringNameOf(v)), nil
 	case godot.TypeVector2:
 		p, _ := godot.VariantAs[godot.Vector2](v)
-		return netroom.Vector2{p.X, p.Y}, nil
+		return typedargs.Vector2{p.X, p.Y}, nil
 	case godot.TypeVector2i:
 		p, _ := godot.VariantAs[godot.Vector2i](v)
-		return netroom.Vector2i{p.X, p.Y}, nil
+		return typedargs.Vector2i{p.X, p.Y}, nil
 	case godot.TypeVector3:
 		p, _ := godot.VariantAs[godot.Vector3](v)
-		return netroom.Vector3{p.X, p.Y, p.Z}, nil
+		return typedargs.Vector3{p.X, p.Y, p.Z}, nil
 	case godot.TypeVector3i:
 		p, _ := godot.VariantAs[godot.Vector3i](v)
-		return netroom.Vector3i{p.X, p.Y, p.Z}, nil
+		return typedargs.Vector3i{p.X, p.Y, p.Z}, nil
 	case godot.TypeVector4:
 		p, _ := godot.VariantAs[godot.Vector4](v)
-		return netroom.Vector4{p.X, p.Y, p.Z, p.W}, nil
+		return typedargs.Vector4{p.X, p.Y, p.Z, p.W}, nil
 	case godot.TypeColor:
 		c, _ := godot.VariantAs[godot.Color](v)
-		return netroom.Color{c.R, c.G, c.B, c.A}, nil
+		return typedargs.Color{c.R, c.G, c.B, c.A}, nil
 	case godot.TypeQuaternion:
 		q, _ := godot.VariantAs[godot.Quaternion](v)
-		return netroom.Quaternion{q.X, q.Y, q.Z, q.W}, nil
+		return typedargs.Quaternion{q.X, q.Y, q.Z, q.W}, nil
 	case godot.TypeRect2:
 		r, _ := godot.VariantAs[godot.Rect2](v)
-		return netroom.Rect2{r.Position.X, r.Position.Y, r.Size.X, r.Size.Y}, nil
+		return typedargs.Rect2{r.Position.X, r.Position.Y, r.Size.X, r.Size.Y}, nil
 	case godot.TypeBasis:
 		b, _ := godot.VariantAs[godot.Basis](v)
-		return netroom.Basis(basisNumbers(b)), nil
+		return typedargs.Basis(basisNumbers(b)), nil
 	case godot.TypeTransform2D:
 		t, _ := godot.VariantAs[godot.Transform2D](v)
-		return netroom.Transform2D{t.X.X, t.X.Y, t.Y.X, t.Y.Y, t.Origin.X, t.Origin.Y}, nil
+		return typedargs.Transform2D{t.X.X, t.X.Y, t.Y.X, t.Y.Y, t.Origin.X, t.Origin.Y}, nil
 	case godot.TypeTransform3D:
 		t, _ := godot.VariantAs[godot.Transform3D](v)
-		var out netroom.Transform3D
+		var out typedargs.Transform3D
 		b := basisNumbers(t.Basis)
 		copy(out[:], b[:])
 		out[9], out[10], out[11] = t.Origin.X, t.Origin.Y, t.Origin.Z
@@ -197,7 +198,7 @@ func argFromVariant(v godot.Variant, depth int) (any, error) {
 	}
 	return nil, fmt.Errorf("%w: %s (events carry null, bool, int, float, String, StringName, Vector2/2i/3/3i/4, Color, "+
 		"Quaternion, Rect2, Basis, Transform2D/3D, Array, Dictionary with int or String keys and the packed arrays "+
-		"of bytes, ints, floats, strings and Vector2/3)", netroom.ErrBadArg, v.Type())
+		"of bytes, ints, floats, strings and Vector2/3)", typedargs.ErrBadArg, v.Type())
 }
 
 // stringNameOf returns the text of a StringName Variant.
@@ -232,7 +233,7 @@ func packedFromVariant(v godot.Variant) (any, error) {
 	t := v.Type()
 	av, ok := v.Convert(godot.TypeArray)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s not converted to an Array", netroom.ErrBadArg, t)
+		return nil, fmt.Errorf("%w: %s not converted to an Array", typedargs.ErrBadArg, t)
 	}
 	defer av.Destroy()
 	a, _ := godot.VariantAs[godot.Array](av)
@@ -247,12 +248,12 @@ func packedFromVariant(v godot.Variant) (any, error) {
 	case godot.TypePackedFloat64Array:
 		return elements(a, func(x float64) float64 { return x }), nil
 	case godot.TypePackedVector2Array:
-		return netroom.PackedVector2Array(elements(a, func(p godot.Vector2) netroom.Vector2 {
-			return netroom.Vector2{p.X, p.Y}
+		return typedargs.PackedVector2Array(elements(a, func(p godot.Vector2) typedargs.Vector2 {
+			return typedargs.Vector2{p.X, p.Y}
 		})), nil
 	case godot.TypePackedVector3Array:
-		return netroom.PackedVector3Array(elements(a, func(p godot.Vector3) netroom.Vector3 {
-			return netroom.Vector3{p.X, p.Y, p.Z}
+		return typedargs.PackedVector3Array(elements(a, func(p godot.Vector3) typedargs.Vector3 {
+			return typedargs.Vector3{p.X, p.Y, p.Z}
 		})), nil
 	}
 	return elements(a, func(s string) string { return s }), nil
@@ -276,7 +277,7 @@ func dictFromVariant(v godot.Variant, depth int) (any, error) {
 	defer d.Destroy()
 	keys := d.Keys()
 	defer keys.Destroy()
-	out := make(netroom.Dict, 0, keys.Len())
+	out := make(typedargs.Dict, 0, keys.Len())
 	for i := range keys.Len() {
 		k, _ := keys.At(i)
 		var key any
@@ -284,11 +285,11 @@ func dictFromVariant(v godot.Variant, depth int) (any, error) {
 		case godot.TypeString:
 			key, _ = godot.VariantAs[string](k)
 		case godot.TypeStringName:
-			key = netroom.StringName(stringNameOf(k))
+			key = typedargs.StringName(stringNameOf(k))
 		case godot.TypeInt:
 			key, _ = godot.VariantAs[int64](k)
 		default:
-			err := fmt.Errorf("%w: dictionary key of type %s (only int, String and StringName keys)", netroom.ErrBadArg, k.Type())
+			err := fmt.Errorf("%w: dictionary key of type %s (only int, String and StringName keys)", typedargs.ErrBadArg, k.Type())
 			k.Destroy()
 			return nil, err
 		}
@@ -299,7 +300,7 @@ func dictFromVariant(v godot.Variant, depth int) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("[%v]: %w", key, err)
 		}
-		out = append(out, netroom.KeyValue{Key: key, Value: x})
+		out = append(out, typedargs.KeyValue{Key: key, Value: x})
 	}
 	return out, nil
 }
@@ -315,7 +316,7 @@ func arrayOf(vals []any) godot.Array {
 	return a
 }
 
-// variantOf converts one decoded value (netroom.DecodeArgs) to a Variant
+// variantOf converts one decoded value (typedargs.Decode) to a Variant
 // of the type it left as.
 func variantOf(x any) godot.Variant {
 	switch x := x.(type) {
@@ -327,32 +328,32 @@ func variantOf(x any) godot.Variant {
 		return godot.NewVariant(x)
 	case string:
 		return godot.NewVariant(x)
-	case netroom.StringName:
+	case typedargs.StringName:
 		n := godot.NewStringName(string(x))
 		defer n.Destroy()
 		return godot.NewVariant(n)
-	case netroom.Vector2:
+	case typedargs.Vector2:
 		return godot.NewVariant(godot.Vector2{X: x[0], Y: x[1]})
-	case netroom.Vector2i:
+	case typedargs.Vector2i:
 		return godot.NewVariant(godot.Vector2i{X: x[0], Y: x[1]})
-	case netroom.Vector3:
+	case typedargs.Vector3:
 		return godot.NewVariant(godot.Vector3{X: x[0], Y: x[1], Z: x[2]})
-	case netroom.Vector3i:
+	case typedargs.Vector3i:
 		return godot.NewVariant(godot.Vector3i{X: x[0], Y: x[1], Z: x[2]})
-	case netroom.Vector4:
+	case typedargs.Vector4:
 		return godot.NewVariant(godot.Vector4{X: x[0], Y: x[1], Z: x[2], W: x[3]})
-	case netroom.Color:
+	case typedargs.Color:
 		return godot.NewVariant(godot.Color{R: x[0], G: x[1], B: x[2], A: x[3]})
-	case netroom.Quaternion:
+	case typedargs.Quaternion:
 		return godot.NewVariant(godot.Quaternion{X: x[0], Y: x[1], Z: x[2], W: x[3]})
-	case netroom.Rect2:
+	case typedargs.Rect2:
 		return godot.NewVariant(godot.Rect2{Position: godot.Vector2{X: x[0], Y: x[1]}, Size: godot.Vector2{X: x[2], Y: x[3]}})
-	case netroom.Basis:
+	case typedargs.Basis:
 		return godot.NewVariant(basisOf(x[:]))
-	case netroom.Transform2D:
+	case typedargs.Transform2D:
 		return godot.NewVariant(godot.Transform2D{X: godot.Vector2{X: x[0], Y: x[1]}, Y: godot.Vector2{X: x[2], Y: x[3]},
 			Origin: godot.Vector2{X: x[4], Y: x[5]}})
-	case netroom.Transform3D:
+	case typedargs.Transform3D:
 		return godot.NewVariant(godot.Transform3D{Basis: basisOf(x[:9]), Origin: godot.Vector3{X: x[9], Y: x[10], Z: x[11]}})
 	case []byte:
 		return godot.NewVariant(x)
@@ -364,11 +365,11 @@ func variantOf(x any) godot.Variant {
 		return packedVariant(godot.TypePackedFloat32Array, len(x), func(i int) godot.Variant { return godot.NewVariant(float64(x[i])) })
 	case []float64:
 		return packedVariant(godot.TypePackedFloat64Array, len(x), func(i int) godot.Variant { return godot.NewVariant(x[i]) })
-	case netroom.PackedVector2Array:
+	case typedargs.PackedVector2Array:
 		return packedVariant(godot.TypePackedVector2Array, len(x), func(i int) godot.Variant {
 			return godot.NewVariant(godot.Vector2{X: x[i][0], Y: x[i][1]})
 		})
-	case netroom.PackedVector3Array:
+	case typedargs.PackedVector3Array:
 		return packedVariant(godot.TypePackedVector3Array, len(x), func(i int) godot.Variant {
 			return godot.NewVariant(godot.Vector3{X: x[i][0], Y: x[i][1], Z: x[i][2]})
 		})
@@ -379,7 +380,7 @@ func variantOf(x any) godot.Variant {
 		v := godot.NewVariant(a)
 		a.Destroy()
 		return v
-	case netroom.Dict:
+	case typedargs.Dict:
 		d := godot.NewDictionary()
 		for _, kv := range x {
 			k, ev := variantOf(kv.Key), variantOf(kv.Value)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
 )
@@ -217,7 +217,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		defaults[m.Name] = m.Default
 	}
 	p := predict.DefaultConfig(false)
-	vehicleCap, vehicleTau, _ := netroom.ProfileVehicle.Preset()
+	vehicleCap, vehicleTau, _ := entity.ProfileVehicle.Preset()
 	want := map[string]float64{
 		"prediction_cap_ms": ms(p.PredictionCap),
 		"coast_until_ms":    ms(p.CoastUntil),
@@ -228,7 +228,7 @@ func TestDocumentedDefaults(t *testing.T) {
 		"path_margin_ms":    ms(p.PathMargin),
 		"direct_outage_ms":  ms(p.DirectOutage),
 		"send_rate":         sender.DefaultRate,
-		"motion_profile":    float64(netroom.DefaultProfile),
+		"motion_profile":    float64(entity.DefaultProfile),
 	}
 	assert.Equal(t, vehicleCap, p.PredictionCap, "the default profile is the predictor's default")
 	assert.Equal(t, vehicleTau, p.SmoothingTau)

@@ -18,8 +18,8 @@ import (
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/bindings/godot/fakeengine"
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -46,11 +46,11 @@ func runChild(t *testing.T, name string) {
 
 func TestGlue(t *testing.T) { runChild(t, "TestGlueChild") }
 
-// glueLink is a scriptable netroom.Link for NetRoom on the fake engine.
+// glueLink is a scriptable netroom.ServerLink for NetRoom on the fake engine.
 type glueLink struct {
 	mu     sync.Mutex
-	events []client.Event
-	lag    []client.LagConfig
+	events []serverlink.Event
+	lag    []serverlink.LagConfig
 }
 
 func (l *glueLink) Create(context.Context, *protocol.Settings) (*protocol.Joined, error) {
@@ -68,17 +68,17 @@ func (l *glueLink) Token() string                            { return "tok" }
 func (l *glueLink) Close(context.Context) error              { return nil }
 func (l *glueLink) ServerTime(t time.Duration) time.Duration { return t }
 func (l *glueLink) LocalTime(t time.Duration) time.Duration  { return t }
-func (l *glueLink) PollStates(dst []client.RemoteState) []client.RemoteState {
+func (l *glueLink) PollStates(dst []serverlink.RemoteState) []serverlink.RemoteState {
 	return dst
 }
-func (l *glueLink) PollEvents(dst []client.Event) []client.Event {
+func (l *glueLink) PollEvents(dst []serverlink.Event) []serverlink.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	dst = append(dst, l.events...)
 	l.events = nil
 	return dst
 }
-func (l *glueLink) SetLag(c client.LagConfig) error {
+func (l *glueLink) SetLag(c serverlink.LagConfig) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lag = append(l.lag, c)
@@ -87,7 +87,7 @@ func (l *glueLink) SetLag(c client.LagConfig) error {
 func (l *glueLink) push(m protocol.Message) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.events = append(l.events, client.Event{Kind: client.EventMessage, Msg: m})
+	l.events = append(l.events, serverlink.Event{Kind: serverlink.EventMessage, Msg: m})
 }
 
 // node makes an engine node of class named name.
@@ -130,7 +130,9 @@ func TestGlueChild(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	link := &glueLink{}
-	dialer = func(ctx context.Context, url string, opts *client.Options) (netroom.Link, error) { return link, nil }
+	dialer = func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
+		return link, nil
+	}
 
 	require.True(t, fakeengine.Load(), "%v", fakeengine.Records())
 	for _, l := range []godot.Level{godot.LevelCore, godot.LevelServers, godot.LevelScene, godot.LevelEditor} {
@@ -265,7 +267,7 @@ func TestGlueChild(t *testing.T) {
 		fakeengine.Call("NetRoom", "set_lag_enabled", roomObj, true)
 		fakeengine.Call("NetRoom", "set_lag_latency_ms", roomObj, 80.0)
 		link.mu.Lock()
-		assert.Equal(t, []client.LagConfig{{Latency: 40 * time.Millisecond}, {Latency: 80 * time.Millisecond}}, link.lag,
+		assert.Equal(t, []serverlink.LagConfig{{Latency: 40 * time.Millisecond}, {Latency: 80 * time.Millisecond}}, link.lag,
 			"applied on the open connection")
 		link.mu.Unlock()
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/client/udprelay"
 	"github.com/nearzero/nearzero/server/embedded"
 )
@@ -27,7 +27,7 @@ type lanHosting struct {
 	mu     sync.Mutex
 	server *embedded.Server
 	relays []*udprelay.Relay
-	lag    client.LagConfig // the NetRoom's lag simulator settings
+	lag    serverlink.LagConfig // the NetRoom's lag simulator settings
 }
 
 // hosted lists the servers started in this process that may still be
@@ -133,7 +133,7 @@ func (n *NetRoom) startUDPRelay(host string, port int64) int64 {
 // setLag applies the lag simulator's settings to the relays, live, and to
 // those started later. An invalid setting is ignored here: the Room
 // reports it.
-func (h *lanHosting) setLag(cfg client.LagConfig) {
+func (h *lanHosting) setLag(cfg serverlink.LagConfig) {
 	if cfg.Validate() != nil {
 		return
 	}

@@ -5,21 +5,21 @@
 // It registers two nodes:
 //
 //	NetRoom       the connection to the room server and the seat in a room
-//	              (client/netroom.Room): signals for every room event, spawns
-//	              a scene per remote player.
+//	              (client/netroom.Room, the game-side room): signals for
+//	              every room event, spawns a scene per remote player.
 //	NetPredictor  on the owning player's machine, samples its root each
-//	              physics frame and sends (netroom.Local, netcode/sender);
+//	              physics frame and sends (entity.Local, netcode/sender);
 //	              on every other machine, draws its root where the remote
-//	              entity is now (netroom.Remote, netcode/predict).
+//	              entity is now (entity.Remote, netcode/predict).
 //
 // This package is thin glue: it moves values between engine objects and
-// client/netroom, where every decision is made and tested without the
-// engine.
+// client/netroom (NetRoom's model) and client/entity (NetPredictor's),
+// where every decision is made and tested without the engine.
 //
 // # Invariants
 //
 //   - Engine calls happen only in engine callbacks on the main thread; the
-//     network runs in client's goroutines, which hand data over to be
+//     network runs in client/serverlink's and client/direct's goroutines, which hand data over to be
 //     applied in _process and _physics_process. A callback on another
 //     thread (a node in a process thread group, a scene built on a loader
 //     thread) touches no shared state: onMainThread refuses it with an
@@ -27,7 +27,7 @@
 //   - After emitting a signal the node checks it still exists (a handler
 //     may free() it) before touching anything of it.
 //   - A panic in any goroutine is recovered and becomes a room_error
-//     signal and a log line (client, client/netroom); one in a callback is
+//     signal and a log line (client/serverlink, client/netroom); one in a callback is
 //     recovered by bindings/godot and printed.
 //   - One Go runtime per process and no reload (reloadable = false).
 //   - All times are on one process clock (procClock), which the network
@@ -35,7 +35,8 @@
 //     one FrameClock.
 //   - No allocation per frame on the remote entity's path (_process of a
 //     remote NetPredictor), nor on the local one's (_physics_process), up
-//     to the bytes handed to the sockets (client's TestSendPathDoesNotAllocate).
+//     to the bytes handed to the sockets (client/serverlink's
+//     TestSendPathDoesNotAllocate).
 package main
 
 import (
@@ -48,6 +49,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/netcode/version"
@@ -87,7 +89,7 @@ var (
 	procClock = realtime.NewWall()
 	// physClock stamps physics frames; every NetPredictor and
 	// NetRoom.physics_server_time share it.
-	physClock netroom.FrameClock
+	physClock entity.FrameClock
 	// rooms are the NetRoom nodes inside the tree, for NetPredictors that
 	// find none above them; models are the Rooms of live NetRoom nodes, and
 	// closing those that said goodbye: both are waited for at shutdown.

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -22,12 +23,12 @@ const (
 )
 
 // NetPredictor is the node of one networked entity: engine glue around a
-// netroom.Predictor, which decides everything. The node reads the root,
+// entity.Predictor, which decides everything. The node reads the root,
 // places it, applies the model's visibility effects and emits signals.
 type NetPredictor struct {
 	godot.Node
 
-	m *netroom.Predictor
+	m *entity.Predictor
 
 	rootPath, roomPath godot.NodePath
 	self               godot.ObjectID // to notice a handler freeing the node
@@ -50,13 +51,13 @@ type NetPredictor struct {
 var (
 	netPredictorClass = godot.NewClass[NetPredictor]("NetPredictor").Icon(iconPath("NetPredictor")).Docs(netPredictorDocs)
 
-	// motionProfile's values are netroom's Profile numbers; AUTO (the
+	// motionProfile's values are entity's Profile numbers; AUTO (the
 	// default) came last so scenes saved with 0-2 keep their meaning.
 	motionProfile = netPredictorClass.Enum("MotionProfile").
-			Value("VEHICLE", int64(netroom.ProfileVehicle)).
-			Value("CHARACTER", int64(netroom.ProfileCharacter)).
-			Value("CUSTOM", int64(netroom.ProfileCustom)).
-			Value("AUTO", int64(netroom.ProfileAuto))
+			Value("VEHICLE", int64(entity.ProfileVehicle)).
+			Value("CHARACTER", int64(entity.ProfileCharacter)).
+			Value("CUSTOM", int64(entity.ProfileCustom)).
+			Value("AUTO", int64(entity.ProfileAuto))
 
 	sigGhostChanged  = godot.NewSignal1[bool](netPredictorClass, "ghost_changed", "ghost")
 	sigHiddenChanged = godot.NewSignal1[bool](netPredictorClass, "hidden_changed", "hidden")
@@ -115,7 +116,7 @@ func init() {
 	c.Group("Prediction", "")
 	godot.Property(c, "motion_profile", func(p *NetPredictor) int64 { return int64(p.m.Profile()) },
 		func(p *NetPredictor, v int64) {
-			p.m.SetProfile(netroom.Profile(v))
+			p.m.SetProfile(entity.Profile(v))
 			p.NotifyPropertyListChanged()
 			p.UpdateConfigurationWarnings()
 		}).OfEnum(motionProfile, "")
@@ -179,7 +180,7 @@ func init() {
 		p.push(localTime, vec2From(tr.Origin), geom.Angle2D(float64(tr.Rotation())), vec2From(vel))
 	}, "local_time", "transform", "velocity")
 	// The comparison markers: where snap-on-arrival and an interpolation
-	// buffer would draw this entity (netroom/figures.go).
+	// buffer would draw this entity (client/entity/figures.go).
 	godot.Method0R(c, "get_newest_state_position", func(p *NetPredictor) godot.Vector3 {
 		pos, _ := p.m.NewestStatePosition()
 		return vec3To(pos)
@@ -198,7 +199,7 @@ func init() {
 
 // Init sets the defaults (the model's: the netcode packages').
 func (p *NetPredictor) Init() {
-	p.m = netroom.NewPredictor()
+	p.m = entity.NewPredictor()
 	p.rootPath = godot.NewNodePath("..")
 	p.visible = true
 	p.self = p.ID()
@@ -244,7 +245,7 @@ func (p *NetPredictor) afterBind() {
 		if p.m.HideUntilData() {
 			p.setVisible(false)
 		}
-		if p.m.Mode() == netroom.ModeShared {
+		if p.m.Mode() == entity.ModeShared {
 			p.handOverBody() // frozen until ours
 		}
 	}
@@ -276,7 +277,7 @@ func (p *NetPredictor) EnterTree() {
 
 // root returns the root as a Node (valid when rootAlive).
 func (p *NetPredictor) root() godot.Node {
-	if p.m.Dim() == netroom.Dim2D {
+	if p.m.Dim() == entity.Dim2D {
 		return p.root2.Node
 	}
 	return p.root3.Node
@@ -287,13 +288,13 @@ func (p *NetPredictor) resolveRoot() {
 	p.vel, p.rootID = velDerived, 0
 	node := p.GetNodeOrNull(p.rootPath)
 	if node.IsNull() {
-		p.m.SetDim(netroom.DimNone)
+		p.m.SetDim(entity.DimNone)
 		godot.PrintErrorf("NetPredictor %s: root_path %q is not a node", p.Name(), p.rootPath.String())
 		return
 	}
 	p.rootID = node.ID()
 	if n3, ok := godot.Cast[godot.Node3D](node); ok {
-		p.m.SetDim(netroom.Dim3D)
+		p.m.SetDim(entity.Dim3D)
 		p.root3, p.visible = n3, n3.IsVisible()
 		b := n3.GlobalTransform().Basis
 		for i := range 3 {
@@ -307,7 +308,7 @@ func (p *NetPredictor) resolveRoot() {
 		return
 	}
 	if n2, ok := godot.Cast[godot.Node2D](node); ok {
-		p.m.SetDim(netroom.Dim2D)
+		p.m.SetDim(entity.Dim2D)
 		p.root2, p.visible = n2, n2.IsVisible()
 		t := n2.GlobalTransform()
 		p.scale2 = [2]float32{length2(t.X), length2(t.Y)}
@@ -319,27 +320,27 @@ func (p *NetPredictor) resolveRoot() {
 		}
 		return
 	}
-	p.m.SetDim(netroom.DimNone)
+	p.m.SetDim(entity.DimNone)
 	godot.PrintErrorf("NetPredictor %s: root %s is a %s, not a Node3D or Node2D", p.Name(), node.Name(), node.ClassName())
 }
 
 // rootAlive reports whether the root still exists.
 func (p *NetPredictor) rootAlive() bool {
-	return p.m.Dim() != netroom.DimNone && !p.rootID.Object().IsNull()
+	return p.m.Dim() != entity.DimNone && !p.rootID.Object().IsNull()
 }
 
 // findRoom returns the NetRoom this node sends through: room_path when
-// set, else netroom.FindRoom's choice.
+// set, else entity.FindRoom's choice.
 func (p *NetPredictor) findRoom() *NetRoom {
 	if !p.roomPath.IsEmpty() {
 		r, _ := godot.InstanceOf[NetRoom](p.GetNodeOrNull(p.roomPath))
 		return r
 	}
-	r, _ := netroom.FindRoom[godot.Node, *NetRoom](sceneTree{}, p.Node, roomsInTree())
+	r, _ := entity.FindRoom[godot.Node, *NetRoom](sceneTree{}, p.Node, roomsInTree())
 	return r
 }
 
-// sceneTree is the engine's scene tree as netroom.FindRoom walks it.
+// sceneTree is the engine's scene tree as entity.FindRoom walks it.
 type sceneTree struct{}
 
 func (sceneTree) Parent(n godot.Node) (godot.Node, bool) { a := n.Parent(); return a, !a.IsNull() }
@@ -371,9 +372,9 @@ func (p *NetPredictor) Process(delta float64) {
 // place moves the root to the pose, keeping its scale.
 func (p *NetPredictor) place(pose *predict.Pose) {
 	switch p.m.Dim() {
-	case netroom.Dim3D:
+	case entity.Dim3D:
 		p.root3.SetGlobalTransform(godot.Transform3D{Basis: scaledBasis(pose.Rot, p.scale3), Origin: vec3To(pose.Pos)})
-	case netroom.Dim2D:
+	case entity.Dim2D:
 		p.root2.SetGlobalTransform(scaledTransform2D(pose.Rot.Angle2D(), pose.Pos, p.scale2))
 	}
 }
@@ -381,12 +382,12 @@ func (p *NetPredictor) place(pose *predict.Pose) {
 // apply applies the model's effects for ch to the root, then emits the
 // signals; after each emission it stops if a handler freed the node or
 // the root.
-func (p *NetPredictor) apply(ch netroom.Change) {
+func (p *NetPredictor) apply(ch entity.Change) {
 	e := p.m.EffectsOf(ch, p.visible)
 	if e.SetVisible {
 		p.setVisible(e.Visible)
 	}
-	if e.SetAlpha && p.m.Dim() == netroom.Dim2D {
+	if e.SetAlpha && p.m.Dim() == entity.Dim2D {
 		m := p.modul
 		m.A *= float32(e.Alpha)
 		p.root2.SetModulate(m)
@@ -394,13 +395,13 @@ func (p *NetPredictor) apply(ch netroom.Change) {
 	if e.ResetInterpolation {
 		p.root().ResetPhysicsInterpolation()
 	}
-	if ch&netroom.ChangeHidden != 0 && !p.emitted(sigHiddenChanged.Emit(p, p.m.Hidden()), "hidden_changed") {
+	if ch&entity.ChangeHidden != 0 && !p.emitted(sigHiddenChanged.Emit(p, p.m.Hidden()), "hidden_changed") {
 		return
 	}
-	if ch&netroom.ChangeGhost != 0 && !p.emitted(sigGhostChanged.Emit(p, p.m.Ghost()), "ghost_changed") {
+	if ch&entity.ChangeGhost != 0 && !p.emitted(sigGhostChanged.Emit(p, p.m.Ghost()), "ghost_changed") {
 		return
 	}
-	if ch&netroom.ChangeSnapped != 0 {
+	if ch&entity.ChangeSnapped != 0 {
 		p.emitted(sigSnapped.Emit(p), "snapped")
 	}
 }
@@ -423,9 +424,9 @@ func (p *NetPredictor) setVisible(on bool) {
 	}
 	p.visible = on
 	switch p.m.Dim() {
-	case netroom.Dim3D:
+	case entity.Dim3D:
 		p.root3.SetVisible(on)
-	case netroom.Dim2D:
+	case entity.Dim2D:
 		p.root2.SetVisible(on)
 	}
 }
@@ -464,10 +465,10 @@ func (p *NetPredictor) PhysicsProcess(delta float64) {
 // sample reads the root's pose and, for physics bodies, its velocity.
 func (p *NetPredictor) sample() (pos geom.Vec3, rot geom.Quat, vel geom.Vec3, hasVel bool) {
 	switch p.m.Dim() {
-	case netroom.Dim3D:
+	case entity.Dim3D:
 		t := p.root3.GlobalTransform()
 		pos, rot = vec3From(t.Origin), quatFrom(t.Basis.Quaternion())
-	case netroom.Dim2D:
+	case entity.Dim2D:
 		t := p.root2.GlobalTransform()
 		pos, rot = vec2From(t.Origin), geom.Angle2D(float64(t.Rotation()))
 	}
@@ -493,7 +494,7 @@ func (p *NetPredictor) push(localTime float64, pos geom.Vec3, rot geom.Quat, vel
 		return
 	}
 	wasDrawn := p.m.Draws()
-	if !wasDrawn && p.m.Dim() == netroom.DimNone {
+	if !wasDrawn && p.m.Dim() == entity.DimNone {
 		p.resolveRoot()
 	}
 	if err := p.m.Push(duration(localTime), pos, rot, vel, procClock.Now()); err != nil {
@@ -507,7 +508,7 @@ func (p *NetPredictor) push(localTime float64, pos geom.Vec3, rot geom.Quat, vel
 
 // ConfigurationWarnings are shown on the node in the editor.
 func (p *NetPredictor) ConfigurationWarnings() []string {
-	s := netroom.PredictorSetup{
+	s := entity.PredictorSetup{
 		RootPath: p.rootPath.String(),
 		RoomPath: p.roomPath.String(),
 		Send:     sender.Config{Rate: p.m.SendRate()},
@@ -526,11 +527,11 @@ func (p *NetPredictor) ConfigurationWarnings() []string {
 	s.Predict = p.m.Config()
 	s.Predict.Dim2D = dim2D
 	if p.roomPath.IsEmpty() {
-		_, s.RoomFound = netroom.FindRoom[godot.Node, *NetRoom](sceneTree{}, p.Node, nil)
+		_, s.RoomFound = entity.FindRoom[godot.Node, *NetRoom](sceneTree{}, p.Node, nil)
 	} else {
 		_, s.RoomFound = godot.InstanceOf[NetRoom](p.GetNodeOrNull(p.roomPath))
 	}
-	out := append(netroom.PredictorWarnings(s), netroom.SyncedWarnings(p.synced.paths)...) // synced.go
+	out := append(entity.PredictorWarnings(s), entity.SyncedWarnings(p.synced.paths)...) // synced.go
 	id, shared := p.m.Entity()
-	return append(out, netroom.EntityWarnings(id, shared, s.RootClass, len(p.synced.paths) > 0)...)
+	return append(out, entity.EntityWarnings(id, shared, s.RootClass, len(p.synced.paths) > 0)...)
 }

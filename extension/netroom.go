@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/bindings/godot"
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/version"
 )
@@ -229,10 +229,10 @@ func (n *NetRoom) Init() {
 	// Route the frame's states before any NetPredictor draws, wherever
 	// the node sits in the tree (NetPredictor.Frame routes nothing).
 	n.SetProcessPriority(netroom.ProcessPriority)
-	m, err := netroom.New(netroom.Config{Options: client.Options{Clock: procClock, Log: logger()}, Dial: dialer})
+	m, err := netroom.New(netroom.Config{Options: serverlink.Options{Clock: procClock, Log: logger()}, Dial: dialer})
 	if err != nil {
 		godot.PrintErrorf("NetRoom: %v", err)
-		m, _ = netroom.New(netroom.Config{Options: client.Options{Clock: procClock}})
+		m, _ = netroom.New(netroom.Config{Options: serverlink.Options{Clock: procClock}})
 	}
 	n.model = m
 	globalMu.Lock()
@@ -241,7 +241,7 @@ func (n *NetRoom) Init() {
 }
 
 // dialer connects NetRooms to the server (tests replace it with a fake
-// link; nil is netroom's default, the real client).
+// link; nil is netroom's default, the real server link).
 var dialer netroom.Dialer
 
 // alive reports whether the node still exists: a signal handler may have
@@ -380,9 +380,9 @@ func (n *NetRoom) PhysicsProcess(delta float64) {
 // applyLag applies the lag simulator settings, live on the open connection.
 // The UDP relays (hosting.go) get the same settings.
 func (n *NetRoom) applyLag() {
-	var cfg client.LagConfig
+	var cfg serverlink.LagConfig
 	if n.lagOn {
-		cfg = client.LagConfig{
+		cfg = serverlink.LagConfig{
 			Latency: time.Duration(n.lagLatency * float64(time.Millisecond)),
 			Jitter:  time.Duration(n.lagJitter * float64(time.Millisecond)),
 			Loss:    n.lagLoss / 100,

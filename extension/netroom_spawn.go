@@ -5,6 +5,7 @@ import (
 
 	"github.com/nearzero/nearzero/bindings/godot"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/netcode/typedargs"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -111,7 +112,7 @@ func (n *NetRoom) spawnEntity(scenePath string, args godot.Array) godot.Node {
 	if err != nil {
 		return fail(err)
 	}
-	raw, err := netroom.EncodeArgs(vals)
+	raw, err := typedargs.Encode(vals)
 	if err != nil {
 		return fail(err)
 	}
@@ -209,7 +210,7 @@ func (n *NetRoom) spawnRemoteEntity(e *netroom.Event) error {
 	n.applyKeptProps(e.Slot, e.Entity) // synced.go
 	var vals []any
 	if e.Spawn != nil {
-		vals, _ = netroom.DecodeArgs(e.Spawn.Args) // checked by the model
+		vals, _ = typedargs.Decode(e.Spawn.Args) // checked by the model
 	}
 	a := arrayOf(vals)
 	defer a.Destroy()

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/nearzero/nearzero/bindings/godot"
+	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netroom"
 )
 
@@ -17,7 +18,7 @@ import (
 type syncedProps struct {
 	paths    []string
 	nps      []godot.NodePath
-	props    netroom.Props
+	props    entity.Props
 	reported map[string]bool // paths whose refusal was printed once
 }
 

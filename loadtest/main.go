@@ -39,8 +39,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/nearzero/nearzero/client/realtime"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -48,7 +50,6 @@ import (
 	"github.com/nearzero/nearzero/server"
 	"github.com/nearzero/nearzero/server/metrics/prom"
 	"github.com/nearzero/nearzero/server/room"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Limits on what one run may ask for.
@@ -359,7 +360,7 @@ type botRoom struct {
 	times *sendTimes
 	errs  *errs
 
-	bots      []*client.Client
+	bots      []*serverlink.Conn
 	ok        bool
 	joins     [2][]time.Duration // join latency: [0] direct, [1] redirected
 	creates   [2][]time.Duration // create latency likewise
@@ -373,10 +374,10 @@ var botSync = clock.SyncConfig{WarmupInterval: 50 * time.Millisecond, SyncedAfte
 // setup connects the room's bots, spread over urls from the room's own
 // index on, creates the room and plays it to the start.
 func (r *botRoom) setup(ctx context.Context, urls []string) {
-	r.bots = make([]*client.Client, r.cfg.players)
+	r.bots = make([]*serverlink.Conn, r.cfg.players)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range r.bots {
-		b, err := client.Dial(ctx, urls[(r.idx+i)%len(urls)], &client.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
+		b, err := serverlink.Dial(ctx, urls[(r.idx+i)%len(urls)], &serverlink.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
 			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: true, StateQueue: 4096})
 		if err != nil {
 			r.errs.add("dial")
@@ -457,7 +458,7 @@ func (r *botRoom) waitRoom(ctx context.Context, ok func(protocol.RoomState) bool
 func (r *botRoom) play(ctx context.Context, end time.Time) {
 	tick := time.NewTicker(time.Duration(float64(time.Second) / r.cfg.rate))
 	defer tick.Stop()
-	var buf []client.RemoteState
+	var buf []serverlink.RemoteState
 	seq := 0
 	for time.Now().Before(end) && ctx.Err() == nil {
 		<-tick.C
@@ -490,9 +491,9 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 			r.received.Add(int64(len(buf)))
 			for _, ev := range b.PollEvents(nil) {
 				switch ev.Kind {
-				case client.EventDisconnected, client.EventReconnecting:
+				case serverlink.EventDisconnected, serverlink.EventReconnecting:
 					r.errs.add("disconnected: " + protocol.CodeOf(ev.Err).String())
-				case client.EventMessage:
+				case serverlink.EventMessage:
 					if e, ok := ev.Msg.(*protocol.Error); ok {
 						r.errs.add("server error: " + e.Code.String())
 					}
@@ -508,7 +509,7 @@ func closeAll(rooms []*botRoom) {
 		for _, b := range r.bots {
 			if b != nil {
 				wg.Add(1)
-				go func(b *client.Client) {
+				go func(b *serverlink.Conn) {
 					defer wg.Done()
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 					defer cancel()

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
@@ -103,8 +103,8 @@ func TestDrainLetsRoundsFinish(t *testing.T) {
 	require.NoError(t, bob.Send(&protocol.Finish{}))
 	waitMsg[*protocol.Results](ann, "results", nil)
 	for _, b := range []*bot{ann, bob, idle, late} {
-		ev := b.wait("going away", func(ev client.Event) bool {
-			return ev.Kind == client.EventReconnecting || ev.Kind == client.EventDisconnected
+		ev := b.wait("going away", func(ev serverlink.Event) bool {
+			return ev.Kind == serverlink.EventReconnecting || ev.Kind == serverlink.EventDisconnected
 		})
 		assert.Equal(t, protocol.CodeGoingAway, protocol.CloseCodeOf(ev.Err), "%s: %v", b.name, ev.Err)
 	}
@@ -118,10 +118,10 @@ func TestDrainLetsRoundsFinish(t *testing.T) {
 
 func TestDrainGraceEnds(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.DrainGrace = 300 * time.Millisecond; c.CloseSpread = 10 * time.Millisecond })
-	ann := e.dial("Ann", &client.Options{NoReconnect: true})
+	ann := e.dial("Ann", &serverlink.Options{NoReconnect: true})
 	playing(t, ann)
 	require.NoError(t, e.s.Drain(ctxT(t)), "the grace runs out even though a round runs")
-	ev := ann.wait("closed", func(ev client.Event) bool { return ev.Kind == client.EventDisconnected })
+	ev := ann.wait("closed", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventDisconnected })
 	assert.Equal(t, protocol.CodeGoingAway, protocol.CloseCodeOf(ev.Err))
 	_, h := health(t, e)
 	assert.Equal(t, "draining", h.State)

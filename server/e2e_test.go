@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -21,10 +21,10 @@ func state(seq int, x float64) *wire.State {
 }
 
 // waitStates polls b until it has n remote states.
-func waitStates(t *testing.T, b *bot, n int) []client.RemoteState {
+func waitStates(t *testing.T, b *bot, n int) []serverlink.RemoteState {
 	t.Helper()
-	var got []client.RemoteState
-	return eventually(t, b.name+" receives states", func() ([]client.RemoteState, bool) {
+	var got []serverlink.RemoteState
+	return eventually(t, b.name+" receives states", func() ([]serverlink.RemoteState, bool) {
 		got = b.PollStates(got)
 		return got, len(got) >= n
 	})
@@ -54,7 +54,7 @@ func TestJoinByCodeAndRelay(t *testing.T) {
 	// States: Ann's reach Bob re-stamped onto the server clock, mapped onto Bob's clock.
 	ann.waitSynced()
 	bob.waitSynced()
-	var got []client.RemoteState
+	var got []serverlink.RemoteState
 	for i := 1; i <= 5; i++ {
 		// Stamps are all 0 here, so each move spends the move slack (a
 		// budget of 1 m a second): 1 cm a state, not 1 m. Each is sent
@@ -154,10 +154,10 @@ func TestReconnectInsideHold(t *testing.T) {
 	require.NoError(t, err)
 
 	p.cut(false)
-	bob.wait("reconnecting", func(ev client.Event) bool { return ev.Kind == client.EventReconnecting })
+	bob.wait("reconnecting", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventReconnecting })
 	rj := waitMsg[*protocol.Joined](bob, "rejoined", func(m *protocol.Joined) bool { return m.Reconnected })
 	assert.Equal(t, jb.Slot, rj.Slot, "the client keeps its slot through the reconnect")
-	bob.wait("reconnected", func(ev client.Event) bool { return ev.Kind == client.EventReconnected })
+	bob.wait("reconnected", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventReconnected })
 	assert.Equal(t, jb.Slot, bob.Slot())
 	st := ann.waitRoom("Bob connected again", func(s protocol.RoomState) bool {
 		return len(s.Players) == 2 && s.Players[1].Connected
@@ -184,7 +184,7 @@ func TestReconnectAfterHold(t *testing.T) {
 	e := newEnv(t, nil)
 	p := newProxy(t, e.s.Addr().String())
 	ann := e.dial("Ann", nil)
-	bob := dialURL(t, p.url(), "Bob", &client.Options{ReconnectFor: 5 * time.Second})
+	bob := dialURL(t, p.url(), "Bob", &serverlink.Options{ReconnectFor: 5 * time.Second})
 	j, err := ann.Create(ctxT(t), nil)
 	require.NoError(t, err)
 	_, err = bob.Join(ctxT(t), j.Code)
@@ -196,16 +196,16 @@ func TestReconnectAfterHold(t *testing.T) {
 	p.allow()
 	rj := waitMsg[*protocol.Joined](bob, "joined again", nil)
 	assert.False(t, rj.Reconnected, "after the hold, a reconnect is a fresh join")
-	bob.wait("reconnected", func(ev client.Event) bool { return ev.Kind == client.EventReconnected })
+	bob.wait("reconnected", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventReconnected })
 
 	// Alone in a room whose hold expires, the room is gone.
-	solo := dialURL(t, p.url(), "Solo", &client.Options{ReconnectFor: 5 * time.Second})
+	solo := dialURL(t, p.url(), "Solo", &serverlink.Options{ReconnectFor: 5 * time.Second})
 	_, err = solo.Create(ctxT(t), nil)
 	require.NoError(t, err)
 	p.cut(true)
 	eventually(t, "solo room closes", func() (int, bool) { n := e.s.Health().Rooms; return n, n == 1 })
 	p.allow()
-	ev := solo.wait("room lost", func(ev client.Event) bool { return ev.Kind == client.EventRoomLost })
+	ev := solo.wait("room lost", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventRoomLost })
 	assert.Equal(t, protocol.CodeRoomNotFound, protocol.CodeOf(ev.Err))
 	assert.Equal(t, -1, solo.Slot())
 }
@@ -215,9 +215,9 @@ func TestSecondSessionReplacesFirst(t *testing.T) {
 	first := e.dial("Ann", nil)
 	j, err := first.Create(ctxT(t), nil)
 	require.NoError(t, err)
-	second := e.dial("Ann", &client.Options{Token: first.Token()})
+	second := e.dial("Ann", &serverlink.Options{Token: first.Token()})
 	assert.Equal(t, first.User(), second.User(), "same token, same user")
-	ev := first.wait("replaced", func(ev client.Event) bool { return ev.Kind == client.EventDisconnected })
+	ev := first.wait("replaced", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventDisconnected })
 	assert.Equal(t, protocol.CodeSessionReplaced, protocol.CloseCodeOf(ev.Err))
 	rj, err := second.Join(ctxT(t), j.Code)
 	require.NoError(t, err)
@@ -230,7 +230,7 @@ func TestBadTokenGetsNewIdentity(t *testing.T) {
 	e := newEnv(t, nil)
 	other := newEnv(t, nil) // another server: another secret
 	ann := other.dial("Ann", nil)
-	b := e.dial("Ann", &client.Options{Token: ann.Token()})
+	b := e.dial("Ann", &serverlink.Options{Token: ann.Token()})
 	assert.NotEqual(t, ann.User(), b.User())
 	assert.NotEqual(t, ann.Token(), b.Token())
 }
@@ -319,7 +319,7 @@ func TestFloodIsDisconnectedOthersUnaffected(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	ev := bob.wait("kicked", func(ev client.Event) bool { return ev.Kind == client.EventDisconnected })
+	ev := bob.wait("kicked", func(ev serverlink.Event) bool { return ev.Kind == serverlink.EventDisconnected })
 	assert.Equal(t, protocol.CodeRateLimited, protocol.CloseCodeOf(ev.Err), "%v", ev.Err)
 	st := ann.waitRoom("Bob removed", func(s protocol.RoomState) bool { return len(s.Players) == 1 })
 	assert.Equal(t, 0, st.Host)

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -51,8 +51,8 @@ func TestEntitiesOverTheSocket(t *testing.T) {
 	ow := waitMsg[*protocol.Owner](ann, "Bob owns the ball", nil)
 	assert.Equal(t, protocol.Owner{Entity: 200, Slot: 1, Epoch: 1}, *ow)
 	require.NoError(t, bob.SendState(&wire.State{Entity: 200, Seq: 500, Rot: geom.Quat{W: 1}}))
-	var ball []client.RemoteState
-	eventually(t, "Ann gets the ball's state", func() ([]client.RemoteState, bool) {
+	var ball []serverlink.RemoteState
+	eventually(t, "Ann gets the ball's state", func() ([]serverlink.RemoteState, bool) {
 		ball = ann.PollStates(ball)
 		return ball, len(ball) > 0
 	})

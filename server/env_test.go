@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/funnel"
@@ -147,21 +147,21 @@ var fastSync = clock.SyncConfig{WarmupInterval: 10 * time.Millisecond, SyncedAft
 
 // bot is a client with a log of every event it received.
 type bot struct {
-	*client.Client
+	*serverlink.Conn
 	t      *testing.T
 	name   string
-	seen   []client.Event
+	seen   []serverlink.Event
 	cursor int
 }
 
-func (e *env) dial(name string, opts *client.Options) *bot {
+func (e *env) dial(name string, opts *serverlink.Options) *bot {
 	e.t.Helper()
 	return dialURL(e.t, e.url, name, opts)
 }
 
-func dialURL(t *testing.T, url, name string, opts *client.Options) *bot {
+func dialURL(t *testing.T, url, name string, opts *serverlink.Options) *bot {
 	t.Helper()
-	o := client.Options{}
+	o := serverlink.Options{}
 	if opts != nil {
 		o = *opts
 	}
@@ -176,9 +176,9 @@ func dialURL(t *testing.T, url, name string, opts *client.Options) *bot {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	c, err := client.Dial(ctx, url, &o)
+	c, err := serverlink.Dial(ctx, url, &o)
 	require.NoError(t, err, "dial %s", name)
-	b := &bot{Client: c, t: t, name: name}
+	b := &bot{Conn: c, t: t, name: name}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()
@@ -188,11 +188,11 @@ func dialURL(t *testing.T, url, name string, opts *client.Options) *bot {
 }
 
 // wait returns the first event after the previous wait that matches.
-func (b *bot) wait(desc string, match func(client.Event) bool) client.Event {
+func (b *bot) wait(desc string, match func(serverlink.Event) bool) serverlink.Event {
 	b.t.Helper()
 	deadline := time.Now().Add(waitFor)
 	for {
-		b.seen = b.Client.PollEvents(b.seen)
+		b.seen = b.Conn.PollEvents(b.seen)
 		for ; b.cursor < len(b.seen); b.cursor++ {
 			if ev := b.seen[b.cursor]; match(ev) {
 				b.cursor++
@@ -211,7 +211,7 @@ func (b *bot) wait(desc string, match func(client.Event) bool) client.Event {
 			b.t.Fatalf("%s: no event %q within %v; got %v", b.name, desc, waitFor, kinds)
 		}
 		select {
-		case <-b.Client.Notify():
+		case <-b.Conn.Notify():
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -220,9 +220,9 @@ func (b *bot) wait(desc string, match func(client.Event) bool) client.Event {
 // waitMsg waits for a message of type T matching ok (nil: any).
 func waitMsg[T protocol.Message](b *bot, desc string, ok func(T) bool) T {
 	b.t.Helper()
-	ev := b.wait(desc, func(ev client.Event) bool {
+	ev := b.wait(desc, func(ev serverlink.Event) bool {
 		m, is := ev.Msg.(T)
-		return ev.Kind == client.EventMessage && is && (ok == nil || ok(m))
+		return ev.Kind == serverlink.EventMessage && is && (ok == nil || ok(m))
 	})
 	return ev.Msg.(T)
 }

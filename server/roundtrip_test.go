@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -29,8 +29,8 @@ func TestLaggedShooterIsMeasuredNotCapped(t *testing.T) {
 	const oneWay = 50 * time.Millisecond
 	// Pings every 100 ms once synced: many claims, each one probed.
 	sync := clock.SyncConfig{WarmupInterval: 10 * time.Millisecond, SyncedAfter: 2, WarmupSamples: 4, Interval: 100 * time.Millisecond}
-	shooter := e.dial("Shooter", &client.Options{Sync: sync, Lag: client.LagConfig{Latency: oneWay, Jitter: 5 * time.Millisecond}, Seed: 5})
-	target := e.dial("Target", &client.Options{Sync: sync})
+	shooter := e.dial("Shooter", &serverlink.Options{Sync: sync, Lag: serverlink.LagConfig{Latency: oneWay, Jitter: 5 * time.Millisecond}, Seed: 5})
+	target := e.dial("Target", &serverlink.Options{Sync: sync})
 	j, err := shooter.Create(ctxT(t), nil)
 	require.NoError(t, err)
 	_, err = target.Join(ctxT(t), j.Code)

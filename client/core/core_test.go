@@ -18,7 +18,7 @@ import (
 // after.
 func TestServerSyncsAndMaps(t *testing.T) {
 	const offset, oneWay = 3 * time.Second, 10 * time.Millisecond
-	s, err := NewServer(&clock.SyncConfig{}, 4, DefaultSendLead)
+	s, err := NewServerPath(&clock.SyncConfig{}, 4, DefaultSendLead)
 	require.NoError(t, err)
 	st := wire.State{Slot: 1, Seq: 3, Stamp: wire.StampOf(offset + time.Second), Rot: geom.Identity}
 	msg, err := wire.AppendState(nil, &st)

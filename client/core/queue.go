@@ -9,10 +9,10 @@ import (
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// DefaultSendLead is the send lead of client.Options and the bench: three
+// DefaultSendLead is the send lead of serverlink.Options and the bench: three
 // frames at 60 Hz, more than an engine's wait between its physics frame
 // and the network write (a StepClock trails the wall clock by at most
-// netroom.DefaultMaxStepLag, 50 ms).
+// entity.DefaultMaxStepLag, 50 ms).
 const DefaultSendLead = 50 * time.Millisecond
 
 // ErrQueueLen indicates a queue length under 1.

@@ -8,12 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
-	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/client/serverlink"
 )
 
-// Defaults of Config beyond client.Options' own (the time-outs, queues
+// Defaults of Config beyond serverlink.Options' own (the time-outs, queues
 // and the rest are client's: one set of defaults).
 const (
 	// DefaultDirectSilence is how long a direct link may stay silent before
@@ -47,14 +46,14 @@ type Config struct {
 	// simulator under the server link and, unless DirectLagApart, under
 	// the direct links too (a game tested at "50 ms" gets 50 ms whichever
 	// path its states take). Zero fields are client's defaults.
-	client.Options
+	serverlink.Options
 	// Server is the room server: "ws://host:port/ws", "wss://...", an
 	// http(s) URL, or just "host:port" (ws://, path /ws). See ServerURL.
 	Server string
 	// DirectLagApart gives the direct links their own lag simulator
 	// setting, Direct.Lag, in place of Lag. Default false.
 	DirectLagApart bool
-	// Dial connects to the server. Default DialClient (the real client);
+	// Dial connects to the server. Default DialServer (the real client);
 	// tests pass a fake.
 	Dial Dialer
 	// DirectSilence is how long a direct link may stay silent before the
@@ -95,7 +94,7 @@ func (c Config) withDefaults() Config {
 		c.DirectSilence = DefaultDirectSilence
 	}
 	if c.Dial == nil {
-		c.Dial = DialClient
+		c.Dial = DialServer
 	}
 	if c.NewDirect == nil {
 		c.NewDirect = NewMesh
@@ -107,7 +106,7 @@ func (c Config) withDefaults() Config {
 }
 
 // directLag returns the lag simulator setting the direct links get.
-func (c *Config) directLag() client.LagConfig {
+func (c *Config) directLag() serverlink.LagConfig {
 	if c.DirectLagApart {
 		return c.Direct.Lag
 	}
@@ -115,7 +114,7 @@ func (c *Config) directLag() client.LagConfig {
 }
 
 // Validate reports the first field out of range, with defaults applied:
-// Options by client.Options.Validate (the lag simulator's settings by
+// Options by serverlink.Options.Validate (the lag simulator's settings by
 // lagsim.Config.Validate, there as for Direct.Lag here), then the Room's
 // own. An empty Server is valid here (a Room may be made before the
 // address is known); connecting without one fails.
@@ -170,88 +169,4 @@ func ServerURL(addr string) (string, error) {
 		u.Path = "/ws"
 	}
 	return u.String(), nil
-}
-
-// Profile is a preset of the two prediction settings that depend most on
-// how an entity moves (docs/architecture.md §4: short prediction for erratic
-// movers, longer for vehicles).
-type Profile int
-
-// Profiles. The numbers are the NetPredictor inspector's enum values.
-const (
-	// ProfileVehicle: PredictionCap 300 ms, SmoothingTau 150 ms (the
-	// predict defaults): momentum makes long extrapolation pay.
-	ProfileVehicle Profile = 0
-	// ProfileCharacter: PredictionCap 150 ms, SmoothingTau 50 ms: a
-	// character changes direction at once, so extrapolating far overshoots,
-	// and a quick fade keeps it close to its true path (found by the bench).
-	ProfileCharacter Profile = 1
-	// ProfileCustom: the two settings as set.
-	ProfileCustom Profile = 2
-	// ProfileAuto: predict.Config.Auto: the predictor learns, per entity
-	// and link, how far behind the present to draw, how fast to fade
-	// corrections and whether to bound their speed, from the states it
-	// receives (the bench's default; PredictionCap and SmoothingTau keep
-	// their predict defaults as the starting point). The default profile.
-	ProfileAuto Profile = 3
-)
-
-// DefaultProfile is the profile of a new NetPredictor.
-const DefaultProfile = ProfileAuto
-
-// Character preset values.
-const (
-	CharacterPredictionCap = 150 * time.Millisecond
-	CharacterSmoothingTau  = 50 * time.Millisecond
-)
-
-// String returns "vehicle", "character", "custom", "auto" or "invalid".
-func (p Profile) String() string {
-	switch p {
-	case ProfileAuto:
-		return "auto"
-	case ProfileVehicle:
-		return "vehicle"
-	case ProfileCharacter:
-		return "character"
-	case ProfileCustom:
-		return "custom"
-	}
-	return "invalid"
-}
-
-// Preset returns the profile's prediction cap and smoothing time
-// constant; ok is false for ProfileCustom, ProfileAuto (which learns them)
-// and invalid values, which have none.
-func (p Profile) Preset() (predictionCap, smoothingTau time.Duration, ok bool) {
-	switch p {
-	case ProfileVehicle:
-		return predict.DefaultPredictionCap, predict.DefaultSmoothingTau, true
-	case ProfileCharacter:
-		return CharacterPredictionCap, CharacterSmoothingTau, true
-	}
-	return 0, 0, false
-}
-
-// Apply returns c set up for the profile: a preset's cap and smoothing time
-// constant with Auto off, Auto on for ProfileAuto (the rest of c kept), and
-// c with Auto off for ProfileCustom and invalid values.
-func (p Profile) Apply(c predict.Config) predict.Config {
-	c.Auto = p == ProfileAuto
-	if capd, tau, ok := p.Preset(); ok {
-		c.PredictionCap, c.SmoothingTau = capd, tau
-	}
-	return c
-}
-
-// ProfileOf returns the profile whose preset is exactly (predictionCap,
-// smoothingTau), or ProfileCustom. It never returns ProfileAuto, which is
-// no pair of values: a predict.Config with Auto set is ProfileAuto.
-func ProfileOf(predictionCap, smoothingTau time.Duration) Profile {
-	for _, p := range []Profile{ProfileVehicle, ProfileCharacter} {
-		if c, t, _ := p.Preset(); c == predictionCap && t == smoothingTau {
-			return p
-		}
-	}
-	return ProfileCustom
 }

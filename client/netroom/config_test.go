@@ -7,10 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/lagsim"
-	"github.com/nearzero/nearzero/netcode/predict"
 )
 
 func TestServerURL(t *testing.T) {
@@ -52,19 +51,19 @@ func TestConfigValidate(t *testing.T) {
 		ok   bool
 	}{
 		{name: "zero is valid", cfg: Config{}, ok: true},
-		{name: "lag on", cfg: Config{Options: client.Options{Lag: client.LagConfig{Latency: 50 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.02}}}, ok: true},
-		{name: "negative timeout", cfg: Config{Options: client.Options{DialTimeout: -1}}},
+		{name: "lag on", cfg: Config{Options: serverlink.Options{Lag: serverlink.LagConfig{Latency: 50 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.02}}}, ok: true},
+		{name: "negative timeout", cfg: Config{Options: serverlink.Options{DialTimeout: -1}}},
 		{name: "negative silence", cfg: Config{DirectSilence: -time.Millisecond}},
-		{name: "loss above one", cfg: Config{Options: client.Options{Lag: client.LagConfig{Loss: 1.5}}}},
-		{name: "negative latency", cfg: Config{Options: client.Options{Lag: client.LagConfig{Latency: -time.Millisecond}}}},
+		{name: "loss above one", cfg: Config{Options: serverlink.Options{Lag: serverlink.LagConfig{Loss: 1.5}}}},
+		{name: "negative latency", cfg: Config{Options: serverlink.Options{Lag: serverlink.LagConfig{Latency: -time.Millisecond}}}},
 		{name: "bad server", cfg: Config{Server: "gopher://x"}},
 		// The lag settings are checked by lagsim.Config.Validate, whose
 		// limits a hand-written check here used to miss.
-		{name: "latency over lagsim's limit", cfg: Config{Options: client.Options{Lag: client.LagConfig{Latency: lagsim.MaxLatency + 1}}}},
+		{name: "latency over lagsim's limit", cfg: Config{Options: serverlink.Options{Lag: serverlink.LagConfig{Latency: lagsim.MaxLatency + 1}}}},
 		{name: "direct latency over lagsim's limit", cfg: Config{Direct: direct.Config{Lag: lagsim.Config{Jitter: lagsim.MaxJitter + 1}}}},
-		// Every client.Options field is checked, by client's own Validate.
-		{name: "back-off upside down", cfg: Config{Options: client.Options{BackoffMin: time.Second, BackoffMax: time.Millisecond}}},
-		{name: "negative close timeout", cfg: Config{Options: client.Options{CloseTimeout: -1}}},
+		// Every serverlink.Options field is checked, by client's own Validate.
+		{name: "back-off upside down", cfg: Config{Options: serverlink.Options{BackoffMin: time.Second, BackoffMax: time.Millisecond}}},
+		{name: "negative close timeout", cfg: Config{Options: serverlink.Options{CloseTimeout: -1}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,9 +83,9 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestConfigValidateNamesLagsimsError(t *testing.T) {
-	err := Config{Options: client.Options{Lag: client.LagConfig{Latency: lagsim.MaxLatency + 1}}}.Validate()
+	err := Config{Options: serverlink.Options{Lag: serverlink.LagConfig{Latency: lagsim.MaxLatency + 1}}}.Validate()
 	require.ErrorIs(t, err, ErrConfig)
-	assert.ErrorIs(t, err, client.ErrInvalidOptions, "client.Options.Validate ran")
+	assert.ErrorIs(t, err, serverlink.ErrInvalidOptions, "serverlink.Options.Validate ran")
 	assert.ErrorIs(t, err, lagsim.ErrInvalidConfig, "lagsim.Config.Validate ran")
 }
 
@@ -95,11 +94,11 @@ func TestConfigValidateNamesLagsimsError(t *testing.T) {
 // 2 s here), and only the Room's own fields and ClientName differ.
 func TestConfigDefaultsAreTheClients(t *testing.T) {
 	d := Config{}.withDefaults()
-	want := (&client.Options{ClientName: DefaultClientName}).WithDefaults()
-	assert.Equal(t, client.DefaultCloseTimeout, d.CloseTimeout)
+	want := (&serverlink.Options{ClientName: DefaultClientName}).WithDefaults()
+	assert.Equal(t, serverlink.DefaultCloseTimeout, d.CloseTimeout)
 	assert.Equal(t, 2*time.Second, d.CloseTimeout, "one close time-out")
-	assert.Equal(t, client.DefaultDialTimeout, d.DialTimeout)
-	assert.Equal(t, client.DefaultRequestTimeout, d.RequestTimeout)
+	assert.Equal(t, serverlink.DefaultDialTimeout, d.DialTimeout)
+	assert.Equal(t, serverlink.DefaultRequestTimeout, d.RequestTimeout)
 	assert.NotNil(t, d.Clock, "a wall clock")
 	assert.NotNil(t, d.Log)
 	d.Clock, want.Clock, d.Log = nil, nil, nil
@@ -110,11 +109,11 @@ func TestConfigDefaultsAreTheClients(t *testing.T) {
 // Options as set, not a hand-made copy of some of them (Seed, ReconnectFor,
 // the queues and SendLead were once left out).
 func TestDialGetsEveryOption(t *testing.T) {
-	opts := client.Options{Name: "Ann", Token: "tok", ClientName: "game 1.2",
+	opts := serverlink.Options{Name: "Ann", Token: "tok", ClientName: "game 1.2",
 		DialTimeout: time.Second, RequestTimeout: 2 * time.Second, CloseTimeout: 3 * time.Second,
 		NoReconnect: true, ReconnectFor: 4 * time.Second, BackoffMin: time.Millisecond, BackoffMax: time.Second,
 		EventQueue: 5, StateQueue: 6, SendQueue: 7, SendLead: 8 * time.Millisecond, Seed: 9,
-		Lag: client.LagConfig{Latency: 10 * time.Millisecond}}
+		Lag: serverlink.LagConfig{Latency: 10 * time.Millisecond}}
 	h := newHarness(t, Config{Options: opts})
 	require.NoError(t, h.room.Connect())
 	h.until(has(EventConnected))
@@ -127,37 +126,4 @@ func TestDialGetsEveryOption(t *testing.T) {
 	assert.NotNil(t, got.HTTPClient)
 	got.Clock, got.Log, got.HTTPClient = nil, nil, nil
 	assert.Equal(t, opts, got)
-}
-
-func TestProfiles(t *testing.T) {
-	cases := []struct {
-		p        Profile
-		cap, tau time.Duration
-		ok       bool
-	}{
-		{ProfileVehicle, predict.DefaultPredictionCap, predict.DefaultSmoothingTau, true},
-		{ProfileCharacter, 150 * time.Millisecond, 50 * time.Millisecond, true},
-		{ProfileCustom, 0, 0, false},
-		{ProfileAuto, 0, 0, false},
-		{Profile(7), 0, 0, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.p.String(), func(t *testing.T) {
-			c, tau, ok := tc.p.Preset()
-			assert.Equal(t, tc.ok, ok)
-			assert.Equal(t, tc.cap, c)
-			assert.Equal(t, tc.tau, tau)
-			if ok {
-				assert.Equal(t, tc.p, ProfileOf(c, tau), "a preset's values name it")
-			}
-		})
-	}
-	assert.Equal(t, ProfileCustom, ProfileOf(200*time.Millisecond, 50*time.Millisecond))
-	assert.Equal(t, ProfileVehicle, ProfileOf(300*time.Millisecond, 150*time.Millisecond))
-	base := predict.DefaultConfig(false)
-	assert.True(t, ProfileAuto.Apply(base).Auto, "Auto turns the tuning on")
-	assert.Equal(t, base.PredictionCap, ProfileAuto.Apply(base).PredictionCap, "and keeps the starting values")
-	assert.False(t, ProfileCharacter.Apply(ProfileAuto.Apply(base)).Auto, "a preset turns it off")
-	assert.False(t, ProfileCustom.Apply(ProfileAuto.Apply(base)).Auto)
-	assert.Equal(t, ProfileAuto, DefaultProfile)
 }

@@ -43,7 +43,7 @@ type directTrack struct {
 
 // load takes the room's limits from the server's welcome (the defaults
 // when the server did not send them, or the link cannot say).
-func (d *directChecks) load(l Link) {
+func (d *directChecks) load(l ServerLink) {
 	if d.loaded {
 		return
 	}
@@ -72,7 +72,7 @@ func (d *directChecks) check(s *wire.State, now time.Duration) (ok, drop bool) {
 		d.tracks[k] = t
 		d.has[slot] = true
 	} else if !s.Seq.Newer(t.seq) {
-		// Out of order (or a duplicate): the Remote refuses it as stale;
+		// Out of order (or a duplicate): the Receiver refuses it as stale;
 		// measured against a newer position it would look like a jump.
 		return true, false
 	}

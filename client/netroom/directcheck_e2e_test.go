@@ -1,6 +1,7 @@
-package netroom
+package netroom_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
+	"github.com/nearzero/nearzero/internal/testkit"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -21,17 +25,31 @@ import (
 // speed. Bob drops them, falls back to the server path (her honest
 // states) and reports her; the server counts the report.
 func TestDirectCheaterOnLoopback(t *testing.T) {
-	addr, reg := startServerWith(t, server.Deps{})
-	ann := newDirectPeer(t, addr, "Ann", direct.Config{})
-	bob := newDirectPeer(t, addr, "Bob", direct.Config{})
-	d := newDirectRun(t, ann, bob)
+	srv := testkit.StartServer(t, server.Deps{})
+	// Ann's server link, to send it honest states past her Room.
+	links := make(chan netroom.ServerLink, 1)
+	ann := newPeerWith(t, srv, "Ann", netroom.Config{
+		Direct: direct.Config{ICEOptions: testkit.LoopbackICE, RetryAfter: time.Hour},
+		Dial: func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
+			l, err := netroom.DialServer(ctx, url, opts)
+			if err == nil {
+				select {
+				case links <- l:
+				default: // only the first
+				}
+			}
+			return l, err
+		}})
+	bob := newDirectPeer(t, srv, "Bob", direct.Config{})
+	d := seatTwo(t, ann, bob)
+	annLink := <-links
 	d.until(10*time.Second, "the direct path", func(p predict.Pose) bool {
 		return p.Path == predict.PathDirect && ann.room.DirectUp(1) && bob.room.DirectUp(0)
 	})
 	for range 30 { // the server hears both reports
 		d.frame()
 	}
-	before := counter(t, reg, "nearzero_direct_cheat_reports_total")
+	before := srv.Counter(t, "nearzero_direct_cheat_reports_total")
 
 	const step = time.Second / 60
 	top := motion.DefaultTopSpeed
@@ -42,9 +60,9 @@ func TestDirectCheaterOnLoopback(t *testing.T) {
 		now := d.phys.At(d.i, ann.room.Now(), step)
 		d.i++
 		st, _ := ann.room.ServerTime(now)
-		d.anl.Sample(now, annPath(st), geom.Identity, geom.Vec3{}, false)
+		d.anl.Sample(now, circle(st), geom.Identity, geom.Vec3{}, false)
 		if s, ok := d.anl.Poll(ann.room.Slot()); ok {
-			require.NoError(t, ann.room.link.SendState(s)) // honest to the server
+			require.NoError(t, annLink.SendState(s)) // honest to the server, past her Room
 			cheat := *s
 			cheat.Pos.X += 5 * top * float64(d.i-start) / 60 // 5x top speed, direct only
 			var err error
@@ -55,7 +73,7 @@ func TestDirectCheaterOnLoopback(t *testing.T) {
 		ann.frame()
 		bob.frame()
 		bnow := bob.room.Now()
-		if pose, _ := bob.remotes[0].Frame(bnow); pose.Valid && pose.Pos.Sub(annPath(st)).Len() > 10 {
+		if pose, _ := bob.remotes[0].Frame(bnow); pose.Valid && pose.Pos.Sub(circle(st)).Len() > 10 {
 			far++
 		}
 		time.Sleep(time.Until(d.t0.Add(time.Duration(d.i) * step)))
@@ -66,5 +84,5 @@ func TestDirectCheaterOnLoopback(t *testing.T) {
 	assert.True(t, bob.room.DirectDistrusted(0))
 	assert.False(t, bob.room.DirectUp(0))
 	d.until(2*time.Second, "the server path", func(p predict.Pose) bool { return p.Path == predict.PathServer })
-	assert.Equal(t, before+1, counter(t, reg, "nearzero_direct_cheat_reports_total"), "the server heard the report")
+	assert.Equal(t, before+1, srv.Counter(t, "nearzero_direct_cheat_reports_total"), "the server heard the report")
 }

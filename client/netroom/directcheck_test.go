@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -23,7 +23,7 @@ import (
 type directRig struct {
 	h     *harness
 	fl    *fakeLinks
-	rem   *Remote
+	rem   *drawn
 	seq   int
 	flags wire.Flags // of the next state
 }
@@ -37,11 +37,10 @@ func newDirectRig(t *testing.T) *directRig {
 	}})
 	require.NoError(t, d.h.room.Create())
 	d.h.until(has(EventConnected))
-	d.h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
+	d.h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
 	d.h.until(has(EventJoined))
 	require.NotNil(t, d.fl)
-	rem, err := NewRemote(predict.Config{})
-	require.NoError(t, err)
+	rem := newDrawn(t)
 	require.NoError(t, d.h.room.Bind(0, rem))
 	d.rem = rem
 	return d
@@ -62,7 +61,7 @@ func (d *directRig) direct(pos, vel geom.Vec3, at, arrival time.Duration) int {
 // reports is the DirectLink messages Bob sent about slot 0.
 func (d *directRig) reports() []protocol.DirectLink {
 	var out []protocol.DirectLink
-	for _, m := range d.h.link.sentMessages() {
+	for _, m := range d.h.link.Sent() {
 		if l, ok := m.(*protocol.DirectLink); ok && l.Slot == 0 {
 			out = append(out, *l)
 		}
@@ -87,7 +86,7 @@ func TestDirectCheaterFallsBackToServer(t *testing.T) {
 	}
 	t.Logf("cheater: %d of 60 direct states routed to the Remote", drawn)
 	assert.LessOrEqual(t, drawn, 2, "the cheater's direct states are not drawn")
-	pose, _ := d.rem.Frame(base + time.Second)
+	pose := d.rem.Frame(base + time.Second)
 	assert.Less(t, pose.Pos.X, 2*top, "the drawn position never ran away at 5x")
 
 	assert.Contains(t, d.reports(), protocol.DirectLink{Slot: 0, Up: false, Reason: protocol.DirectCheat},
@@ -97,13 +96,11 @@ func TestDirectCheaterFallsBackToServer(t *testing.T) {
 
 	// The server path: its states (checked by the server) are drawn.
 	now := base + 2*time.Second
-	d.h.link.mu.Lock()
-	d.h.link.states = append(d.h.link.states, client.RemoteState{
+	d.h.link.PushStates(serverlink.RemoteState{
 		State: wire.State{Slot: 0, Seq: 1000, Stamp: wire.StampOf(now), Rot: geom.Identity}, Local: now, Arrival: now})
-	d.h.link.mu.Unlock()
 	d.h.update()
 	assert.Equal(t, 1, d.h.room.Route())
-	pose, _ = d.rem.Frame(now)
+	pose = d.rem.Frame(now)
 	assert.Equal(t, predict.PathServer, pose.Path)
 }
 
@@ -134,11 +131,11 @@ func TestDirectCheaterDistrusted(t *testing.T) {
 	// Ann leaves; Cy takes slot 0: trusted.
 	rs := joinedAs("ABCDEF", 1, 1, player(1, "Bob")).Room
 	rs.Rev = 2
-	d.h.link.msg(&rs)
+	d.h.link.Msg(&rs)
 	d.h.until(has(EventPlayerLeft))
 	rs = joinedAs("ABCDEF", 1, 1, player(0, "Cy"), player(1, "Bob")).Room
 	rs.Rev = 3
-	d.h.link.msg(&rs)
+	d.h.link.Msg(&rs)
 	d.h.until(has(EventPlayerJoined))
 	assert.False(t, d.h.room.DirectDistrusted(0))
 	assert.Contains(t, d.fl.peers, 0)

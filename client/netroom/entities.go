@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -43,6 +45,22 @@ func KeyOf(slot, entity int) Key {
 // SharedID returns the wire id of shared object n (0..127).
 func SharedID(n int) int { return wire.FirstShared + n }
 
+// Receiver is what a Room hands one remote entity's states to, and all it
+// asks of it: the drawing side of the entity (client/entity's Remote,
+// which a NetPredictor binds). The Room calls it on its own goroutine, the
+// engine's main thread, in arrival order; Add must not allocate (Route is
+// on the per-frame path).
+type Receiver interface {
+	// Add takes a received state whose stamp maps to local on the local
+	// clock, which arrived at arrival on path; false when refused
+	// (duplicate, stale, not finite).
+	Add(path predict.Path, s *wire.State, local, arrival time.Duration) bool
+	// Jitter and Loss are the arrival jitter of the path drawn from and
+	// the share of states lost, for LinkFigures (ok false before any).
+	Jitter() time.Duration
+	Loss() (loss float64, ok bool)
+}
+
 // owner is what the room last heard of a shared object's owner.
 type owner struct {
 	slot  int
@@ -53,7 +71,7 @@ type owner struct {
 // entities is the Room's part for entities other than the players' own.
 // Main thread only.
 type entities struct {
-	locals  map[int]*Local         // our entities by wire id (not 0)
+	locals  map[int]any            // who holds our entity ids (not 0), see ClaimLocalEntity
 	spawned map[int]bool           // our spawned ids, live
 	remote  map[Key]protocol.Spawn // spawns announced by others, live
 	owners  map[int]owner          // shared objects by wire id
@@ -62,10 +80,10 @@ type entities struct {
 	scratch []Key
 }
 
-// BindEntity makes rem the Remote that receives entity k's states
-// (entity 0 is a player's own). Another Remote bound there already is an
-// error (ErrTaken).
-func (r *Room) BindEntity(k Key, rem *Remote) error {
+// BindEntity makes rem the Receiver of entity k's states (entity 0 is a
+// player's own). Another Receiver bound there already is an error
+// (ErrTaken).
+func (r *Room) BindEntity(k Key, rem Receiver) error {
 	switch {
 	case k.Entity < 0 || k.Entity > 255:
 		return fmt.Errorf("bind entity %d: %w", k.Entity, ErrEntity)
@@ -80,49 +98,52 @@ func (r *Room) BindEntity(k Key, rem *Remote) error {
 		return r.fail(fmt.Errorf("entity %v: %w", k, ErrTaken))
 	}
 	if r.remotes == nil {
-		r.remotes = map[Key]*Remote{}
+		r.remotes = map[Key]Receiver{}
 	}
 	r.remotes[k] = rem
 	return nil
 }
 
 // UnbindEntity removes rem from k, if it is the one bound there.
-func (r *Room) UnbindEntity(k Key, rem *Remote) {
+func (r *Room) UnbindEntity(k Key, rem Receiver) {
 	k = KeyOf(k.Slot, k.Entity)
 	if cur, ok := r.remotes[k]; ok && cur == rem {
 		delete(r.remotes, k)
 	}
 }
 
-// BoundEntity returns the Remote bound to k, or nil.
-func (r *Room) BoundEntity(k Key) *Remote { return r.remotes[KeyOf(k.Slot, k.Entity)] }
+// BoundEntity returns the Receiver bound to k, or nil.
+func (r *Room) BoundEntity(k Key) Receiver { return r.remotes[KeyOf(k.Slot, k.Entity)] }
 
-// ClaimLocalEntity makes l the sender of our entity id (0 is the player's
-// own: ClaimLocal). Another Local holding it is an error (ErrTaken).
-func (r *Room) ClaimLocalEntity(id int, l *Local) error {
+// ClaimLocalEntity makes holder the one sender of our entity id (0 is the
+// player's own: ClaimLocal). Another holder of it is an error (ErrTaken);
+// FreeEntity gives no id that is held. The Room asks nothing of holder
+// and compares it by identity: pass a pointer (a NetPredictor passes its
+// client/entity Local).
+func (r *Room) ClaimLocalEntity(id int, holder any) error {
 	if id == 0 {
-		return r.ClaimLocal(l)
+		return r.ClaimLocal(holder)
 	}
 	if id < 0 || id > 255 {
 		return fmt.Errorf("entity %d: %w", id, ErrEntity)
 	}
-	if cur := r.ents.locals[id]; cur != nil && cur != l {
+	if cur := r.ents.locals[id]; cur != nil && cur != holder {
 		return r.fail(fmt.Errorf("local entity %d: %w", id, ErrTaken))
 	}
 	if r.ents.locals == nil {
-		r.ents.locals = map[int]*Local{}
+		r.ents.locals = map[int]any{}
 	}
-	r.ents.locals[id] = l
+	r.ents.locals[id] = holder
 	return nil
 }
 
-// ReleaseLocalEntity gives up l's claim of id, if it holds it.
-func (r *Room) ReleaseLocalEntity(id int, l *Local) {
+// ReleaseLocalEntity gives up holder's claim of id, if it holds it.
+func (r *Room) ReleaseLocalEntity(id int, holder any) {
 	if id == 0 {
-		r.ReleaseLocal(l)
+		r.ReleaseLocal(holder)
 		return
 	}
-	if r.ents.locals[id] == l {
+	if cur, ok := r.ents.locals[id]; ok && cur == holder {
 		delete(r.ents.locals, id)
 	}
 }

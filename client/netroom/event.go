@@ -114,7 +114,7 @@ type Event struct {
 	Phase   protocol.Phase
 	Next    time.Duration // server clock
 	Results *protocol.Results
-	// Args are EventGameEvent's arguments, as DecodeArgs returns them.
+	// Args are EventGameEvent's arguments, as typedargs.Decode returns them.
 	Args []any
 	// Hit is EventHit's decision.
 	Hit *protocol.HitResult
@@ -124,7 +124,7 @@ type Event struct {
 	Spawn *protocol.Spawn
 	Owner *protocol.Owner
 	// Internal marks an EventError made from a recovered panic (a bug,
-	// client.ErrPanic or ErrPanic), worth a line in the console.
+	// serverlink.ErrPanic or ErrPanic), worth a line in the console.
 	Internal bool
 }
 

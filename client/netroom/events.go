@@ -2,27 +2,17 @@ package netroom
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/typedargs"
 )
-
-// ErrBadArg indicates an event argument of a type events cannot carry
-// (EncodeArgs lists those), a float that is not finite, or arguments
-// nested too deep.
-var ErrBadArg = errors.New("netroom: event argument not carried")
-
-// MaxArgDepth is how deeply event arguments may nest (arrays in arrays):
-// the protocol's limit, which the server enforces too.
-const MaxArgDepth = protocol.MaxArgDepth
 
 // SendEvent sends a named event with args, reliable and ordered through
 // the server, to slot to or to every other player (protocol.ToAll). Args
-// hold what EncodeArgs takes. When to is our own slot the event is not
+// hold what typedargs.Encode takes. When to is our own slot the event is not
 // sent: it comes back here (see SendEventAll). An event the server would
 // refuse for its size or name is refused here, with EventError and the
 // error returned; the server's rate limit (30 per second, burst 60, by
@@ -64,7 +54,7 @@ func (r *Room) SendEventToHost(name string, args []any) error {
 
 // checkEvent encodes and checks an event as the server will.
 func (r *Room) checkEvent(name string, args []any, to int) (json.RawMessage, error) {
-	raw, err := EncodeArgs(args)
+	raw, err := typedargs.Encode(args)
 	if err != nil {
 		return nil, r.fail(fmt.Errorf("send_event %q: %w", name, err))
 	}
@@ -83,7 +73,7 @@ func (r *Room) deliverLocal(name string, raw json.RawMessage) error {
 	if !r.inRoom {
 		return r.fail(fmt.Errorf("event %q: %w", name, ErrNotInRoom))
 	}
-	args, err := DecodeArgs(raw)
+	args, err := typedargs.Decode(raw)
 	if err != nil {
 		return r.fail(fmt.Errorf("event %q: %w", name, err))
 	}
@@ -121,63 +111,12 @@ func (r *Room) SendChat(text string, to int) error {
 	return r.sendInRoom(&protocol.Chat{Text: s, To: to})
 }
 
-// EncodeArgs encodes event arguments as a JSON array (docs/protocol.md,
-// "Typed arguments"). It takes nil, bool, int, int32, int64, float32 and
-// float64 (finite), string, StringName, []any (Array), Dict and
-// map[string]any (Dictionary), the math types of args.go (Vector2...
-// Transform3D) and the packed arrays ([]byte, []int32, []int64, []float32,
-// []float64, PackedVector2Array, PackedVector3Array, []string), nested at
-// most MaxArgDepth deep; anything else fails with ErrBadArg naming its
-// place. DecodeArgs gives each back as the same type.
-func EncodeArgs(args []any) (json.RawMessage, error) {
-	if len(args) == 0 {
-		return nil, nil
-	}
-	b := []byte{'['}
-	for i, a := range args {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = encodeArg(b, a, 1); err != nil {
-			return nil, fmt.Errorf("argument %d: %w", i, err)
-		}
-	}
-	return append(b, ']'), nil
-}
-
-func checkFloat(f float64) error {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fmt.Errorf("%w: %v is not finite", ErrBadArg, f)
-	}
-	return nil
-}
-
-// DecodeArgs decodes an event's JSON array of arguments to what
-// EncodeArgs took: numbers written without a fraction or exponent that
-// fit come back as int64, the rest as float64 (EncodeArgs writes every
-// float with one, so types survive); arrays as []any; Dictionaries as Dict
-// (in their order; int keys as int64), typed values as their types of
-// args.go, []byte, []int32, []int64, []float32, []float64 and []string.
-// A JSON object without "@" (older clients) is a Dict of String keys.
-// Absent args are an empty list.
-func DecodeArgs(raw json.RawMessage) ([]any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	out, err := decodeArray(raw)
-	if err != nil {
-		return nil, fmt.Errorf("netroom: event args: %w", err)
-	}
-	return out, nil
-}
-
 // applyGameMessage turns a relayed event or chat line into its Event;
 // false for another message.
 func (r *Room) applyGameMessage(m protocol.Message) bool {
 	switch m := m.(type) {
 	case *protocol.Event:
-		args, err := DecodeArgs(m.Args)
+		args, err := typedargs.Decode(m.Args)
 		if err != nil {
 			r.emit(errorEvent(fmt.Errorf("event %q from slot %d: %w", m.Name, m.From, err)))
 			return true

@@ -17,14 +17,3 @@ func ExampleServerURL() {
 	// wss://play.example.org/ws
 	// ws://10.0.0.5:9000/ws
 }
-
-// The motion profiles of NetPredictor.
-func ExampleProfile_Preset() {
-	for _, p := range []netroom.Profile{netroom.ProfileVehicle, netroom.ProfileCharacter} {
-		predictionCap, tau, _ := p.Preset()
-		fmt.Printf("%s: prediction cap %v, smoothing %v\n", p, predictionCap, tau)
-	}
-	// Output:
-	// vehicle: prediction cap 300ms, smoothing 150ms
-	// character: prediction cap 150ms, smoothing 50ms
-}

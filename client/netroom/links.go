@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// welcomer is the part of a Link that says what the server's welcome
-// offered (*client.Client has it): the ICE servers for direct links.
+// welcomer is the part of a ServerLink that says what the server's welcome
+// offered (*serverlink.Conn has it): the ICE servers for direct links.
 type welcomer interface {
 	Welcome() protocol.Welcome
 }
@@ -35,7 +35,7 @@ func (r *Room) SetDirectLinks(on bool) {
 // SetDirectLag sets the direct links' own lag simulator setting, used
 // while SetDirectLagApart(true) (at once on open links, and for later ones).
 // An invalid setting is reported as EventError and returned.
-func (r *Room) SetDirectLag(l client.LagConfig) error {
+func (r *Room) SetDirectLag(l serverlink.LagConfig) error {
 	if err := l.Validate(); err != nil {
 		return r.fail(fmt.Errorf("set direct lag: %w", err))
 	}
@@ -58,7 +58,7 @@ func (r *Room) DirectLagApart() bool { return r.cfg.DirectLagApart }
 
 // DirectLag returns the direct links' own lag simulator setting (applied
 // only while DirectLagApart).
-func (r *Room) DirectLag() client.LagConfig { return r.cfg.Direct.Lag }
+func (r *Room) DirectLag() serverlink.LagConfig { return r.cfg.Direct.Lag }
 
 // applyDirectLag puts the setting the direct links get on the open ones
 // (later ones take it from cfg when made).
@@ -158,7 +158,7 @@ func (r *Room) tickDirect() {
 	r.signals = r.mesh.PollSignals(r.signals[:0])
 	for i := range r.signals {
 		if r.status == StatusConnected {
-			sig := r.signals[i]   // the Link may keep the message; the buffer is reused
+			sig := r.signals[i]   // the ServerLink may keep the message; the buffer is reused
 			_ = r.link.Send(&sig) // a refused one fails the attempt by its timeout
 		}
 		r.signals[i] = protocol.Signal{}

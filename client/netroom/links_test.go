@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/direct"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -90,10 +90,10 @@ func TestDirectWiring(t *testing.T) {
 	h := newHarness(t, Config{NewDirect: func(c direct.Config) (direct.Links, error) {
 		made, fl = c, &fakeLinks{cfg: c}
 		return fl, nil
-	}, Options: client.Options{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
+	}, Options: serverlink.Options{Lag: lagsim.Config{Latency: 20 * time.Millisecond}}})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
+	h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
 	h.until(has(EventJoined))
 	require.NotNil(t, fl, "links made once there are other players")
 	assert.True(t, h.room.DirectLinks())
@@ -105,19 +105,19 @@ func TestDirectWiring(t *testing.T) {
 	// Cy leaves: the links follow.
 	st := joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")).Room
 	st.Rev = 2
-	h.link.msg(&st)
+	h.link.Msg(&st)
 	h.until(has(EventPlayerLeft))
 	assert.Equal(t, []int{0}, fl.peers)
 
 	// Signals: the server's go to the links, the links' go to the server.
-	h.link.msg(&protocol.Signal{To: 1, From: 0, Kind: direct.KindOffer, Data: "sdp"})
-	h.link.msg(&protocol.Signal{To: 7, From: 0, Kind: direct.KindOffer, Data: "not ours"})
+	h.link.Msg(&protocol.Signal{To: 1, From: 0, Kind: direct.KindOffer, Data: "sdp"})
+	h.link.Msg(&protocol.Signal{To: 7, From: 0, Kind: direct.KindOffer, Data: "not ours"})
 	fl.mu.Lock()
 	fl.out = append(fl.out, protocol.Signal{To: 0, From: 1, Kind: direct.KindAnswer, Data: "sdp2"})
 	fl.mu.Unlock()
 	h.update()
 	assert.Equal(t, []protocol.Signal{{To: 1, From: 0, Kind: direct.KindOffer, Data: "sdp"}}, fl.got)
-	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.Signal{To: 0, From: 1, Kind: direct.KindAnswer, Data: "sdp2"}))
+	assert.Contains(t, h.link.Sent(), protocol.Message(&protocol.Signal{To: 0, From: 1, Kind: direct.KindAnswer, Data: "sdp2"}))
 	assert.Positive(t, fl.ticks)
 
 	// Our state goes out on the links as a frame, as well as to the server.
@@ -128,8 +128,7 @@ func TestDirectWiring(t *testing.T) {
 	assert.Equal(t, wire.Seq(5), dec.Seq)
 
 	// Theirs reach the Remote on the direct path and report the link up.
-	rem, err := NewRemote(predict.Config{})
-	require.NoError(t, err)
+	rem := newDrawn(t)
 	require.NoError(t, h.room.Bind(0, rem))
 	now := h.clock.Now()
 	fl.mu.Lock()
@@ -138,9 +137,9 @@ func TestDirectWiring(t *testing.T) {
 	assert.Equal(t, 1, h.room.Route())
 	assert.Equal(t, uint64(1), h.room.Stats().DirectRouted)
 	assert.True(t, h.room.DirectUp(0))
-	pose, _ := rem.Frame(now)
+	pose := rem.Frame(now)
 	assert.Equal(t, predict.PathDirect, pose.Path)
-	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: true}))
+	assert.Contains(t, h.link.Sent(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: true}))
 
 	// Live lag settings reach the links: by default the server link's
 	// setting covers them too, so a "50 ms" test is 50 ms on every path.
@@ -163,7 +162,7 @@ func TestDirectWiring(t *testing.T) {
 	assert.True(t, fl.isClosed)
 	assert.Nil(t, h.room.Direct())
 	assert.False(t, h.room.DirectUp(0))
-	assert.Contains(t, h.link.sentMessages(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: false}))
+	assert.Contains(t, h.link.Sent(), protocol.Message(&protocol.DirectLink{Slot: 0, Up: false}))
 	require.NoError(t, h.room.SendState(&wire.State{Slot: 1, Seq: 6, Rot: geom.Identity}))
 	// On again: new links.
 	old := fl
@@ -172,16 +171,10 @@ func TestDirectWiring(t *testing.T) {
 	assert.Equal(t, []int{0}, fl.peers)
 
 	// Leaving closes them.
-	h.link.msg(&protocol.Left{})
+	h.link.Msg(&protocol.Left{})
 	h.until(has(EventLeft))
 	assert.True(t, fl.isClosed)
 	assert.Nil(t, h.room.Direct())
-}
-
-// wireSize returns the encoded size of s.
-func wireSize(s *wire.State) (int, error) {
-	b, err := wire.AppendState(nil, s)
-	return len(b), err
 }
 
 // TestDirectReportedAgainAfterReconnect: the server forgets a player's
@@ -190,14 +183,14 @@ func TestDirectReportedAgainAfterReconnect(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
+	h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
 	h.until(has(EventJoined))
 	now := h.clock.Now()
 	require.False(t, h.room.AddDirect(&wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, now, now), "no Remote bound")
 	require.True(t, h.room.DirectUp(0))
 	ups := func() int {
 		n := 0
-		for _, m := range h.link.sentMessages() {
+		for _, m := range h.link.Sent() {
 			if d, ok := m.(*protocol.DirectLink); ok && d.Up {
 				n++
 			}
@@ -205,7 +198,7 @@ func TestDirectReportedAgainAfterReconnect(t *testing.T) {
 		return n
 	}
 	assert.Equal(t, 1, ups())
-	h.link.push(client.Event{Kind: client.EventReconnecting}, client.Event{Kind: client.EventReconnected})
+	h.link.Push(serverlink.Event{Kind: serverlink.EventReconnecting}, serverlink.Event{Kind: serverlink.EventReconnected})
 	h.until(has(EventReconnected))
 	assert.Equal(t, 2, ups(), "reported again")
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
@@ -18,13 +18,13 @@ import (
 func TestPanicInRequestIsAnError(t *testing.T) {
 	h := newHarness(t, Config{})
 	calls := 0
-	h.link.createFn = func() error {
+	h.link.OnCreate(func() error {
 		calls++
 		if calls == 1 {
 			panic("create broke")
 		}
 		return nil
-	}
+	})
 	require.NoError(t, h.room.Create())
 	evs := h.until(has(EventError))
 	errs := eventsOf(evs, EventError)
@@ -43,11 +43,11 @@ func TestClientPanicIsAnError(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Connect())
 	h.until(has(EventConnected))
-	boom := errors.Join(client.ErrPanic, errors.New("reader: boom"))
-	h.link.push(client.Event{Kind: client.EventReconnecting, Err: boom})
+	boom := errors.Join(serverlink.ErrPanic, errors.New("reader: boom"))
+	h.link.Push(serverlink.Event{Kind: serverlink.EventReconnecting, Err: boom})
 	evs := h.until(has(EventReconnecting))
 	assert.Equal(t, []string{"error", "reconnecting"}, kinds(evs))
-	h.link.push(client.Event{Kind: client.EventDisconnected, Err: boom})
+	h.link.Push(serverlink.Event{Kind: serverlink.EventDisconnected, Err: boom})
 	evs = h.until(has(EventDisconnected))
 	assert.Equal(t, []string{"error", "disconnected"}, kinds(evs))
 	assert.Equal(t, protocol.Code(CodeLocal), evs[0].Code)
@@ -57,16 +57,14 @@ func TestClientPanicIsAnError(t *testing.T) {
 // an invalid setting is refused.
 func TestSetLagLive(t *testing.T) {
 	h := newHarness(t, Config{})
-	lag := client.LagConfig{Latency: 30 * time.Millisecond}
+	lag := serverlink.LagConfig{Latency: 30 * time.Millisecond}
 	require.NoError(t, h.room.SetLag(lag), "before connecting: for the next connect")
 	require.NoError(t, h.room.Connect())
 	h.until(has(EventConnected))
-	more := client.LagConfig{Latency: 80 * time.Millisecond, Loss: 0.1}
+	more := serverlink.LagConfig{Latency: 80 * time.Millisecond, Loss: 0.1}
 	require.NoError(t, h.room.SetLag(more))
-	h.link.mu.Lock()
-	assert.Equal(t, []client.LagConfig{more}, h.link.lag, "applied live")
-	h.link.mu.Unlock()
-	assert.Error(t, h.room.SetLag(client.LagConfig{Loss: 2}))
+	assert.Equal(t, []serverlink.LagConfig{more}, h.link.Lags(), "applied live")
+	assert.Error(t, h.room.SetLag(serverlink.LagConfig{Loss: 2}))
 	assert.Equal(t, []string{"error"}, kinds(h.update()))
 	h.mu.Lock()
 	assert.Equal(t, 30*time.Millisecond, h.dials[0].opts.Lag.Latency)

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/realtime"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -81,7 +81,7 @@ const (
 type opResult struct {
 	kind opKind
 	gen  uint64
-	link Link
+	link ServerLink
 	err  error
 	// panicked: the goroutine panicked (err wraps ErrPanic).
 	panicked bool
@@ -95,12 +95,12 @@ type request struct {
 
 // Stats are counters for debug figures and tests.
 type Stats struct {
-	// Routed is the number of received states handed to a Remote.
+	// Routed is the number of received states handed to a Receiver (a drawn entity).
 	Routed uint64
-	// Unrouted is the number of received states for a slot with no Remote
+	// Unrouted is the number of received states for a slot with no Receiver
 	// bound (not spawned yet, or no NetPredictor in its scene).
 	Unrouted uint64
-	// Refused is the number of routed states the Remote's predictor
+	// Refused is the number of routed states the Receiver
 	// refused (duplicates, stale, non-finite).
 	Refused uint64
 	// DirectDown is the number of direct links reported down for silence.
@@ -117,10 +117,12 @@ type Stats struct {
 	DirectDistrusted uint64
 }
 
-// Room is one player's connection to the room server and seat in a room,
-// as the NetRoom node sees it. Make it with New; drive it from one
-// goroutine (the engine's main thread): call Update once per frame and
-// Route before drawing. Its methods never block.
+// Room is the game-side room: one player's connection to the room server
+// and seat in a room, as the NetRoom node sees it. It drives the
+// connection (a ServerLink: client/serverlink's Conn) and the direct links;
+// the server's own room is server/room's Room. Make it with New; drive it
+// from one goroutine (the engine's main thread): call Update once per
+// frame and Route before drawing. Its methods never block.
 type Room struct {
 	cfg   Config // main thread; Server, Name and Lag change with the setters
 	clock realtime.Clock
@@ -128,7 +130,7 @@ type Room struct {
 	// Main thread only.
 	props   map[Key]map[string]any // synced properties by entity (props.go)
 	status  Status
-	link    Link
+	link    ServerLink
 	gen     uint64 // connection attempt; results of older ones are stale
 	want    request
 	busy    bool // create, join or leave in flight
@@ -140,9 +142,9 @@ type Room struct {
 	room    protocol.RoomState
 	players []protocol.PlayerState // room.Players, owned
 	spawned [MaxSlots]bool
-	remotes map[Key]*Remote // by (slot, entity), entity 0 included; see route
-	local   *Local          // the entity that sends, see ClaimLocal
-	ents    entities        // other entities (entities.go)
+	remotes map[Key]Receiver // by (slot, entity), entity 0 included; see route
+	local   any              // who holds the player's own entity, see ClaimLocal
+	ents    entities         // other entities (entities.go)
 	direct  directWatch
 	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
@@ -151,11 +153,11 @@ type Room struct {
 	signals   []protocol.Signal
 	dstates   []direct.State // Route's buffer
 	frame     []byte
-	dlead     core.Lead // the send lead of the direct links (client.DefaultSendLead)
+	dlead     core.Lead // the send lead of the direct links (serverlink.DefaultSendLead)
 	pending   []Event   // queued events, delivered by the next Update
 	out       []Event   // Update's result, reused
-	cevs      []client.Event
-	states    []client.RemoteState
+	cevs      []serverlink.Event
+	states    []serverlink.RemoteState
 	stats     Stats
 	undrawn   map[int]undrawnSpan // by slot: a remote player's own states with nothing bound (Undrawn)
 	isClosed  bool
@@ -193,17 +195,17 @@ func (r *Room) SetServer(addr string) { r.cfg.Server = addr }
 // Server returns the server address as set.
 func (r *Room) Server() string { return r.cfg.Server }
 
-// lagSetter is the part of a Link that changes the lag simulator live
-// (*client.Client has it; a test's fake may not).
+// lagSetter is the part of a ServerLink that changes the lag simulator live
+// (*serverlink.Conn has it; a test's fake may not).
 type lagSetter interface {
-	SetLag(client.LagConfig) error
+	SetLag(serverlink.LagConfig) error
 }
 
 // SetLag sets the lag simulator under the server link, and under the
 // direct links unless SetDirectLagApart(true): at once on the open
 // connection and links, and for the next connect. An invalid setting is
 // reported as EventError and returned.
-func (r *Room) SetLag(l client.LagConfig) error {
+func (r *Room) SetLag(l serverlink.LagConfig) error {
 	if err := l.Validate(); err != nil {
 		return r.fail(fmt.Errorf("set lag: %w", err))
 	}
@@ -490,34 +492,34 @@ func (r *Room) SendState(s *wire.State) error {
 	return nil
 }
 
-// Bind makes rem the Remote that receives slot's states (its entity 0:
-// BindEntity(KeyOf(slot, 0), rem)). Another Remote bound there already is
-// an error (ErrTaken, also queued as EventError): Unbind it first.
-func (r *Room) Bind(slot int, rem *Remote) error { return r.BindEntity(KeyOf(slot, 0), rem) }
+// Bind makes rem the Receiver of slot's states (its entity 0:
+// BindEntity(KeyOf(slot, 0), rem)). Another Receiver bound there already
+// is an error (ErrTaken, also queued as EventError): Unbind it first.
+func (r *Room) Bind(slot int, rem Receiver) error { return r.BindEntity(KeyOf(slot, 0), rem) }
 
-// ClaimLocal makes l the local player's entity, the one whose states are
-// sent. Another Local holding the claim is an error (ErrTaken, also
-// queued as EventError).
-func (r *Room) ClaimLocal(l *Local) error {
-	if r.local != nil && r.local != l {
+// ClaimLocal makes holder the local player's entity, the one whose states
+// are sent (ClaimLocalEntity with id 0). Another holder of the claim is an
+// error (ErrTaken, also queued as EventError).
+func (r *Room) ClaimLocal(holder any) error {
+	if r.local != nil && r.local != holder {
 		return r.fail(fmt.Errorf("local player: %w", ErrTaken))
 	}
-	r.local = l
+	r.local = holder
 	return nil
 }
 
-// ReleaseLocal gives up l's claim, if it holds it.
-func (r *Room) ReleaseLocal(l *Local) {
-	if r.local == l {
+// ReleaseLocal gives up holder's claim, if it holds it.
+func (r *Room) ReleaseLocal(holder any) {
+	if r.local == holder {
 		r.local = nil
 	}
 }
 
 // Unbind removes rem from slot, if it is the one bound there.
-func (r *Room) Unbind(slot int, rem *Remote) { r.UnbindEntity(KeyOf(slot, 0), rem) }
+func (r *Room) Unbind(slot int, rem Receiver) { r.UnbindEntity(KeyOf(slot, 0), rem) }
 
-// Bound returns the Remote bound to slot, or nil.
-func (r *Room) Bound(slot int) *Remote { return r.BoundEntity(KeyOf(slot, 0)) }
+// Bound returns the Receiver bound to slot, or nil.
+func (r *Room) Bound(slot int) Receiver { return r.BoundEntity(KeyOf(slot, 0)) }
 
 // ProcessPriority is the NetRoom node's process priority: lower than any
 // node's default (0), so its _process, which routes the frame's states
@@ -527,7 +529,7 @@ func (r *Room) Bound(slot int) *Remote { return r.BoundEntity(KeyOf(slot, 0)) }
 const ProcessPriority = -1000
 
 // Route hands every state received since the last call, by the server
-// or a direct link, to the Remote bound to its key (route), and returns
+// or a direct link, to the Receiver bound to its key (route), and returns
 // how many it routed. Call it once per frame before the entities draw:
 // the NetRoom node does, from its _process, which runs before every
 // NetPredictor's (ProcessPriority). It does not allocate once its buffers
@@ -556,7 +558,7 @@ func (r *Room) Route() int {
 }
 
 // AddDirect hands a state that came over a direct link from its sender
-// (stamp already mapped onto the local clock at local) to the bound Remote,
+// (stamp already mapped onto the local clock at local) to the bound Receiver,
 // and keeps the link's liveness: the first arrival reports the link up to
 // the server, and DirectSilence without one reports it down. Route calls
 // it for the states of the Room's own direct links (Config.NewDirect); a
@@ -591,10 +593,10 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 }
 
 // route is the one routing path of a received state, whichever way it
-// came: the Remote bound to its key (KeyOf(slot, entity), entity 0, a
+// came: the Receiver bound to its key (KeyOf(slot, entity), entity 0, a
 // player's own, included) takes it, and the outcome is counted once
 // (Routed, and DirectRouted for the direct path; Unrouted: nothing bound,
-// or our own echoed; Refused: the Remote's predictor refused it).
+// or our own echoed; Refused: the Receiver refused it).
 func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Duration) bool {
 	rem := r.remotes[KeyOf(int(s.Slot), int(s.Entity))]
 	if rem == nil || int(s.Slot) == r.slot { // ours, echoed: drawn from our side
@@ -671,7 +673,7 @@ func (r *Room) Update(now time.Duration) []Event {
 		r.cevs = r.link.PollEvents(r.cevs[:0])
 		for i := range r.cevs {
 			r.applyEvent(&r.cevs[i])
-			r.cevs[i] = client.Event{}
+			r.cevs[i] = serverlink.Event{}
 		}
 	}
 	r.tickDirect()
@@ -719,7 +721,7 @@ func errorEvent(err error) Event {
 			wire.ProtocolVersion, wire.RulesVersion, text)
 	}
 	return Event{Kind: EventError, Code: code, Text: text,
-		Internal: errors.Is(err, ErrPanic) || errors.Is(err, client.ErrPanic)}
+		Internal: errors.Is(err, ErrPanic) || errors.Is(err, serverlink.ErrPanic)}
 }
 
 func (r *Room) applyResult(res *opResult) {
@@ -767,31 +769,31 @@ func (r *Room) applyResult(res *opResult) {
 	}
 }
 
-func (r *Room) applyEvent(ev *client.Event) {
+func (r *Room) applyEvent(ev *serverlink.Event) {
 	switch ev.Kind {
-	case client.EventMessage:
+	case serverlink.EventMessage:
 		r.applyMessage(ev.Msg)
-	case client.EventSynced:
+	case serverlink.EventSynced:
 		r.synced = true
 		r.emit(Event{Kind: EventSynced})
-	case client.EventReconnecting:
-		if errors.Is(ev.Err, client.ErrPanic) {
+	case serverlink.EventReconnecting:
+		if errors.Is(ev.Err, serverlink.ErrPanic) {
 			r.emit(errorEvent(ev.Err)) // a bug, not the network: say so
 		}
 		r.status = StatusReconnecting
 		r.emit(Event{Kind: EventReconnecting, Text: errText(ev.Err)})
-	case client.EventReconnected:
+	case serverlink.EventReconnected:
 		r.status = StatusConnected
 		r.emit(Event{Kind: EventReconnected})
 		r.reportDirectUp() // the server forgot our reports with the old connection
-	case client.EventRoomLost:
+	case serverlink.EventRoomLost:
 		if ev.Err != nil {
 			r.emit(errorEvent(ev.Err))
 		}
 		r.leaveRoom()
-	case client.EventDisconnected:
+	case serverlink.EventDisconnected:
 		if ev.Err != nil && (protocol.CodeOf(ev.Err) == protocol.CodeUpdateRequired ||
-			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, client.ErrPanic)) {
+			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, serverlink.ErrPanic)) {
 			r.emit(errorEvent(ev.Err))
 		}
 		r.gone(errText(ev.Err), false)
@@ -1010,7 +1012,7 @@ func (r *Room) goDo(kind opKind, gen uint64, f func(ctx context.Context) opResul
 
 // closeLink says goodbye on link in a goroutine, leaving the room first
 // when leave is set.
-func (r *Room) closeLink(link Link, leave bool) {
+func (r *Room) closeLink(link ServerLink, leave bool) {
 	timeout := r.cfg.CloseTimeout
 	r.spawn(func() {
 		if leave {

@@ -8,9 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
-	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
@@ -34,8 +33,8 @@ func slotsOf(evs []Event, k EventKind) []int {
 }
 
 func TestCreateConnectsThenCreates(t *testing.T) {
-	h := newHarness(t, Config{Server: "example.org:9000", Options: client.Options{Name: "Ann", Token: "old",
-		Lag: client.LagConfig{Latency: 40 * time.Millisecond}}})
+	h := newHarness(t, Config{Server: "example.org:9000", Options: serverlink.Options{Name: "Ann", Token: "old",
+		Lag: serverlink.LagConfig{Latency: 40 * time.Millisecond}}})
 	require.NoError(t, h.room.Create())
 	assert.Equal(t, StatusConnecting, h.room.Status())
 	evs := h.until(has(EventConnected))
@@ -53,9 +52,7 @@ func TestCreateConnectsThenCreates(t *testing.T) {
 	assert.Same(t, h.clock, d.opts.Clock, "arrivals are stamped on the room's clock")
 
 	require.Eventually(t, func() bool {
-		h.link.mu.Lock()
-		defer h.link.mu.Unlock()
-		return h.link.creates == 1
+		return h.link.Creates() == 1
 	}, 5*time.Second, time.Millisecond, "the create waits for the connection, then goes")
 	assert.Equal(t, "tok-1", h.room.Token(), "the server's token once connected")
 }
@@ -64,7 +61,7 @@ func TestJoinedEmitsRoomEvents(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Join("abc-def"))
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(3, "Cy")))
+	h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"), player(3, "Cy")))
 	evs := h.update()
 	assert.Equal(t, []string{"joined", "player_joined", "player_joined", "player_joined",
 		"host_changed", "phase_changed", "spawn", "spawn"}, kinds(evs))
@@ -88,7 +85,7 @@ func TestRoomStateDiff(t *testing.T) {
 		h := newHarness(t, Config{})
 		require.NoError(t, h.room.Create())
 		h.until(has(EventConnected))
-		h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+		h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
 		h.until(has(EventJoined))
 		return h
 	}
@@ -152,7 +149,7 @@ func TestRoomStateDiff(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := joined()
 			st := tc.state
-			h.link.msg(&st)
+			h.link.Msg(&st)
 			evs := h.update()
 			assert.Equal(t, tc.want, kinds(evs))
 			for k, slots := range tc.slots {
@@ -197,14 +194,12 @@ func TestErrors(t *testing.T) {
 		h := newHarness(t, Config{})
 		refusal := protocol.Errorf(protocol.CodeRoomNotFound, "no room ABCDEF")
 		refusal.Request = protocol.TypeJoin
-		h.link.joinFn = func(string) error { return refusal }
+		h.link.OnJoin(func(string) error { return refusal })
 		require.NoError(t, h.room.Join("ABCDEF"))
 		h.until(has(EventConnected))
-		h.link.msg(refusal) // the client delivers the Error message too
+		h.link.Msg(refusal) // the client delivers the Error message too
 		evs := h.until(func(evs []Event) bool {
-			h.link.mu.Lock()
-			defer h.link.mu.Unlock()
-			return len(h.link.joins) == 1 && !h.room.busy
+			return len(h.link.Joins()) == 1 && !h.room.busy
 		})
 		errs := eventsOf(evs, EventError)
 		require.Len(t, errs, 1)
@@ -213,7 +208,7 @@ func TestErrors(t *testing.T) {
 	})
 	t.Run("local request failure", func(t *testing.T) {
 		h := newHarness(t, Config{})
-		h.link.createFn = func() error { return errors.New("deadline exceeded") }
+		h.link.OnCreate(func() error { return errors.New("deadline exceeded") })
 		require.NoError(t, h.room.Create())
 		evs := h.until(has(EventError))
 		e := eventsOf(evs, EventError)[0]
@@ -235,7 +230,7 @@ func TestRoundMessages(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
 	h.until(has(EventJoined))
 	require.NoError(t, h.room.ReportLoaded(1.7))
 	require.NoError(t, h.room.SetReady(true))
@@ -250,10 +245,10 @@ func TestRoundMessages(t *testing.T) {
 		&protocol.Loading{Progress: 1}, &protocol.Ready{Ready: true}, &protocol.Start{}, &protocol.InPosition{},
 		&protocol.Finish{Score: 12}, &protocol.Vote{Restart: true}, &protocol.SetName{Name: "Anna"},
 		&protocol.Kick{Slot: 3},
-	}, h.link.sentMessages())
+	}, h.link.Sent())
 
-	h.link.msg(&protocol.Results{Code: "ABCDEF", Round: 1, Players: []protocol.PlayerResult{{Slot: 0, Status: protocol.StatusFinished, Place: 1}}})
-	h.link.msg(&protocol.Notice{Kind: protocol.NoticeTimeWarning, Text: "10 s left"})
+	h.link.Msg(&protocol.Results{Code: "ABCDEF", Round: 1, Players: []protocol.PlayerResult{{Slot: 0, Status: protocol.StatusFinished, Place: 1}}})
+	h.link.Msg(&protocol.Notice{Kind: protocol.NoticeTimeWarning, Text: "10 s left"})
 	evs := h.update()
 	require.Equal(t, []string{"results", "notice"}, kinds(evs))
 	assert.Equal(t, 1, evs[0].Results.Players[0].Place)
@@ -265,10 +260,10 @@ func TestReconnectKeepsSeatAndSpawns(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
 	h.until(has(EventJoined))
 
-	h.link.push(client.Event{Kind: client.EventReconnecting, Err: errors.New("connection reset")})
+	h.link.Push(serverlink.Event{Kind: serverlink.EventReconnecting, Err: errors.New("connection reset")})
 	evs := h.update()
 	assert.Equal(t, []string{"reconnecting"}, kinds(evs))
 	assert.Equal(t, "connection reset", evs[0].Text)
@@ -279,8 +274,8 @@ func TestReconnectKeepsSeatAndSpawns(t *testing.T) {
 	j := joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob"))
 	j.Reconnected = true
 	j.Room.Rev = 5
-	h.link.msg(j)
-	h.link.push(client.Event{Kind: client.EventReconnected})
+	h.link.Msg(j)
+	h.link.Push(serverlink.Event{Kind: serverlink.EventReconnected})
 	evs = h.update()
 	assert.Equal(t, []string{"reconnected"}, kinds(evs), "same seat, same players: nothing to re-announce or respawn")
 	assert.Equal(t, StatusConnected, h.room.Status())
@@ -292,14 +287,14 @@ func TestDisconnectAndLeave(t *testing.T) {
 		h := newHarness(t, Config{})
 		require.NoError(t, h.room.Create())
 		h.until(has(EventConnected))
-		h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
+		h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
 		h.until(has(EventJoined))
 		return h
 	}
 	t.Run("left message", func(t *testing.T) {
 		h := setup(t)
 		require.NoError(t, h.room.Leave())
-		h.link.msg(&protocol.Left{})
+		h.link.Msg(&protocol.Left{})
 		evs := h.until(has(EventLeft))
 		assert.Equal(t, []int{1, 2}, slotsOf(evs, EventDespawn))
 		assert.False(t, h.room.InRoom())
@@ -309,11 +304,11 @@ func TestDisconnectAndLeave(t *testing.T) {
 	})
 	t.Run("connection gone", func(t *testing.T) {
 		h := setup(t)
-		h.link.push(client.Event{Kind: client.EventDisconnected, Err: &protocol.CloseError{Code: protocol.CodeSessionReplaced}})
+		h.link.Push(serverlink.Event{Kind: serverlink.EventDisconnected, Err: &protocol.CloseError{Code: protocol.CodeSessionReplaced}})
 		evs := h.update()
 		assert.Equal(t, []string{"despawn", "despawn", "left", "disconnected"}, kinds(evs))
 		assert.Equal(t, StatusDisconnected, h.room.Status())
-		require.Eventually(t, h.link.isClosed, 5*time.Second, time.Millisecond)
+		require.Eventually(t, h.link.Closed, 5*time.Second, time.Millisecond)
 	})
 	t.Run("Disconnect", func(t *testing.T) {
 		h := setup(t)
@@ -321,7 +316,7 @@ func TestDisconnectAndLeave(t *testing.T) {
 		evs := h.update()
 		assert.Equal(t, []string{"despawn", "despawn", "left", "disconnected"}, kinds(evs))
 		assert.Empty(t, evs[3].Text, "no reason: we hung up")
-		require.Eventually(t, h.link.isClosed, 5*time.Second, time.Millisecond)
+		require.Eventually(t, h.link.Closed, 5*time.Second, time.Millisecond)
 	})
 	t.Run("Quit", func(t *testing.T) {
 		h := setup(t)
@@ -329,15 +324,13 @@ func TestDisconnectAndLeave(t *testing.T) {
 		h.room.Quit()
 		evs := h.update()
 		assert.Equal(t, []string{"despawn", "despawn", "left", "disconnected"}, kinds(evs))
-		require.Eventually(t, h.link.isClosed, 5*time.Second, time.Millisecond)
-		h.link.mu.Lock()
-		assert.Equal(t, 1, h.link.leaves, "the seat is given up before the close")
-		h.link.mu.Unlock()
+		require.Eventually(t, h.link.Closed, 5*time.Second, time.Millisecond)
+		assert.Equal(t, 1, h.link.Leaves(), "the seat is given up before the close")
 		require.NoError(t, h.room.Connect(), "the room can connect again")
 	})
 	t.Run("room lost after reconnect", func(t *testing.T) {
 		h := setup(t)
-		h.link.push(client.Event{Kind: client.EventRoomLost, Err: protocol.Errorf(protocol.CodeRoomNotFound, "gone")})
+		h.link.Push(serverlink.Event{Kind: serverlink.EventRoomLost, Err: protocol.Errorf(protocol.CodeRoomNotFound, "gone")})
 		evs := h.update()
 		assert.Equal(t, []string{"error", "despawn", "despawn", "left"}, kinds(evs))
 		assert.Equal(t, protocol.CodeRoomNotFound, evs[0].Code)
@@ -348,7 +341,7 @@ func TestDisconnectAndLeave(t *testing.T) {
 		h.room.Disconnect()
 		assert.Equal(t, StatusDisconnected, h.room.Status())
 		// The dial still completes; its link is stale and gets closed.
-		require.Eventually(t, func() bool { h.update(); return h.link.isClosed() }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { h.update(); return h.link.Closed() }, 5*time.Second, time.Millisecond)
 		assert.Equal(t, StatusDisconnected, h.room.Status())
 	})
 }
@@ -357,25 +350,22 @@ func TestRoute(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob"), player(2, "Cy")))
 	h.until(has(EventJoined))
 
-	rem, err := NewRemote(predict.Config{})
-	require.NoError(t, err)
+	rem := newDrawn(t)
 	require.NoError(t, h.room.Bind(1, rem))
 	require.ErrorIs(t, h.room.Bind(MaxSlots, rem), ErrSlot)
-	st := func(slot uint8, seq wire.Seq) client.RemoteState {
-		return client.RemoteState{State: wire.State{Slot: slot, Seq: seq, Rot: geom.Identity, Pos: geom.Vec3{X: float64(seq)}},
+	st := func(slot uint8, seq wire.Seq) serverlink.RemoteState {
+		return serverlink.RemoteState{State: wire.State{Slot: slot, Seq: seq, Rot: geom.Identity, Pos: geom.Vec3{X: float64(seq)}},
 			Local: time.Duration(seq) * 16 * time.Millisecond, Arrival: time.Duration(seq)*16*time.Millisecond + 5*time.Millisecond}
 	}
-	h.link.mu.Lock()
-	h.link.states = append(h.link.states, st(1, 1), st(1, 2), st(2, 1), st(0, 1), st(1, 2))
-	h.link.mu.Unlock()
+	h.link.PushStates(st(1, 1), st(1, 2), st(2, 1), st(0, 1), st(1, 2))
 	assert.Equal(t, 2, h.room.Route())
 	assert.Equal(t, Stats{Routed: 2, Unrouted: 2, Refused: 1}, h.room.Stats(),
 		"slot 2 has no Remote, slot 0 is ours, the second seq 2 is a duplicate")
 	assert.Equal(t, uint64(2), rem.Added())
-	pose, _ := rem.Frame(32 * time.Millisecond)
+	pose := rem.Frame(32 * time.Millisecond)
 	assert.InDelta(t, 2, pose.Pos.X, 1e-9)
 
 	h.room.Unbind(1, rem)
@@ -386,15 +376,14 @@ func TestDirectLinkWatchdog(t *testing.T) {
 	h := newHarness(t, Config{DirectSilence: 250 * time.Millisecond})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
 	h.until(has(EventJoined))
-	rem, err := NewRemote(predict.Config{})
-	require.NoError(t, err)
+	rem := newDrawn(t)
 	require.NoError(t, h.room.Bind(1, rem))
 
 	directLinks := func() []protocol.DirectLink {
 		var out []protocol.DirectLink
-		for _, m := range h.link.sentMessages() {
+		for _, m := range h.link.Sent() {
 			if d, ok := m.(*protocol.DirectLink); ok {
 				out = append(out, *d)
 			}
@@ -424,10 +413,10 @@ func TestServerTime(t *testing.T) {
 	assert.False(t, ok, "not connected")
 	require.NoError(t, h.room.Connect())
 	h.until(has(EventConnected))
-	h.link.offset = 40 * time.Second
+	h.link.SetOffset(40 * time.Second)
 	_, ok = h.room.ServerTime(time.Second)
 	assert.False(t, ok, "connected, not synced")
-	h.link.push(client.Event{Kind: client.EventSynced})
+	h.link.Push(serverlink.Event{Kind: serverlink.EventSynced})
 	assert.Equal(t, []string{"synced"}, kinds(h.update()))
 	st, ok := h.room.ServerTime(time.Second)
 	assert.True(t, ok)
@@ -441,14 +430,12 @@ func TestCloseLeaves(t *testing.T) {
 	h := newHarness(t, Config{})
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
 	h.until(func([]Event) bool { return h.room.InRoom() && !h.room.busy })
 	h.room.Close()
 	require.True(t, h.room.Wait(5*time.Second))
-	h.link.mu.Lock()
-	defer h.link.mu.Unlock()
-	assert.Equal(t, 1, h.link.leaves, "closing for good gives the seat up")
-	assert.True(t, h.link.closed)
+	assert.Equal(t, 1, h.link.Leaves(), "closing for good gives the seat up")
+	assert.True(t, h.link.Closed())
 }
 
 func TestIdleWhileSayingGoodbye(t *testing.T) {
@@ -456,12 +443,10 @@ func TestIdleWhileSayingGoodbye(t *testing.T) {
 	assert.True(t, h.room.Idle(), "a new Room runs nothing")
 	require.NoError(t, h.room.Create())
 	h.until(has(EventConnected))
-	h.link.msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann")))
 	h.until(func([]Event) bool { return h.room.InRoom() && !h.room.busy })
 	release := make(chan struct{})
-	h.link.mu.Lock()
-	h.link.leaveFn = func() error { <-release; return nil }
-	h.link.mu.Unlock()
+	h.link.OnLeave(func() error { <-release; return nil })
 	h.room.Close()
 	assert.False(t, h.room.Idle(), "the goodbye is in flight")
 	close(release)

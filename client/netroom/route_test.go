@@ -7,37 +7,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
-
-// TestFrameRoutesNothing: a NetPredictor's frame draws what the Room
-// routed; routing is the NetRoom's, once per frame (Room.Route), not
-// every drawn entity's again.
-func TestFrameRoutesNothing(t *testing.T) {
-	h := joined(t, 0, 0)
-	p := NewPredictor()
-	p.BindRemote(h.room, 1)
-	p.Ready(h.room)
-	h.link.mu.Lock()
-	h.link.states = append(h.link.states, entityState(1, 0, 1, 1))
-	h.link.mu.Unlock()
-
-	p.Frame(20 * time.Millisecond)
-	assert.Zero(t, h.room.Stats().Routed, "Frame routed")
-	assert.Equal(t, 1, h.room.Route(), "the state waited for the Room's Route")
-	p.Frame(21 * time.Millisecond)
-	assert.Equal(t, uint64(1), p.remote.Added())
-}
 
 // TestRouteOnePath: a player's own entity (0) and its others are found
 // by one key, (slot, entity), whichever way the state came, and each
 // state is counted once.
 func TestRouteOnePath(t *testing.T) {
 	h := joined(t, 0, 0)
-	body, _ := NewRemote(predict.Config{})
-	trailer, _ := NewRemote(predict.Config{})
-	other, _ := NewRemote(predict.Config{})
+	body := newDrawn(t)
+	trailer := newDrawn(t)
+	other := newDrawn(t)
 	require.NoError(t, h.room.BindEntity(KeyOf(1, 0), body))
 	assert.Same(t, body, h.room.Bound(1), "entity 0 is slot 1's player")
 	require.ErrorIs(t, h.room.Bind(1, other), ErrTaken, "one binding, whichever call made it")
@@ -45,12 +25,10 @@ func TestRouteOnePath(t *testing.T) {
 	require.NoError(t, h.room.BindEntity(KeyOf(1, 1), trailer))
 	require.ErrorIs(t, h.room.BindEntity(KeyOf(MaxSlots, 0), other), ErrSlot)
 
-	h.link.mu.Lock()
-	h.link.states = append(h.link.states,
+	h.link.PushStates(
 		entityState(1, 0, 1, 1), entityState(1, 1, 1, 10), // routed
 		entityState(2, 0, 1, 20), // nobody bound: unrouted
 		entityState(0, 0, 1, 30)) // our own echo: unrouted
-	h.link.mu.Unlock()
 	assert.Equal(t, 2, h.room.Route())
 
 	// A custom transport's direct states take the same path, counted as
@@ -84,13 +62,11 @@ func TestUndrawnAfterAWhile(t *testing.T) {
 	h := joined(t, 0, 0)
 	feed := func(slot, entity uint8, from, n int) time.Duration {
 		var last time.Duration
-		h.link.mu.Lock()
 		for i := range n {
 			s := entityState(slot, entity, wire.Seq(from+i), 1)
-			h.link.states = append(h.link.states, s)
+			h.link.PushStates(s)
 			last = s.Arrival
 		}
-		h.link.mu.Unlock()
 		h.room.Route()
 		return last
 	}
@@ -108,7 +84,7 @@ func TestUndrawnAfterAWhile(t *testing.T) {
 	_, ok = h.room.Undrawn(last + 2*time.Second)
 	assert.False(t, ok, "states stopped: nothing to warn of")
 
-	body, _ := NewRemote(predict.Config{})
+	body := newDrawn(t)
 	require.NoError(t, h.room.Bind(1, body))
 	last = feed(1, 0, 321, 1)
 	_, ok = h.room.Undrawn(last)

@@ -4,7 +4,7 @@
 // a part's goroutines at close.
 //
 // netcode/lagsim is a pure delay line on injected time; Lag gives it a
-// goroutine and timers. The server link (client), the direct links
+// goroutine and timers. The server link (client/serverlink), the direct links
 // (client/direct) and the UDP relay (client/udprelay) all use it, so a
 // "50 ms" link behaves the same whichever path a message takes.
 //

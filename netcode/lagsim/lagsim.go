@@ -3,7 +3,7 @@
 // now has passed their due time, after Latency plus a random part of
 // Jitter; states (unreliable messages) may be lost; reliable messages keep
 // their order. It has no goroutine and reads no clock: the game client
-// drives it from real time (client), tests and the bench from simulated
+// drives it from real time (client/realtime), tests and the bench from simulated
 // time.
 //
 // A Line is one direction of one link. It is not safe for concurrent use;

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server"
@@ -156,9 +156,9 @@ var fastSync = clock.SyncConfig{WarmupInterval: 10 * time.Millisecond, SyncedAft
 
 // player is a client that keeps every event.
 type player struct {
-	*client.Client
+	*serverlink.Conn
 	t    *testing.T
-	seen []client.Event
+	seen []serverlink.Event
 }
 
 func dial(t *testing.T, url, name string) *player {
@@ -177,7 +177,7 @@ func dialSync(t *testing.T, url, name string, sync clock.SyncConfig) *player {
 	if os.Getenv("NEARZERO_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("p", name)
 	}
-	c, err := client.Dial(ctx, url, &client.Options{Name: name, Sync: sync, ReconnectFor: 3 * waitFor,
+	c, err := serverlink.Dial(ctx, url, &serverlink.Options{Name: name, Sync: sync, ReconnectFor: 3 * waitFor,
 		BackoffMin: 50 * time.Millisecond, BackoffMax: 300 * time.Millisecond, Log: log})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -185,19 +185,19 @@ func dialSync(t *testing.T, url, name string, sync clock.SyncConfig) *player {
 		defer cancel()
 		_ = c.Close(ctx)
 	})
-	return &player{Client: c, t: t}
+	return &player{Conn: c, t: t}
 }
 
 // poll collects the events so far.
-func (p *player) poll() []client.Event {
+func (p *player) poll() []serverlink.Event {
 	p.seen = p.PollEvents(p.seen)
 	return p.seen
 }
 
 // wait waits for an event matching ok and returns it.
-func (p *player) wait(desc string, ok func(client.Event) bool) client.Event {
+func (p *player) wait(desc string, ok func(serverlink.Event) bool) serverlink.Event {
 	p.t.Helper()
-	var got client.Event
+	var got serverlink.Event
 	require.Eventually(p.t, func() bool {
 		for _, e := range p.poll() {
 			if ok(e) {
@@ -279,12 +279,12 @@ func TestClusterPlacementRedirectDrain(t *testing.T) {
 	assert.Equal(t, j.Code, gj.Code)
 	assert.Len(t, gj.Room.Players, 2)
 	assert.Equal(t, 1.0, counter(t, c.reg, "nearzero_cluster_redirects_total", "join"))
-	host.wait("the guest in the host's room", func(e client.Event) bool {
+	host.wait("the guest in the host's room", func(e serverlink.Event) bool {
 		rs, ok := e.Msg.(*protocol.RoomState)
 		return ok && len(rs.Players) == 2
 	})
 	// States flow between the two on b, after the clocks synced with b.
-	guest.wait("synced with b", func(e client.Event) bool { return e.Kind == client.EventSynced })
+	guest.wait("synced with b", func(e serverlink.Event) bool { return e.Kind == serverlink.EventSynced })
 	host.noErrors()
 	guest.noErrors()
 
@@ -382,10 +382,10 @@ func TestClusterNodeDies(t *testing.T) {
 	a.kill()
 	start := time.Now()
 	for _, p := range []*player{host, guest} {
-		e := p.wait("room lost", func(e client.Event) bool { return e.Kind == client.EventRoomLost })
+		e := p.wait("room lost", func(e serverlink.Event) bool { return e.Kind == serverlink.EventRoomLost })
 		assert.Equal(t, protocol.CodeRoomNotFound, protocol.CodeOf(e.Err), "%v", e.Err)
 		assert.Contains(t, e.Err.Error(), "gone")
-		p.wait("reconnected to c", func(e client.Event) bool { return e.Kind == client.EventReconnected })
+		p.wait("reconnected to c", func(e serverlink.Event) bool { return e.Kind == serverlink.EventReconnected })
 		assert.True(t, p.Connected())
 	}
 	t.Logf("players told the room is gone %v after the crash (ttl %v)", time.Since(start).Round(time.Millisecond), ttl)
@@ -711,16 +711,16 @@ func TestClusterReconnectThroughAnotherNode(t *testing.T) {
 	sent := homeRedirects()
 	bp.cut()
 	for _, p := range []*player{host, guest} {
-		p.wait("reconnecting", func(e client.Event) bool { return e.Kind == client.EventReconnecting })
+		p.wait("reconnecting", func(e serverlink.Event) bool { return e.Kind == serverlink.EventReconnecting })
 	}
 	// b stays unreachable until both players were sent back to it from
 	// the node they first dialled (a redirect they could not follow).
 	require.Eventually(t, func() bool { return homeRedirects() >= sent+2 }, waitFor, 5*time.Millisecond)
 	bp.allow()
 	for _, p := range []*player{host, guest} {
-		p.wait("reconnected", func(e client.Event) bool { return e.Kind == client.EventReconnected })
+		p.wait("reconnected", func(e serverlink.Event) bool { return e.Kind == serverlink.EventReconnected })
 		for _, e := range p.poll() {
-			assert.NotEqual(t, client.EventRoomLost, e.Kind, "the room was never lost: %v", e.Err)
+			assert.NotEqual(t, serverlink.EventRoomLost, e.Kind, "the room was never lost: %v", e.Err)
 		}
 		p.noErrors()
 		assert.Equal(t, j.Code, p.Room().Code)
@@ -762,7 +762,7 @@ func TestClusterDrainPlacesElsewhere(t *testing.T) {
 	newcomer := dial(t, b.url, "Newcomer")
 	drained := make(chan error, 1)
 	go func() { drained <- b.srv.Drain(ctxT(t)) }()
-	host.wait("server updating", func(e client.Event) bool {
+	host.wait("server updating", func(e serverlink.Event) bool {
 		n, ok := e.Msg.(*protocol.Notice)
 		return ok && n.Kind == protocol.NoticeServerUpdating
 	})
@@ -775,6 +775,6 @@ func TestClusterDrainPlacesElsewhere(t *testing.T) {
 	// The round on b goes on; when it ends, the drain completes.
 	assert.Equal(t, protocol.PhasePlaying, host.Room().Phase)
 	require.NoError(t, host.Send(&protocol.Finish{}))
-	host.wait("results", func(e client.Event) bool { _, ok := e.Msg.(*protocol.Results); return ok })
+	host.wait("results", func(e serverlink.Event) bool { _, ok := e.Msg.(*protocol.Results); return ok })
 	require.NoError(t, <-drained)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -32,14 +32,14 @@ func TestHostJoinStop(t *testing.T) {
 	assert.True(t, s.Running())
 	assert.Equal(t, "ws://127.0.0.1:"+strconv.Itoa(s.Port())+"/ws", s.LocalURL())
 
-	opts := &client.Options{NoReconnect: true}
-	a, err := client.Dial(ctxT(t), s.LocalURL(), opts)
+	opts := &serverlink.Options{NoReconnect: true}
+	a, err := serverlink.Dial(ctxT(t), s.LocalURL(), opts)
 	require.NoError(t, err)
 	joined, err := a.Create(ctxT(t), nil)
 	require.NoError(t, err)
 	// Two players from one address, as on a LAN behind one router: the
 	// per-address limits are off.
-	b, err := client.Dial(ctxT(t), s.LocalURL(), opts)
+	b, err := serverlink.Dial(ctxT(t), s.LocalURL(), opts)
 	require.NoError(t, err)
 	_, err = b.Join(ctxT(t), joined.Code)
 	require.NoError(t, err)
@@ -53,10 +53,10 @@ func TestHostJoinStop(t *testing.T) {
 	require.True(t, s.Wait(5*time.Second), "shutdown did not finish")
 	s.Stop() // repeat: no effect
 
-	for _, c := range []*client.Client{a, b} {
+	for _, c := range []*serverlink.Conn{a, b} {
 		assert.Eventually(t, func() bool {
 			for _, e := range c.PollEvents(nil) {
-				if e.Kind == client.EventDisconnected {
+				if e.Kind == serverlink.EventDisconnected {
 					return true
 				}
 			}

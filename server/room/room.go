@@ -103,7 +103,9 @@ type entrant struct {
 	score      float64
 }
 
-// Room is one room's state machine. See the package documentation.
+// Room is one room's state machine on the server. See the package
+// documentation. (Each player's game models its seat in it with
+// client/netroom's Room, over a client/serverlink connection.)
 // A Room is not safe for concurrent use: the server guards each with a
 // mutex; the bench drives it from one goroutine.
 type Room struct {

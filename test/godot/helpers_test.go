@@ -1,15 +1,11 @@
 package godottest
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/nearzero/nearzero/internal/testkit"
 	"github.com/nearzero/nearzero/server"
 )
 
@@ -17,20 +13,7 @@ import (
 // for the rest of the test, and returns its WebSocket URL.
 func startServer(t *testing.T) string {
 	t.Helper()
-	srv, err := server.New(nil, server.Deps{})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	<-srv.Ready()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-served
-	})
-	return "ws://" + ln.Addr().String() + "/ws"
+	return testkit.StartServer(t, server.Deps{}).URL()
 }
 
 // isolatedEnv is the environment with Godot's data, config and cache

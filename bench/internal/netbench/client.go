@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"time"
 
-	gameclient "github.com/nearzero/nearzero/client"
 	"github.com/nearzero/nearzero/client/core"
-	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/entity"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/inputdelay"
 	"github.com/nearzero/nearzero/netcode/predict"
@@ -38,10 +38,10 @@ type client struct {
 	clk    simnet.Clock
 	frames *simnet.Frames
 	bot    *bot
-	loc    *netroom.Local  // the sending side, as a NetPredictor's
-	srv    *core.Server    // the server path
-	dpeer  *core.Peer      // the direct link to the other player
-	rem    *netroom.Remote // the drawing side, as a NetPredictor's
+	loc    *entity.Local    // the sending side, as a NetPredictor's
+	srv    *core.ServerPath // the server path
+	dpeer  *core.Peer       // the direct link to the other player
+	rem    *entity.Remote   // the drawing side, as a NetPredictor's
 	// ref are reference predictors, one per path, fed the truth at the
 	// path's nominal age each frame: the error split's predictor piece.
 	ref         [2]*predict.Predictor
@@ -125,11 +125,11 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	var err error
 	scfg := w.opt.Tuning.Sender
 	scfg.Dim2D = w.sc.Dim2D
-	if c.loc, err = netroom.NewLocal(scfg); err != nil {
+	if c.loc, err = entity.NewLocal(scfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	// The game client's defaults: its send queue and send lead.
-	if c.srv, err = core.NewServer(&w.opt.Tuning.Sync, gameclient.DefaultSendQueue, gameclient.DefaultSendLead); err != nil {
+	if c.srv, err = core.NewServerPath(&w.opt.Tuning.Sync, serverlink.DefaultSendQueue, serverlink.DefaultSendLead); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	if c.dpeer, err = core.NewPeer(&w.opt.Tuning.Restamp, 0); err != nil {
@@ -156,7 +156,7 @@ func newClient(w *world, idx int, spec ClientSpec) (*client, error) {
 	}
 	// Dim2D before New: New fills in the 2D defaults (pixels) from it.
 	pcfg.Dim2D = w.sc.Dim2D
-	if c.rem, err = netroom.NewRemote(pcfg); err != nil {
+	if c.rem, err = entity.NewRemote(pcfg); err != nil {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	rcfg := pcfg
@@ -286,7 +286,7 @@ func (c *client) start() {
 	}
 }
 
-// ---- network: the client's network goroutines (client.Client's reader,
+// ---- network: the client's network goroutines (serverlink.Conn's reader,
 // client/direct's data channel callbacks) handle pings and pongs at once
 // and stamp arrivals, through client/core; states reach the predictor at
 // the next frame (Frames.Post), as a busy main thread sees them.
@@ -309,7 +309,7 @@ func (c *client) onServer(p []byte) {
 		case *protocol.Pong:
 			// The client's network goroutine takes pongs at once, with
 			// their arrival time, and answers the room's probe on the
-			// link states take (as client.Client does).
+			// link states take (as serverlink.Conn does).
 			c.srv.Pong(m, local)
 			if e, ok := core.Echo(m); ok {
 				c.up.Send(protocol.MustMarshal(&e))
@@ -407,7 +407,7 @@ func (c *client) schedulePing() {
 	c.w.s.At(next, c.ping)
 }
 
-// ping is client.Client's writer sending a clock-sync ping when due.
+// ping is serverlink.Conn's writer sending a clock-sync ping when due.
 func (c *client) ping() {
 	local := c.local()
 	if local < c.srv.NextPing() {
@@ -599,7 +599,7 @@ func (c *client) send(out []byte) {
 func (c *client) render(t, local time.Duration) {
 	// As NetPredictor's _process: one Frame per rendered frame.
 	pose, ch := c.rem.Frame(local)
-	if ch&netroom.ChangeSnapped != 0 {
+	if ch&entity.ChangeSnapped != 0 {
 		c.w.stats.Snaps++
 	}
 	ipos, iok, dry := c.interp.draw(local)

@@ -10,7 +10,7 @@ import (
 
 // TestSendingSideIsTheGames: the players send through client/netroom's
 // Local, as a NetPredictor does, so a bot standing still sends at
-// netroom.RestKeepAlive instead of the full rate: the rounds' bots wait
+// entity.RestKeepAlive instead of the full rate: the rounds' bots wait
 // at their spawn points through the lobby and the countdown. Seed 1, 15
 // simulated seconds: 1249 states; 1496 with a bare sender.Sender (the
 // bench before) and 1515 with Local's rest rate off, the joins and the

@@ -17,10 +17,10 @@
 //     parallelism. Every random draw comes from a named simnet stream.
 //   - Nothing reads the wall clock except to report wall_seconds.
 //   - Only the sockets are simulated: the states are those the game's
-//     sending side hands out (client/netroom.Local) and client/core
+//     sending side hands out (client/entity.Local) and client/core
 //     encodes, the server path goes through a real room.Room (checks,
 //     re-stamping, relay), and nearzero draws with the game's drawing side
-//     (client/netroom.Remote). The baselines and the error split's
+//     (client/entity.Remote). The baselines and the error split's
 //     reference predictors are the bench's own.
 //   - The truth of each bot is stepped at 2 ms on true time, independent of
 //     frames and network, except where a scenario couples them (contact

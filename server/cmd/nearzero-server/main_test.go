@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -105,7 +105,7 @@ func TestServeAndDrainOnSignal(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws://"+addr+"/ws", &client.Options{NoReconnect: true})
+	c, err := serverlink.Dial(ctx, "ws://"+addr+"/ws", &serverlink.Options{NoReconnect: true})
 	require.NoError(t, err)
 	_, err = c.Create(ctx, nil)
 	require.NoError(t, err)
