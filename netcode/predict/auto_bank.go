@@ -43,13 +43,8 @@ func (a *tuner) step(p *Predictor, f *frame) {
 		}
 	}
 	for l, lag := range a.par.lags {
-		var ests, olds [len(shadowModels)]shadowEst
-		if !a.estimates(p, f, now-lag, &ests, &olds) {
+		if !a.stepLagAt(p, f, &st, l, now-lag, h) {
 			return
-		}
-		a.stepModels(&st, l, &ests, &olds, h)
-		for mi := range shadowModels {
-			a.prevRaw[mi][l] = ests[mi].pos
 		}
 	}
 }
@@ -93,13 +88,15 @@ func (a *tuner) tausAt(p *Predictor, age time.Duration) [numAutoTaus]time.Durati
 	return taus
 }
 
-// estimates sets each model's estimate at time at, and when the frame
+// stepLagAt steps lag l's shadows of both models, drawn at time at, into
+// hist row h (stepModels), from each model's estimate and, when the frame
 // changed the prediction, the old one (before the new data, or on the last
 // path): the second model's only where the model plays a part (most lags
 // interpolate), and no old estimate where the new data changed nothing at
 // that time (estimates are much of an Auto frame). It reports false when
 // there is nothing to go on.
-func (a *tuner) estimates(p *Predictor, f *frame, at time.Duration, ests, olds *[len(shadowModels)]shadowEst) bool {
+func (a *tuner) stepLagAt(p *Predictor, f *frame, st *shadowFrame, l int, at time.Duration, h *histFrame) bool {
+	var ests, olds [len(shadowModels)]shadowEst
 	var oldOK bool
 	for mi, m := range shadowModels {
 		est := ests[0]
@@ -126,6 +123,10 @@ func (a *tuner) estimates(p *Predictor, f *frame, at time.Duration, ests, olds *
 			}
 		}
 		ests[mi], olds[mi] = est, old
+	}
+	a.stepModels(st, l, &ests, &olds, h)
+	for mi := range shadowModels {
+		a.prevRaw[mi][l] = ests[mi].pos
 	}
 	return true
 }

@@ -225,7 +225,7 @@ func TestAutoRefineLag(t *testing.T) {
 	a.par.refine = false
 	assert.Equal(t, 110*time.Millisecond, a.refineLag(0), "not refining")
 	a = set(capped, bowl(0.095))
-	a.q[capped+numPerLag][1] = 0.2 // the tail counts as autoLabel ranks it
+	a.q[capped+numPerLag][1] = 0.2 // the tail counts as label ranks it
 	assert.Less(t, ms(a.refineLag(1.5)), 95.0, "the tail weighed in")
 
 	// The second model's shadow at lag l has parted from the first's, its
