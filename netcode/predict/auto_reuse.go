@@ -102,7 +102,7 @@ func (a *tuner) settle() {
 }
 
 // stepModels steps lag l's shadows of both models from their estimates
-// (ests, olds: see tuner.estimates) into hist row h. Where the second
+// (ests, olds: see tuner.stepLagAt) into hist row h. Where the second
 // model predicts exactly as the first (most lags interpolate), both step
 // together; while the second's shadows are still the first's (never
 // predicted otherwise), only the first's step.
