@@ -12,8 +12,8 @@ import (
 // shadowFrame is what every shadow's step shares in one frame.
 type shadowFrame struct {
 	*drawFrame                      // the frame, as the real drawing's
-	fade       [numAutoTaus]float64 // each time constant's fade over dt
-	fadeLoss   [numAutoTaus]float64 // 1 - fade
+	fade       [NumAutoTaus]float64 // each time constant's fade over dt
+	fadeLoss   [NumAutoTaus]float64 // 1 - fade
 	pops       popTest
 	judge      bool // pop test this frame
 }
@@ -36,13 +36,13 @@ func (a *tuner) step(p *Predictor, f *frame) {
 	// per frame rather than per shadow.
 	if st.judge {
 		for j := range autoSeen {
-			if now-a.seenT[j] <= a.par.seenFor {
+			if now-a.seenT[j] <= a.par.SeenFor {
 				st.pops.seen[st.pops.nSeen] = a.seen[j].Scale(dt.Seconds())
 				st.pops.nSeen++
 			}
 		}
 	}
-	for l, lag := range a.par.lags {
+	for l, lag := range a.par.Lags {
 		if !a.stepLagAt(p, f, &st, l, now-lag, h) {
 			return
 		}
@@ -76,13 +76,13 @@ func (a *tuner) fades(p *Predictor, st *shadowFrame, path Path, now time.Duratio
 }
 
 // tausAt returns the candidate time constants for a frame whose data is
-// age old: autoParams.taus, the first one, for a mover faster than
+// age old: AutoParams.Taus, the first one, for a mover faster than
 // popSpeed, fastFade of the age (between taus[0] and taus[1], in steps of
 // half a millisecond so that its fade is not recomputed every frame).
-func (a *tuner) tausAt(p *Predictor, age time.Duration) [numAutoTaus]time.Duration {
-	taus := a.par.taus
+func (a *tuner) tausAt(p *Predictor, age time.Duration) [NumAutoTaus]time.Duration {
+	taus := a.par.Taus
 	if a.peak > a.popSpeed(p) {
-		t := time.Duration(a.par.fastFade * float64(age)).Round(500 * time.Microsecond)
+		t := time.Duration(a.par.FastFade * float64(age)).Round(500 * time.Microsecond)
 		taus[0] = min(max(t, taus[0]), taus[1])
 	}
 	return taus
@@ -158,7 +158,7 @@ func (a *tuner) warm(p *Predictor) {
 		n += a.pops[base] + a.pops[base+numPerLag-1]
 	}
 	for m := range a.prevRaw {
-		for l := 0; l < numAutoLags; l += line {
+		for l := 0; l < NumAutoLags; l += line {
 			s += a.prevRaw[m][l].X
 		}
 	}

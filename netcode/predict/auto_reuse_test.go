@@ -34,7 +34,7 @@ func TestAutoReuseChangesNothing(t *testing.T) {
 			t.Run(name, func(t *testing.T) { autoReuseChangesNothing(t, d.dim2D, uneven, 6) })
 		}
 		// A car's speed: its first time constant follows the data age
-		// (autoParams.fastFade), its fade recomputed alone when that changes.
+		// (AutoParams.FastFade), its fade recomputed alone when that changes.
 		t.Run(d.name+"/fast", func(t *testing.T) { autoReuseChangesNothing(t, d.dim2D, true, 24) })
 	}
 }
@@ -43,7 +43,7 @@ func TestAutoReuseChangesNothing(t *testing.T) {
 // uneven draws frames 0-3 ms late (so dt varies and sometimes repeats).
 func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool, speed float64) {
 	a := newPredictor(t, Config{Auto: true, Dim2D: dim2D})
-	ref := newTuner()
+	ref := newTuner(&defaultAutoParams)
 	// c parts every shadow now and then (settle): what a shadow takes when
 	// it parts from the one it equalled must be exact too.
 	c := newPredictor(t, Config{Auto: true, Dim2D: dim2D})
@@ -181,7 +181,7 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 	raws := a.prevRaw
 	for i := range numShadows {
 		l, m := shadowLag(i), shadowModel(i)
-		at := now - a.par.lags[l]
+		at := now - a.par.Lags[l]
 		est, ok := p.estimate(f.path, at, math.MaxUint64, nil, m)
 		if !ok {
 			return
@@ -220,7 +220,7 @@ func popRef(a *tuner, move, own geom.Vec3, step2 float64, now, dt time.Duration)
 		return false
 	}
 	for j := range autoSeen {
-		if now-a.seenT[j] > a.par.seenFor {
+		if now-a.seenT[j] > a.par.SeenFor {
 			continue
 		}
 		if d := move.Sub(a.seen[j].Scale(dt.Seconds())); d.Dot(d) <= step2 {

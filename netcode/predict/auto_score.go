@@ -7,7 +7,7 @@ import (
 
 // The labels: every new sample says where the entity truly was at its
 // time, and each shadow is scored on where it drew it then. A shadow's
-// score is an exponentially weighted mean, over autoParams.window
+// score is an exponentially weighted mean, over AutoParams.Window
 // arrivals, of its error's length plus Config.AutoPopCost (less for a
 // fast mover, popCost) per pop, to which the ranking adds its running 95th
 // percentile and tailWeight times its 99th (a tail of overshoots counts
@@ -26,7 +26,7 @@ func (a *tuner) label(p *Predictor, s *Sample) {
 	}
 	// The top speed, horizontal (a character's jump is not running speed),
 	// forgetting per new sample so that two paths do not halve its memory.
-	a.peak = max(s.Vel.Sub(p.up.Scale(s.Vel.Dot(p.up))).Len(), a.peak*a.par.peakKeep)
+	a.peak = max(s.Vel.Sub(p.up.Scale(s.Vel.Dot(p.up))).Len(), a.peak*a.par.PeakKeep)
 	lo, hi, ok := a.framesAround(s.Time)
 	if !ok {
 		return
@@ -40,7 +40,7 @@ func (a *tuner) label(p *Predictor, s *Sample) {
 	// up to popSpeed, less above): a car's overshoot at a wall is no
 	// reversal, and its drawing should follow its scores promptly.
 	slow := popCost / p.cfg.AutoPopCost
-	tw := a.par.tailWeight * slow
+	tw := a.par.TailWeight * slow
 	best, bestSum := a.scoreAll(lo, hi, f, s, popCost, tw)
 	cur := a.root(a.best)
 	curSum := a.score[cur] + a.q[cur][0] + tw*a.q[cur][1]
@@ -48,8 +48,8 @@ func (a *tuner) label(p *Predictor, s *Sample) {
 	a.lastLabel = s.Time
 	// A switch only for a clear gain (priced as this mover's pops are):
 	// every switch of smoothing can move the drawing unlike any shadow did.
-	margin := a.par.switchMargin * slow
-	if a.labels == a.par.minLabels || (a.labels > a.par.minLabels && bestSum < curSum*(1-margin)) {
+	margin := a.par.SwitchMargin * slow
+	if a.labels == a.par.MinLabels || (a.labels > a.par.MinLabels && bestSum < curSum*(1-margin)) {
 		a.best = best
 	}
 	a.target = a.refineLag(tw)
@@ -83,8 +83,8 @@ func (a *tuner) framesAround(t time.Duration) (lo, hi *histFrame, ok bool) {
 // max builtins (which handle NaN and signed zeros), and the best sum kept
 // in a local: this loop runs for every live shadow at every label.
 func (a *tuner) scoreAll(lo, hi *histFrame, f float64, s *Sample, popCost, tw float64) (best int, bestSum float64) {
-	k := 1.0 / float64(a.par.window)
-	if a.labels < a.par.window {
+	k := 1.0 / float64(a.par.Window)
+	if a.labels < a.par.Window {
 		k = 1 / float64(a.labels+1)
 	}
 	best, bestSum = 0, math.Inf(1)
@@ -155,12 +155,12 @@ func trackQuantile(q, e, step, up, down float64) float64 {
 	return q
 }
 
-// popSpeed returns autoParams.popSpeed in the predictor's units.
+// popSpeed returns AutoParams.PopSpeed in the predictor's units.
 func (a *tuner) popSpeed(p *Predictor) float64 {
 	if p.cfg.Dim2D {
-		return a.par.popSpeed2D
+		return a.par.PopSpeed2D
 	}
-	return a.par.popSpeed
+	return a.par.PopSpeed
 }
 
 // popCost returns what a pop costs this entity: Config.AutoPopCost up to
@@ -169,7 +169,7 @@ func (a *tuner) popCost(p *Predictor) float64 {
 	ref := a.popSpeed(p)
 	c := p.cfg.AutoPopCost
 	if pk := a.peak; pk > ref {
-		c *= math.Pow(ref/pk, a.par.popFall)
+		c *= math.Pow(ref/pk, a.par.PopFall)
 	}
 	return c
 }
@@ -177,11 +177,11 @@ func (a *tuner) popCost(p *Predictor) float64 {
 // popStepAt returns the pop step for a frame of dt: popStep, or popTravel
 // of a frame's travel at the top speed when that is more.
 func (a *tuner) popStepAt(p *Predictor, dt time.Duration) float64 {
-	step := a.par.popStep
+	step := a.par.PopStep
 	if p.cfg.Dim2D {
-		step = a.par.popStep2D
+		step = a.par.PopStep2D
 	}
-	return max(step, a.par.popTravel*a.peak*dt.Seconds())
+	return max(step, a.par.PopTravel*a.peak*dt.Seconds())
 }
 
 // refineLag returns the lag to draw the best shadow's settings at: for a
@@ -195,8 +195,8 @@ func (a *tuner) popStepAt(p *Predictor, dt time.Duration) float64 {
 func (a *tuner) refineLag(tw float64) time.Duration {
 	b := a.best
 	l := shadowLag(b)
-	lags := &a.par.lags
-	if !a.par.refine || l == 0 || l == numAutoLags-1 || !shadowCapped(b) {
+	lags := &a.par.Lags
+	if !a.par.Refine || l == 0 || l == NumAutoLags-1 || !shadowCapped(b) {
 		return lags[l]
 	}
 	sum := func(i int) float64 { // through root: a shadow not yet parted keeps no score of its own

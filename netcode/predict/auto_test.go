@@ -40,7 +40,7 @@ func TestAutoLearnsAZigzag(t *testing.T) {
 // TestAutoCharacterGlides checks that Auto, on a runner that turns back
 // without warning, bounds its corrections rather than popping at every
 // turn, as it did with one pop cost for every mover (0.5 m). At 50 ms: at
-// 100 ms the tail in the score (autoParams.tailWeight) alone keeps the
+// 100 ms the tail in the score (AutoParams.TailWeight) alone keeps the
 // cheap predictor off extrapolating, so neither pops.
 func TestAutoCharacterGlides(t *testing.T) {
 	z := newZigzag(7, 40, 6)
@@ -54,7 +54,7 @@ func TestAutoCharacterGlides(t *testing.T) {
 }
 
 // TestAutoPopCostFollowsTopSpeed checks the pop cost's dependence on the
-// entity's recent top speed: the full cost up to autoParams.popSpeed, the
+// entity's recent top speed: the full cost up to AutoParams.PopSpeed, the
 // ratio to the power popFall above, and back to the full cost once a fast
 // mover has been slow for a while; and the pop step's: 40% of a frame's
 // travel at the top speed when that is more than 9 cm.
@@ -70,7 +70,7 @@ func TestAutoPopCostFollowsTopSpeed(t *testing.T) {
 	runner := newPredictor(t, Config{Auto: true})
 	feed(runner, 0, 300, 6)
 	def := defaultAutoParams
-	assert.Equal(t, def.popCost, runner.auto.popCost(runner), "a runner (the jump's vertical speed aside)")
+	assert.Equal(t, def.PopCost, runner.auto.popCost(runner), "a runner (the jump's vertical speed aside)")
 
 	car := newPredictor(t, Config{Auto: true})
 	feed(car, 0, 300, 24)
@@ -83,11 +83,11 @@ func TestAutoPopCostFollowsTopSpeed(t *testing.T) {
 	assert.True(t, popRef(runner.auto, move, geom.Vec3{}, sq(runner), 10*time.Second, dt))
 	assert.False(t, popRef(car.auto, move, geom.Vec3{}, sq(car), 10*time.Second, dt))
 	feed(car, 300, 3000, 4)
-	assert.Equal(t, def.popCost, car.auto.popCost(car), "slow for 50 s: priced as a runner")
+	assert.Equal(t, def.PopCost, car.auto.popCost(car), "slow for 50 s: priced as a runner")
 
 	flat := newPredictor(t, Config{Auto: true, Dim2D: true})
 	feed(flat, 0, 300, 6*32)
-	assert.Equal(t, def.popCost2D, flat.auto.popCost(flat), "2D: px")
+	assert.Equal(t, def.PopCost2D, flat.auto.popCost(flat), "2D: px")
 }
 
 func TestAutoConfig(t *testing.T) {
@@ -161,7 +161,7 @@ func TestAutoModelSwitchIsSmooth(t *testing.T) {
 	s := Sample{Time: 0, Seq: 1, Vel: geom.Vec3{X: 10}, Acc: geom.Vec3{X: 10}, Rot: geom.Identity}
 	p.Add(PathDirect, s, ms(1))
 	before := p.PoseAt(ms(300))
-	p.auto.labels = p.auto.par.minLabels
+	p.auto.labels = p.auto.par.MinLabels
 	p.auto.best = numPerModel // the first velocity-only shadow: lag 0
 	require.Equal(t, velocityModel, shadowModel(p.auto.best))
 	after := p.PoseAt(ms(300) + time.Millisecond)
@@ -174,7 +174,7 @@ func TestAutoModelSwitchIsSmooth(t *testing.T) {
 // Auto's 99th percentile of the error is at or below snap-on-arrival's
 // (which the speed times the data age bounds), at a lower mean, from 5 s
 // on as test/godot's TestGodotCharacter measures. Without the tail in
-// Auto's score (autoParams.tailWeight), or with quantile steps of the mean
+// Auto's score (AutoParams.TailWeight), or with quantile steps of the mean
 // error alone, it extrapolates past each reversal until its state arrives
 // and its tail is longer than snap's (bench/README.md, "Tail weight").
 func TestAutoCharacterTail(t *testing.T) {
@@ -197,12 +197,12 @@ func TestAutoRefineLag(t *testing.T) {
 	capped := l*numPerLag + 2 // tau 15 ms, capped
 	require.True(t, shadowCapped(capped))
 	require.Equal(t, 1, shadowTau(capped))
-	lags := defaultAutoParams.lags
+	lags := defaultAutoParams.Lags
 	require.Equal(t, 110*time.Millisecond, lags[shadowLag(capped)])
 	// set gives the shadows at lags l-1, l, l+1 (from b) the score sums
 	// y(lag) (scores alone: q and the tail weight 0).
 	set := func(b int, y func(x float64) float64) *tuner {
-		a := newTuner()
+		a := newTuner(&defaultAutoParams)
 		a.best = b
 		for _, i := range []int{b - numPerLag, b, b + numPerLag} {
 			a.score[i] = y(lags[shadowLag(i)].Seconds())
@@ -222,7 +222,7 @@ func TestAutoRefineLag(t *testing.T) {
 	require.False(t, shadowCapped(capped+1))
 	assert.Equal(t, 110*time.Millisecond, set(capped+1, bowl(0.095)).refineLag(0), "uncapped")
 	a := set(capped, bowl(0.095))
-	a.par.refine = false
+	a.par.Refine = false
 	assert.Equal(t, 110*time.Millisecond, a.refineLag(0), "not refining")
 	a = set(capped, bowl(0.095))
 	a.q[capped+numPerLag][1] = 0.2 // the tail counts as label ranks it
@@ -251,7 +251,7 @@ func TestAutoRefineLagReplay(t *testing.T) {
 	for k, refine := range []bool{false, true} {
 		for seed := uint64(1); seed <= 4; seed++ {
 			p := newPredictor(t, Config{Auto: true})
-			p.auto.par.refine = refine
+			p.auto.par.Refine = refine
 			errs, _ := replayEightWayOff(p, seed, 120*time.Millisecond, 16*time.Millisecond, -10*time.Millisecond)
 			require.NotEmpty(t, errs)
 			p95[k] += pct(errs, 0.95) / 4
@@ -261,7 +261,7 @@ func TestAutoRefineLagReplay(t *testing.T) {
 	assert.Less(t, p95[1], p95[0]-0.01)
 }
 
-// TestAutoFastFade checks autoParams.fastFade: a mover faster than popSpeed
+// TestAutoFastFade checks AutoParams.FastFade: a mover faster than popSpeed
 // fades its corrections over a share of the data age in place of 1 ms
 // (a runner, and a 2D one, keep 1 ms), and on a weaving car at 100 ms one
 // way with jitter and short stalls that pops less by 0.2 m than the 1 ms
@@ -285,10 +285,10 @@ func TestAutoFastFade(t *testing.T) {
 	auto := newPredictor(t, Config{Auto: true})
 	rms, pops := driveJittered(auto, car, oneWay, 60, 0.2, jitter())
 	age := auto.PoseAt(60 * time.Second).Age
-	assert.InDelta(t, defaultAutoParams.fastFade*age.Seconds()*1000, auto.auto.taus[0].Seconds()*1000, 0.5,
+	assert.InDelta(t, defaultAutoParams.FastFade*age.Seconds()*1000, auto.auto.taus[0].Seconds()*1000, 0.5,
 		"the first time constant, ms, at a data age of %v", age)
 	one := newPredictor(t, Config{Auto: true})
-	one.auto.par.fastFade = 0
+	one.auto.par.FastFade = 0
 	oneRMS, onePops := driveJittered(one, car, oneWay, 60, 0.2, jitter())
 	assert.Equal(t, time.Millisecond, one.auto.taus[0])
 	t.Logf("fast fade: rms %.3f m, %d pops > 0.2 m; 1 ms: rms %.3f m, %d pops", rms, pops, oneRMS, onePops)
