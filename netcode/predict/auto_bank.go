@@ -28,7 +28,11 @@ func (a *tuner) step(p *Predictor, f *frame) {
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t = now
+	if nw := p.paths[f.path].newest(); nw != nil {
+		h.snap = nw.Pos
+	}
 	h.same = [2]shadowBits{}
+	a.capFrame(p, st.drawFrame)
 	a.fades(p, &st, f.path, now)
 	step := a.popStepAt(p, dt)
 	st.pops.step2 = step * step // squared lengths: no square root per shadow and frame
@@ -47,6 +51,22 @@ func (a *tuner) step(p *Predictor, f *frame) {
 			return
 		}
 	}
+}
+
+// capFrame sets the correction bound of frame df (the real drawing's and
+// every shadow's) for the rule in force: the erratic rule's capped
+// candidates glide faster, in steps below its pop (at a low frame rate
+// too).
+func (a *tuner) capFrame(p *Predictor, df *drawFrame) {
+	if !a.erratic || df.v <= 0 {
+		return
+	}
+	step := a.par.ErraticPopStep
+	if p.cfg.Dim2D {
+		step = a.par.ErraticPopStep2D
+	}
+	df.v = min(df.v*a.par.ErraticCorrection, step*erraticGlide)
+	df.v2 = df.v * df.v
 }
 
 // fades sets each time constant's fade over the frame: one exp per

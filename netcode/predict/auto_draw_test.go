@@ -78,6 +78,8 @@ func pinned(t testing.TB, cfg Config, i int) *Predictor {
 	a := p.auto
 	a.par.SwitchMargin = math.Inf(1)
 	a.par.Refine = false
+	// The erratic rule keeps it too: no candidate beyond its limits.
+	a.par.TailFactor, a.par.PopRate = math.Inf(1), math.Inf(1)
 	a.labels = a.par.MinLabels + 1
 	a.best = i
 	a.target = a.par.Lags[shadowLag(i)]

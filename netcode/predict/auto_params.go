@@ -70,6 +70,32 @@ type AutoParams struct {
 	// Config.MaxCorrectionSpeed with Auto (m/s; px/s): 83 mm a frame at
 	// 60 Hz, within a running character's frame travel.
 	CorrectionSpeed, CorrectionSpeed2D float64
+
+	// The erratic rule (auto_score.go, label): a mover whose velocity
+	// jumps (by at least ErraticShare of its top speed between two samples
+	// at most ErraticSpan apart: an instant turn, as a character's on a
+	// keyboard) more than ErraticRate times a minute, counted over about
+	// ErraticKeep, is drawn by the candidate with the lowest mean error
+	// among those whose running 99th percentile of the error is at most
+	// TailFactor times snap-on-arrival's (drawing the newest state, as
+	// Godot's MultiplayerSynchronizer does) and whose pops stay under
+	// PopRate a minute (counted over PopWindow arrivals). Any other mover
+	// is drawn by the lowest score sum (TailWeight, SwitchMargin).
+	// ErraticRate 0 turns the rule off.
+	ErraticShare float64
+	ErraticSpan  time.Duration
+	ErraticRate  float64
+	ErraticKeep  time.Duration
+	TailFactor   float64
+	PopRate      float64
+	PopWindow    int
+	// Under the erratic rule a pop is a departure beyond ErraticPopStep
+	// (m; ErraticPopStep2D px), and a capped candidate corrects at up to
+	// ErraticCorrection times Config.MaxCorrectionSpeed, and by at most
+	// erraticGlide of a pop in a frame (at a low frame rate too), so a
+	// correction glides in steps below a pop.
+	ErraticPopStep, ErraticPopStep2D float64
+	ErraticCorrection                float64
 }
 
 // DefaultAutoParams returns the shipped values.
@@ -99,6 +125,16 @@ var defaultAutoParams = AutoParams{
 	FastFade:          0.045,
 	CorrectionSpeed:   5,
 	CorrectionSpeed2D: 160, // 5 m/s at 32 px/m
+	ErraticShare:      1.0 / 3,
+	ErraticSpan:       50 * time.Millisecond,
+	ErraticRate:       20,
+	ErraticKeep:       10 * time.Second,
+	TailFactor:        1.4,
+	PopRate:           3,
+	PopWindow:         600, // about 10 s at 60 Hz
+	ErraticPopStep:    0.3,
+	ErraticPopStep2D:  9.6, // 0.3 m at 32 px/m
+	ErraticCorrection: 3,   // 15 m/s: 0.25 m a frame at 60 Hz
 }
 
 // validate reports constants the tuner cannot work with.
@@ -113,8 +149,11 @@ func (a *AutoParams) validate() error {
 			return fmt.Errorf("Taus %v: must be positive", a.Taus)
 		}
 	}
-	if a.Window < 1 || a.MinLabels < 1 {
-		return fmt.Errorf("Window %d and MinLabels %d must be at least 1", a.Window, a.MinLabels)
+	if a.Window < 1 || a.MinLabels < 1 || a.PopWindow < 1 {
+		return fmt.Errorf("Window %d, MinLabels %d and PopWindow %d must be at least 1", a.Window, a.MinLabels, a.PopWindow)
+	}
+	if a.ErraticRate > 0 && a.ErraticKeep <= 0 {
+		return fmt.Errorf("ErraticKeep %v must be positive", a.ErraticKeep)
 	}
 	return nil
 }
@@ -136,6 +175,9 @@ const (
 	// judged when the truth for them arrives: 0.67 s at 60 Hz, more than
 	// any data age the predictor extrapolates fully.
 	autoHist = 40
+	// erraticGlide is the share of the erratic rule's pop step that a
+	// capped candidate's correction may move in one frame.
+	erraticGlide = 5.0 / 6
 	// autoSeen is how many recent sample velocities the pop test keeps.
 	autoSeen = 8
 	// autoWarmSamples is how many of the newest samples warm touches:

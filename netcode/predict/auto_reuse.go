@@ -58,6 +58,7 @@ var rootShadows = func() (b shadowBits) {
 // marks it parted.
 func (a *tuner) copyShadow(dst, src int) {
 	a.off[dst], a.score[dst], a.q[dst], a.pops[dst] = a.off[src], a.score[src], a.q[src], a.pops[src]
+	a.em[dst] = a.em[src]
 	for h := range a.hist {
 		a.hist[h].drawn[dst] = a.hist[h].drawn[src]
 	}

@@ -128,6 +128,7 @@ func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool, speed float64) {
 	assert.Equal(t, ref.off, a.auto.off, "every shadow's offset")
 	assert.Equal(t, ref.q, a.auto.q, "every shadow's 95th and 99th percentiles")
 	assert.Equal(t, ref.pops, a.auto.pops, "every shadow's pops since the last label")
+	assert.Equal(t, ref.em, a.auto.em, "every shadow's mean error and pop rate")
 	assert.Greater(t, a.auto.labels, 1000, "the shadows were scored")
 	assert.NotEqual(t, 0, a.auto.best, "and the best changed")
 	c.auto.settle()
@@ -171,7 +172,10 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t, h.same = now, [2]shadowBits{}
+	h.snap = p.paths[f.path].newest().Pos
 	a.split = allShadows
+	df := f.drawFrame // the bound for the rule in force, as step sets it
+	a.capFrame(p, &df)
 	taus := a.tausAt(p, now-p.paths[f.path].newest().Time)
 	if dt > 0 {
 		a.taus = taus
@@ -200,7 +204,7 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 		if dt > 0 {
 			k, loss = fadeOf(dt, taus[shadowTau(i)])
 		}
-		s := drawStep{drawFrame: &f.drawFrame, est: est.pos, corr: corr}
+		s := drawStep{drawFrame: &df, est: est.pos, corr: corr}
 		off, drawn, _, snaps, _ := s.step(a.off[i], k, loss, shadowCapped(i))
 		a.off[i], h.drawn[i] = off, drawn
 		a.pops[i] += snaps

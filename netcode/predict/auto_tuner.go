@@ -39,6 +39,25 @@ type tuner struct {
 	// label loop.
 	q    [numShadows][2]float64
 	pops [numShadows]int // each shadow's pops since the last label
+	// em is each shadow's mean error length (over AutoParams.Window
+	// arrivals) and its pops per arrival (over AutoParams.PopWindow), for
+	// the erratic rule.
+	em [numShadows][2]float64
+	// snapQ is snap-on-arrival's running 99th percentile of the error
+	// (the newest sample drawn as it is), the erratic rule's tail bound.
+	snapQ float64
+	// The erratic rule's signal: the velocity of the last labelled
+	// sample, the decaying count of velocity jumps (AutoParams.ErraticKeep)
+	// and the mean time between labels (s).
+	prevVel geom.Vec3
+	prevT   time.Duration
+	hasPrev bool
+	jumps   float64
+	labelDt float64
+	snapM   float64 // snap-on-arrival's mean error, snapQ's step
+	// erratic: the drawing follows the erratic rule (the mover's jumps
+	// are frequent).
+	erratic bool
 	// prevRaw is each model's and lag's raw prediction at the last frame.
 	prevRaw [len(shadowModels)][NumAutoLags]geom.Vec3
 	// seen are the velocities of the newest samples (seenT their times),
@@ -76,6 +95,7 @@ type tuner struct {
 // histFrame is one frame of every shadow's drawing.
 type histFrame struct {
 	t     time.Duration
+	snap  geom.Vec3 // the newest sample's position: what snap-on-arrival drew
 	drawn [numShadows]geom.Vec3
 	// same marks the shadows that took another's step this frame
 	// (stepLag), so drew exactly as it: same[0] the shadow before, same[1]
