@@ -34,8 +34,10 @@ func (a *tuner) step(p *Predictor, f *frame) {
 	h.same = [2]shadowBits{}
 	a.capFrame(p, st.drawFrame)
 	a.fades(p, &st, f.path, now)
-	step := a.popStepAt(p, dt)
-	st.pops.step2 = step * step // squared lengths: no square root per shadow and frame
+	step, big := a.popStepAt(p, dt), a.bigPopStep(p)
+	// Squared lengths: no square root per shadow and frame.
+	st.pops.step2, st.pops.big2 = step*step, big*big
+	st.pops.low2 = min(st.pops.step2, st.pops.big2)
 	// The moves the entity was seen to make lately, over this frame, once
 	// per frame rather than per shadow.
 	if st.judge {
@@ -61,11 +63,7 @@ func (a *tuner) capFrame(p *Predictor, df *drawFrame) {
 	if !a.erratic || df.v <= 0 {
 		return
 	}
-	step := a.par.ErraticPopStep
-	if p.cfg.Dim2D {
-		step = a.par.ErraticPopStep2D
-	}
-	df.v = min(df.v*a.par.ErraticCorrection, step*erraticGlide)
+	df.v = min(df.v*a.par.ErraticCorrection, a.bigPopStep(p)*erraticGlide)
 	df.v2 = df.v * df.v
 }
 

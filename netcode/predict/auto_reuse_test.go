@@ -180,8 +180,8 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 	if dt > 0 {
 		a.taus = taus
 	}
-	step := a.popStepAt(p, dt)
-	step2 := step * step
+	step, big := a.popStepAt(p, dt), a.bigPopStep(p)
+	step2, big2 := step*step, big*big
 	raws := a.prevRaw
 	for i := range numShadows {
 		l, m := shadowLag(i), shadowModel(i)
@@ -210,6 +210,9 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 		a.pops[i] += snaps
 		if judge && popRef(a, h.drawn[i].Sub(prev.drawn[i]), own, step2, now, dt) {
 			a.pops[i]++
+		}
+		if judge && popRef(a, h.drawn[i].Sub(prev.drawn[i]), own, big2, now, dt) {
+			a.pops[i] += bigPop
 		}
 	}
 	a.prevRaw = raws

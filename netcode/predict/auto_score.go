@@ -187,13 +187,13 @@ func (a *tuner) scoreAll(lo, hi *histFrame, f float64, s *Sample, popCost, tw fl
 			e = lo.drawn[i].Lerp(hi.drawn[i], f).Sub(s.Pos).Len()
 		}
 		es[i] = e
-		n := float64(a.pops[i])
+		n, big := float64(a.pops[i]%bigPop), float64(a.pops[i]/bigPop)
 		score := a.score[i] + k*(e+popCost*n-a.score[i])
 		a.score[i] = score
 		a.pops[i] = 0
 		em := &a.em[i]
 		em[0] += k * (e - em[0])
-		em[1] += kp * (n - em[1])
+		em[1] += kp * (big - em[1])
 		// Quantile trackers: up by 0.95 steps when exceeded, down by 0.05
 		// otherwise (0.99 and 0.01 for the 99th), a step being a twentieth
 		// of the mean error or of the tracker's own value, whichever is
@@ -260,15 +260,19 @@ func (a *tuner) popCost(p *Predictor) float64 {
 // of a frame's travel at the top speed when that is more.
 func (a *tuner) popStepAt(p *Predictor, dt time.Duration) float64 {
 	step := a.par.PopStep
-	switch {
-	case a.erratic && p.cfg.Dim2D:
-		step = a.par.ErraticPopStep2D
-	case a.erratic:
-		step = a.par.ErraticPopStep
-	case p.cfg.Dim2D:
+	if p.cfg.Dim2D {
 		step = a.par.PopStep2D
 	}
 	return max(step, a.par.PopTravel*a.peak*dt.Seconds())
+}
+
+// bigPopStep returns the erratic rule's pop step in the predictor's
+// units.
+func (a *tuner) bigPopStep(p *Predictor) float64 {
+	if p.cfg.Dim2D {
+		return a.par.ErraticPopStep2D
+	}
+	return a.par.ErraticPopStep
 }
 
 // refineLag returns the lag to draw the best shadow's settings at: for a
