@@ -371,15 +371,15 @@ type RoomState struct {
 	DeadlineUS int64 `json:"deadline_us,omitempty"`
 	// GoUS is when the current round starts (go!) on the server clock; set
 	// from the countdown on.
-	GoUS     int64         `json:"go_us,omitempty"`
-	Round    int           `json:"round"` // rounds started in this room
-	Host     int           `json:"host"`  // the host's slot, -1 for none
-	Settings Settings      `json:"settings"`
+	GoUS     int64    `json:"go_us,omitempty"`
+	Round    int      `json:"round"` // rounds started in this room
+	Host     int      `json:"host"`  // the host's slot, -1 for none
+	Settings Settings `json:"settings"`
 	// InputDelay is the input delay in force; nil for none. Added after
 	// protocol 1 shipped: old servers send none.
 	InputDelay *InputDelayState `json:"input_delay,omitempty"`
 	Draining   bool             `json:"draining,omitempty"`
-	Players  []PlayerState `json:"players"`
+	Players    []PlayerState    `json:"players"`
 }
 
 // PlayerState is one seat in RoomState.

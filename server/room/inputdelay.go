@@ -29,7 +29,9 @@ type delayState struct {
 }
 
 // now returns the delay in force at t.
-func (d *delayState) now(t time.Duration) time.Duration { return inputdelay.Slide(d.from, d.to, d.at, t) }
+func (d *delayState) now(t time.Duration) time.Duration {
+	return inputdelay.Slide(d.from, d.to, d.at, t)
+}
 
 // retarget starts a slide to to at now (from the delay in force then).
 func (d *delayState) retarget(now, to time.Duration) {
