@@ -41,7 +41,7 @@ func TestLocalDrawnInputDelayLate(t *testing.T) {
 	h.link.Push(serverlink.Event{Kind: serverlink.EventSynced})
 	h.until(has(netroom.EventSynced))
 	st := protocol.RoomState{Code: "ABCDEF", Rev: 2, Phase: protocol.PhaseLobby, Host: 0,
-		Players: []protocol.PlayerState{player(0, "Ann"), player(1, "Bob"), player(2, "Cy")},
+		Players:    []protocol.PlayerState{player(0, "Ann"), player(1, "Bob"), player(2, "Cy")},
 		InputDelay: &protocol.InputDelayState{InputDelay: protocol.InputDelay{Mode: protocol.InputDelayFixed, US: 100_000}}}
 	h.link.Msg(&st)
 	sample(60, 120)

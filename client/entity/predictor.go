@@ -92,9 +92,9 @@ type Predictor struct {
 	remote  *Remote
 	local   *Local
 	own     *inputdelay.Own // our own entity's simulated poses, drawn the room's input delay late
-	claimed bool // local holds the room's claim
-	entity  int  // the node's entity_id: 0..wire.MaxPlayerEntity
-	shared  bool // a shared object: wire id FirstShared+entity
+	claimed bool            // local holds the room's claim
+	entity  int             // the node's entity_id: 0..wire.MaxPlayerEntity
+	shared  bool            // a shared object: wire id FirstShared+entity
 	// Shared objects: who owns it as last seen, and our last sample (what
 	// our drawing starts from when we lose it).
 	owned     bool
