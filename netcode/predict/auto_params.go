@@ -75,7 +75,8 @@ type AutoParams struct {
 	// jumps (by at least ErraticShare of its top speed between two samples
 	// at most ErraticSpan apart: an instant turn, as a character's on a
 	// keyboard) more than ErraticRate times a minute, counted over about
-	// ErraticKeep, is drawn by the candidate with the lowest mean error
+	// ErraticKeep (until it falls below two-thirds of that rate), is drawn
+	// by the candidate with the lowest mean error
 	// among those whose running 99th percentile of the error is at most
 	// TailFactor times snap-on-arrival's (drawing the newest state, as
 	// Godot's MultiplayerSynchronizer does) and whose pops stay under
@@ -127,7 +128,7 @@ var defaultAutoParams = AutoParams{
 	CorrectionSpeed2D: 160, // 5 m/s at 32 px/m
 	ErraticShare:      1.0 / 3,
 	ErraticSpan:       50 * time.Millisecond,
-	ErraticRate:       20,
+	ErraticRate:       30,
 	ErraticKeep:       10 * time.Second,
 	TailFactor:        1.4,
 	PopRate:           3,
@@ -175,6 +176,9 @@ const (
 	// judged when the truth for them arrives: 0.67 s at 60 Hz, more than
 	// any data age the predictor extrapolates fully.
 	autoHist = 40
+	// erraticLeave is the share of AutoParams.ErraticRate below which an
+	// erratic mover is erratic no more.
+	erraticLeave = 2.0 / 3
 	// erraticGlide is the share of the erratic rule's pop step that a
 	// capped candidate's correction may move in one frame.
 	erraticGlide = 5.0 / 6

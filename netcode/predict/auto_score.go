@@ -95,15 +95,21 @@ func (a *tuner) countJump(horiz func(geom.Vec3) geom.Vec3, s *Sample) {
 			k = 1
 		}
 		a.labelDt += k * (min(dt.Seconds(), 1) - a.labelDt)
+		switch rate := a.jumps / a.par.ErraticKeep.Minutes(); {
+		case rate > a.par.ErraticRate:
+			a.jumpy = true
+		case rate < erraticLeave*a.par.ErraticRate:
+			a.jumpy = false
+		}
 	}
 	a.prevVel, a.prevT, a.hasPrev = s.Vel, s.Time, true
 }
 
-// isErratic reports whether the mover's velocity jumps more often than
-// ErraticRate a minute.
-func (a *tuner) isErratic() bool {
-	return a.par.ErraticRate > 0 && a.jumps/a.par.ErraticKeep.Minutes() > a.par.ErraticRate
-}
+// isErratic reports whether the mover is erratic: its velocity jumped
+// more often than ErraticRate a minute, and has not fallen below
+// erraticLeave of that rate since (so a mover near the rate does not flip
+// between the rules).
+func (a *tuner) isErratic() bool { return a.par.ErraticRate > 0 && a.jumpy }
 
 // ruleLimits are the erratic rule's limits at a label: the tail (a
 // running 99th percentile of the error) and the pops per arrival a

@@ -55,9 +55,9 @@ type tuner struct {
 	jumps   float64
 	labelDt float64
 	snapM   float64 // snap-on-arrival's mean error, snapQ's step
-	// erratic: the drawing follows the erratic rule (the mover's jumps
-	// are frequent).
-	erratic bool
+	// jumpy: the mover's jumps are frequent (isErratic); erratic: the
+	// drawing follows the erratic rule.
+	jumpy, erratic bool
 	// prevRaw is each model's and lag's raw prediction at the last frame.
 	prevRaw [len(shadowModels)][NumAutoLags]geom.Vec3
 	// seen are the velocities of the newest samples (seenT their times),
