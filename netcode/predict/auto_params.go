@@ -130,7 +130,7 @@ var defaultAutoParams = AutoParams{
 	ErraticSpan:       50 * time.Millisecond,
 	ErraticRate:       30,
 	ErraticKeep:       10 * time.Second,
-	TailFactor:        1.4,
+	TailFactor:        1.35,
 	PopRate:           3,
 	PopWindow:         600, // about 10 s at 60 Hz
 	ErraticPopStep:    0.3,

@@ -218,7 +218,7 @@ func TestAutoModelSwitchIsSmooth(t *testing.T) {
 // from 5 s on as test/godot's TestGodotCharacter measures: Auto draws it
 // with a mean error at most half snap-on-arrival's (the newest state,
 // which the speed times the data age bounds) and a 99th percentile within
-// 1.5 times snap's (the rule's limit is AutoParams.TailFactor, 1.4, on its
+// 1.5 times snap's (the rule's limit is AutoParams.TailFactor, 1.35, on its
 // own running percentiles). Under the sum rule alone (ErraticRate 0) it
 // drew such a runner about a data age late, its mean near snap's
 // (bench/README.md, "The erratic rule").
