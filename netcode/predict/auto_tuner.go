@@ -26,7 +26,9 @@ import (
 // positions kept for autoHist frames. Each new sample is a free label
 // (auto_score.go): it says where the entity truly was at its time, and
 // each shadow is scored on where it drew it then. The drawing takes the
-// best shadow's settings, the lag slid there. Shadows that are still
+// best shadow's settings, the lag slid there: for a mover whose velocity
+// jumps often (the erratic rule) the lowest mean error within a tail and
+// a pop limit, for any other the lowest score sum. Shadows that are still
 // equal to another are neither stepped nor scored (auto_reuse.go). The
 // constants are autoParams.
 
