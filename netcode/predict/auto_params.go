@@ -123,7 +123,7 @@ var defaultAutoParams = AutoParams{
 	PopSpeed2D:        256,
 	PopFall:           3.5,
 	PeakKeep:          1 - 1.0/600,
-	FastFade:          0.045,
+	FastFade:          0.05,
 	CorrectionSpeed:   5,
 	CorrectionSpeed2D: 160, // 5 m/s at 32 px/m
 	ErraticShare:      1.0 / 3,
