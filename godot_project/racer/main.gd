@@ -828,8 +828,9 @@ func _poll_track() -> void:
 func _update_camera(delta: float) -> void:
 	var target: Node3D = camera_target if is_instance_valid(camera_target) else car
 	var own := target == car
-	if target and target.get("visual") is Node3D:
-		target = target.visual  # where the car is drawn (late, with the room's input delay)
+	var drawn = target.get("visual") if target else null
+	if drawn is Node3D:
+		target = drawn  # where the car is drawn (late, with the room's input delay)
 	if racing and target:
 		var fwd: Vector3 = -target.global_basis.z
 		fwd.y = 0
