@@ -343,7 +343,7 @@ func TestGoalColumn(t *testing.T) {
 		row("direct-100", "character", MethodSnap, 0.35, 0.6, 0.7),
 		row("harsh-150", "vehicle", MethodNearzero, 0.2, 0.32, 0.5, 0, 9),
 		row("harsh-150", "vehicle", MethodExtrapolateV, 0.2, 0.33, 0.5, 0, 10),
-		row("direct-50", "vehicle", MethodNearzero, 0.1, 9, 9), // no goal on this row
+		row("direct-50", "vehicle", MethodNearzero, 0.1, 9, 9),                    // no goal on this row
 		row("server-only", "character", MethodNearzero, 0.2, 0.7, 0.9, 150, 0, 5), // met: 0.1 m pops count for nothing
 		row("server-only", "character", MethodSnap, 0.5, 0.7, 0.8),
 	}
