@@ -9,8 +9,8 @@ import (
 // Predictor.Delayed): the root, the physics body, stays where the game
 // simulates it; what is drawn goes where it was the delay before. The
 // drawn nodes are visual_path's node, or else the root's children that
-// are neither collision shapes nor physics bodies or areas (meshes,
-// sprites, a camera): each is placed, every rendered frame, as it sits
+// are neither collision shapes nor physics bodies, areas or ray and shape
+// casts (meshes, sprites, a camera): each is placed, every rendered frame, as it sits
 // under the root but under the delayed root instead. A change the game
 // makes to such a child's own transform (an animation) is kept: it is
 // what the child is placed by from then on.
@@ -105,10 +105,10 @@ func (p *NetPredictor) eachDrawn(f func(n godot.Node)) {
 }
 
 // collisionNode reports whether n takes part in physics (a shape, a body,
-// an area): those stay with the simulated root.
+// an area, a ray or shape cast): those stay with the simulated root.
 func collisionNode(n godot.Node) bool {
-	for _, c := range [...]string{"CollisionShape3D", "CollisionPolygon3D", "CollisionObject3D",
-		"CollisionShape2D", "CollisionPolygon2D", "CollisionObject2D"} {
+	for _, c := range [...]string{"CollisionShape3D", "CollisionPolygon3D", "CollisionObject3D", "RayCast3D", "ShapeCast3D",
+		"CollisionShape2D", "CollisionPolygon2D", "CollisionObject2D", "RayCast2D", "ShapeCast2D"} {
 		if n.IsClass(c) {
 			return true
 		}
