@@ -700,6 +700,27 @@ func (n *Node) Nodes() []Info {
 	return out
 }
 
+// maxPeers bounds the URLs Peers returns.
+const maxPeers = 8
+
+// Peers returns the public URLs of up to 8 other live nodes, this
+// node's region first, sorted by id: where a client reconnects when this
+// node is gone (package server sends them in the welcome).
+func (n *Node) Peers() []string {
+	var same, other []string
+	for _, in := range n.Nodes() {
+		switch {
+		case in.ID == n.cfg.NodeID || in.URL == "":
+		case in.Region == n.cfg.Region:
+			same = append(same, in.URL)
+		default:
+			other = append(other, in.URL)
+		}
+	}
+	out := append(same, other...)
+	return out[:min(len(out), maxPeers)]
+}
+
 // Health is the cluster part of a node's /healthz.
 type Health struct {
 	Node   string `json:"node"`

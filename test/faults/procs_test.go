@@ -32,6 +32,9 @@ const (
 const (
 	ttl        = 6 * time.Second
 	refresh    = ttl / 3
+	// dirTimeout bounds each directory call: scaled with the TTL, as the
+	// default 2 s is to the default 15 s.
+	dirTimeout = 800 * time.Millisecond
 	seatHold   = 20 * time.Second
 	drainGrace = 2 * time.Second
 	nodes      = 3
@@ -230,7 +233,7 @@ func startCluster(t *testing.T) *cluster {
 		n.nats = newProxy(t, fmt.Sprintf("127.0.0.1:%d", c.natsPort))
 		args := []string{"-addr", fmt.Sprintf("127.0.0.1:%d", n.port), "-db", n.db,
 			"-nats", "nats://" + n.nats.addr(), "-node-id", n.id, "-node-url", n.url,
-			"-cluster-ttl", ttl.String(), "-seat-hold", seatHold.String(), "-drain-grace", drainGrace.String(),
+			"-cluster-ttl", ttl.String(), "-cluster-timeout", dirTimeout.String(), "-seat-hold", seatHold.String(), "-drain-grace", drainGrace.String(),
 			"-round-limit", "10m", "-log-level", "debug",
 			"-max-conns-per-addr", "-1", "-max-rooms-per-addr", "-1", "-max-rooms-per-prefix", "-1",
 			"-playing-reserve", "-1", "-new-identity-rate", "-1", "-join-fail-rate", "-1"}
@@ -260,13 +263,15 @@ func (c *cluster) startNATS() {
 	}, waitFor, 20*time.Millisecond, "nats listens")
 }
 
-// dumpLogs shows the tails of the logs of a failed scenario.
+// dumpLogs shows the tails of the logs of a failed scenario (of every
+// scenario with $NEARZERO_FAULTS_LOGS set to a number of lines).
 func (c *cluster) dumpLogs() {
-	if !c.t.Failed() {
+	lines, _ := strconv.Atoi(os.Getenv("NEARZERO_FAULTS_LOGS"))
+	if lines == 0 && !c.t.Failed() {
 		return
 	}
 	for _, n := range c.nodes {
-		c.t.Logf("--- %s log (tail)\n%s", n.id, n.p.tail(40))
+		c.t.Logf("--- %s log (tail)\n%s", n.id, n.p.tail(max(lines, 40)))
 	}
 }
 
