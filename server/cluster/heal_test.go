@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server/cluster"
 )
 
@@ -366,4 +368,64 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return 0
+}
+
+// TestClusterRoomLostWhereverFirstConnected: players who dialled the node
+// that then died (no other address to go back to) still learn that the
+// room is lost: the welcome named the other nodes, and they ask there.
+func TestClusterRoomLostWhereverFirstConnected(t *testing.T) {
+	nats := startNATS(t)
+	a, c := startNode(t, nats, "a"), startNode(t, nats, "c")
+	a.sees("c", func(_ cluster.Info, ok bool) bool { return ok })
+	c.sees("a", func(_ cluster.Info, ok bool) bool { return ok })
+	host := dial(t, a.url, "Host")
+	assert.Equal(t, []string{c.url}, host.Welcome().Nodes, "the welcome names the other node")
+	j, err := host.Create(ctxT(t), nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, a.rooms(), "a tie keeps the room here")
+	guest := dial(t, a.url, "Guest")
+	_, err = guest.Join(ctxT(t), j.Code)
+	require.NoError(t, err)
+
+	a.kill()
+	for _, p := range []*player{host, guest} {
+		e := p.wait("room lost", func(e client.Event) bool {
+			return e.Kind == client.EventRoomLost || e.Kind == client.EventDisconnected
+		})
+		require.Equal(t, client.EventRoomLost, e.Kind, "%v", e.Err)
+		assert.Equal(t, protocol.CodeRoomNotFound, protocol.CodeOf(e.Err), "%v", e.Err)
+		p.wait("reconnected to c", func(e client.Event) bool { return e.Kind == client.EventReconnected })
+	}
+	_, err = host.Create(ctxT(t), nil)
+	require.NoError(t, err, "the players go on, on c")
+	assert.Equal(t, 1, c.rooms())
+}
+
+// TestClusterCreateWhenPlacedNodeIsDown: a create placed on a node that
+// does not answer (it died since its last entry, or players cannot reach
+// it) is made on the node asked instead of failing.
+func TestClusterCreateWhenPlacedNodeIsDown(t *testing.T) {
+	nats := startNATS(t)
+	bp := newProxy(t)
+	a, b, c := startNode(t, nats, "a"), startNodeVia(t, nats, "b", bp), startNode(t, nats, "c")
+	for _, id := range []string{"a", "b", "c"} {
+		a.sees(id, func(_ cluster.Info, ok bool) bool { return ok })
+	}
+	_, err := dial(t, a.url, "FillA").Create(ctxT(t), nil)
+	require.NoError(t, err)
+	_, err = dial(t, c.url, "FillC").Create(ctxT(t), nil)
+	require.NoError(t, err)
+	a.sees("c", func(in cluster.Info, ok bool) bool { return ok && in.Rooms == 1 })
+	url, here, err := a.cl.Place("")
+	require.NoError(t, err)
+	require.False(t, here)
+	require.Equal(t, b.url, url, "b is the lightest")
+	bp.cut()
+
+	p := dial(t, a.url, "Maker")
+	_, err = p.Create(ctxT(t), nil)
+	require.NoError(t, err, "made on a when b does not answer")
+	assert.Equal(t, 2, a.rooms())
+	assert.Equal(t, 0, b.rooms())
+	p.noErrors()
 }
