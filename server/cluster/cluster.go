@@ -177,10 +177,11 @@ type Node struct {
 	hereAt   []time.Time // rooms placed here whose claim has not come yet
 	peers    map[string]*peer
 	watch    jetstream.KeyWatcher
-	ownRev   uint64    // revision of this node's entry last seen through the watch
-	pubRev   uint64    // revision of its last write
-	pubAt    time.Time // when that write was acknowledged
-	closed   bool      // stopLoops began: no more background work
+	endWatch context.CancelFunc // ends watch's context
+	ownRev   uint64             // revision of this node's entry last seen through the watch
+	pubRev   uint64             // revision of its last write
+	pubAt    time.Time          // when that write was acknowledged
+	closed   bool               // stopLoops began: no more background work
 
 	joined    atomic.Bool   // the buckets are open and the loops run
 	dirty     chan struct{} // cap 1: publish the node entry now
@@ -352,23 +353,29 @@ func (n *Node) buckets(ctx context.Context) (rooms, nodes jetstream.KeyValue, er
 // startWatch starts watching the nodes bucket, replacing an earlier watch.
 // The watch outlives any call's context: it ends with Close.
 func (n *Node) startWatch() error {
-	w, err := n.nodes.WatchAll(context.Background())
+	// Its own context: nats.go keeps a goroutine per watch until the
+	// watch's context ends, Stop or not.
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := n.nodes.WatchAll(ctx)
 	if err != nil {
+		cancel()
 		return fmt.Errorf("cluster: watch bucket %s: %w", n.cfg.NodesBucket, err)
 	}
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
 		_ = w.Stop()
+		cancel()
 		return nil
 	}
-	old := n.watch
-	n.watch = w
+	old, oldCancel := n.watch, n.endWatch
+	n.watch, n.endWatch = w, cancel
 	n.wg.Add(1)
 	n.mu.Unlock()
 	go n.watchLoop(w)
 	if old != nil {
 		_ = old.Stop()
+		oldCancel()
 	}
 	return nil
 }
@@ -1032,11 +1039,12 @@ func (n *Node) stopLoops() {
 	n.closeOnce.Do(func() {
 		n.mu.Lock()
 		n.closed = true
-		w := n.watch
+		w, end := n.watch, n.endWatch
 		n.mu.Unlock()
 		close(n.stop)
 		if w != nil {
 			_ = w.Stop()
+			end()
 		}
 	})
 	n.wg.Wait()
