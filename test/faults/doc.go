@@ -16,7 +16,8 @@
 //   - NATS restart (SIGKILL, restarted on its data 4 s later), NATS paused
 //     (SIGSTOP for 4 s), one node cut from NATS for 4 s.
 //
-// The directory's TTL is 6 s (a refresh every 2 s, 0.8 s for each directory call), the seat hold 20 s.
+// The directory's TTL is 6 s (a refresh every 2 s, 0.8 s for each
+// directory call), the seat hold 20 s.
 // A player whose room is lost makes a new one with its room-mates (the
 // first of them to ask creates it, the others join by code), as a game's
 // lobby would; one whose client gave up dials the next node, as a load

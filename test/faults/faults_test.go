@@ -71,7 +71,7 @@ type outcome struct {
 	notBack          int
 	codes, joinable  int
 	split            int
-	errors           int // error messages shown to players after the fault
+	errors           map[protocol.Code]int // error messages shown to players, by code
 	results, stored  int // rounds with results seen / of them stored
 	interrupted      int // rounds a drain interrupted
 	interruptedSaved int
@@ -138,7 +138,12 @@ func runFault(t *testing.T, f fault) outcome {
 			o.back = append(o.back, back)
 		}
 		b.mu.Lock()
-		o.errors += len(b.errs)
+		for _, e := range b.errs {
+			if o.errors == nil {
+				o.errors = map[protocol.Code]int{}
+			}
+			o.errors[e.Code]++
+		}
 		b.mu.Unlock()
 	}
 	finishRounds(t, p)
@@ -356,8 +361,17 @@ func (o *outcome) row() string {
 	if o.runningKilled > 0 {
 		lost += fmt.Sprintf("; %d running rounds died with the node", o.runningKilled)
 	}
-	return fmt.Sprintf("| %s | %d of %d | %s | %d of %d | %s | %s | %d |", o.fault, o.affected, o.players, back,
-		o.joinable, o.codes, split, lost, o.errors)
+	var errs []string
+	for code, n := range o.errors {
+		errs = append(errs, fmt.Sprintf("%d %s", n, code))
+	}
+	slices.Sort(errs)
+	shown := "none"
+	if len(errs) > 0 {
+		shown = strings.Join(errs, ", ")
+	}
+	return fmt.Sprintf("| %s | %d of %d | %s | %d of %d | %s | %s | %s |", o.fault, o.affected, o.players, back,
+		o.joinable, o.codes, split, lost, shown)
 }
 
 // report logs the table and writes it to $NEARZERO_FAULTS_TABLE.
