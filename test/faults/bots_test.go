@@ -436,6 +436,19 @@ func (p *play) waitPlaying(what string) bool {
 	return false
 }
 
+// noticed returns when, after t0, the player's client first reported the
+// connection lost (reconnecting, room lost or disconnected).
+func (b *bot) noticed(t0 time.Duration) (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.events {
+		if e.at >= t0 && e.kind != client.EventReconnected {
+			return e.at - t0, true
+		}
+	}
+	return 0, false
+}
+
 // recovery says how the fault at t0 touched the player, looking at what
 // it saw up to now: affected (a reconnect, a lost room, a disconnect, or
 // a gap in its room-mates' states), and when it was back to playing
