@@ -178,6 +178,7 @@ type Node struct {
 	peers    map[string]*peer
 	watch    jetstream.KeyWatcher
 	endWatch context.CancelFunc // ends watch's context
+	watchAt  time.Time          // when the watch was last started
 	ownRev   uint64             // revision of this node's entry last seen through the watch
 	pubRev   uint64             // revision of its last write
 	pubAt    time.Time          // when that write was acknowledged
@@ -369,7 +370,7 @@ func (n *Node) startWatch() error {
 		return nil
 	}
 	old, oldCancel := n.watch, n.endWatch
-	n.watch, n.endWatch = w, cancel
+	n.watch, n.endWatch, n.watchAt = w, cancel, time.Now()
 	n.wg.Add(1)
 	n.mu.Unlock()
 	go n.watchLoop(w)
@@ -979,12 +980,17 @@ func (n *Node) sweepSuspects() bool {
 
 // sweepPeers forgets the nodes whose entries expired, saying so: they
 // stopped refreshing (crashed, hung, or cut from NATS). Only while this
-// node's own view is sound (connected, its own entry coming back).
+// node's own view is sound (connected, its own entry coming back, the
+// watch old enough to have seen every live node's refresh).
 func (n *Node) sweepPeers(now time.Time) {
 	if !n.nc.IsConnected() || n.watchStalled(now) {
 		return
 	}
 	n.mu.Lock()
+	if now.Sub(n.watchAt) < n.cfg.Refresh+n.cfg.Timeout {
+		n.mu.Unlock()
+		return // a new watch: the live nodes' entries are still coming
+	}
 	var dead []string
 	for id, p := range n.peers {
 		if id != n.cfg.NodeID && !n.fresh(p, now) {
