@@ -135,16 +135,16 @@ func loopbackOnly(raw string) error {
 
 // Report is the outcome of a run.
 type Report struct {
-	Rooms, Players   int
-	Duration         time.Duration
-	Rate             float64
-	SentPerSec       float64 // states the bots handed to the network
-	ReceivedPerSec   float64 // relayed states the bots received
-	ServerRelayedPS  float64 // from the server's metrics; see MetricsMissing
+	Rooms, Players  int
+	Duration        time.Duration
+	Rate            float64
+	SentPerSec      float64 // states the bots handed to the network
+	ReceivedPerSec  float64 // relayed states the bots received
+	ServerRelayedPS float64 // from the server's metrics; see MetricsMissing
 	// MetricsMissing are the /metrics pages that could not be read
 	// before or after the run: the server figures are then unknown.
-	MetricsMissing []string `json:",omitempty"`
-	ExpectedPerSec   float64 // rooms x players x (players-1) x rate
+	MetricsMissing   []string `json:",omitempty"`
+	ExpectedPerSec   float64  // rooms x players x (players-1) x rate
 	LatencyP50       time.Duration
 	LatencyP99       time.Duration
 	LatencyMax       time.Duration

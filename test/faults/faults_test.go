@@ -74,8 +74,8 @@ type outcome struct {
 	codes, joinable  int
 	split            int
 	errors           map[protocol.Code]int // error messages shown to players, by code
-	results, stored  int // rounds with results seen / of them stored
-	interrupted      int // rounds a drain interrupted
+	results, stored  int                   // rounds with results seen / of them stored
+	interrupted      int                   // rounds a drain interrupted
 	interruptedSaved int
 	runningKilled    int // rounds running on a killed node (their state died)
 }

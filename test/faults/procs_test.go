@@ -30,8 +30,8 @@ const (
 
 // Cluster settings of every scenario.
 const (
-	ttl        = 6 * time.Second
-	refresh    = ttl / 3
+	ttl     = 6 * time.Second
+	refresh = ttl / 3
 	// dirTimeout bounds each directory call: scaled with the TTL, as the
 	// default 2 s is to the default 15 s.
 	dirTimeout = 800 * time.Millisecond
