@@ -479,7 +479,16 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
 			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
-		ICEServers: c.s.iceServers(user)})
+		ICEServers: c.s.iceServers(user), Nodes: c.s.peers()})
+}
+
+// peers returns the other nodes of the cluster for a welcome (nil for a
+// single server).
+func (s *Server) peers() []string {
+	if s.cluster == nil {
+		return nil
+	}
+	return s.cluster.Peers()
 }
 
 // or returns v, or d when v is the zero value (a Config default).

@@ -66,6 +66,9 @@ type Cluster interface {
 	Changed()
 	// Health returns the cluster figures for /healthz (JSON-encodable).
 	Health() any
+	// Peers returns the public URLs of the other live nodes, for the
+	// welcome: where a client reconnects when this node is gone.
+	Peers() []string
 }
 
 // Deps are the server's collaborators. Nil fields mean: no storage (a

@@ -83,6 +83,11 @@ type Welcome struct {
 	// ones with short-lived credentials (absent when the server offers
 	// none). Added after protocol 1 shipped: old clients ignore it.
 	ICEServers []ICEServer `json:"ice_servers,omitempty"`
+	// Nodes are the public URLs of the other live nodes of a cluster
+	// (absent from a single server): where a client reconnects when this
+	// node is gone, to be told where its room went, or that it is lost.
+	// Added after protocol 1 shipped: old clients ignore it.
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 // ICEServer is one STUN or TURN server for direct links, as WebRTC's

@@ -152,6 +152,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.cluster.nodeURL, "node-url", "", "WebSocket URL players reach this node at directly, e.g. wss://eu-1.play.example.com/ws (redirects send them there)")
 	fs.StringVar(&o.cluster.region, "region", cluster.DefaultRegion, "this node's region: new rooms go to the least-loaded node of the region the player asks for (default: the region of the node asked)")
 	fs.IntVar(&o.cluster.replicas, "cluster-replicas", cluster.DefaultReplicas, "JetStream replicas of the directory buckets: 3 or 5 with a NATS cluster of as many servers, so the directory survives losing one")
+	fs.DurationVar(&o.cluster.timeout, "cluster-timeout", cluster.DefaultTimeout, "how long one directory call (a NATS JetStream read or write) may take before it counts as failed")
 	fs.DurationVar(&o.cluster.ttl, "cluster-ttl", cluster.DefaultTTL, "how long a directory entry outlives its node's last refresh (refreshed every third of it): how long a dead node's rooms stay listed")
 	fs.BoolVar(&o.healthcheck, "healthcheck", false, "GET /healthz of the server at -addr (127.0.0.1 for an unspecified host), exit 0 if ready, 1 if not")
 	fs.Usage = func() {
@@ -173,7 +174,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 // clusterFlags are the -nats, -node-* and -region flags.
 type clusterFlags struct {
 	nats, nodeID, nodeURL, region string
-	ttl                           time.Duration
+	ttl, timeout                  time.Duration
 	replicas                      int
 }
 
@@ -186,7 +187,7 @@ func (f *clusterFlags) config(maxRooms int, reg prometheus.Registerer, log *slog
 		return nil, nil
 	}
 	c := &cluster.Config{URL: f.nats, NodeID: f.nodeID, PublicURL: f.nodeURL, Region: f.region, TTL: f.ttl,
-		Replicas: f.replicas, MaxRooms: maxRooms, Registry: reg, Log: log}
+		Timeout: f.timeout, Replicas: f.replicas, MaxRooms: maxRooms, Registry: reg, Log: log}
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("cluster flags: %w", err)
 	}
