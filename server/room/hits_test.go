@@ -59,7 +59,7 @@ func simulateHits(t *testing.T, oneWay time.Duration, seed uint64) hitRates {
 // answers each pong's probe as the client does (at once, by its network),
 // so the room measures its round trip (roundtrip.go).
 func simulateHitsProbed(t *testing.T, oneWay time.Duration, seed uint64, answer bool) hitRates {
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	a, _ := h.join("shooter")
 	b, sb := h.join("target")
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -220,7 +220,7 @@ func TestHitRefusals(t *testing.T) {
 	require.Len(t, es, 1)
 	assert.Contains(t, es[0].Message, "no server-decided hits")
 
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	a, sa := h.join("a")
 	b, sb := h.join("b")
 	msgs(a)
@@ -257,15 +257,12 @@ func TestHitRefusals(t *testing.T) {
 // yet the server still judges hits between them from the states it
 // receives.
 func TestHitsOnDirectLinks(t *testing.T) {
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	a, sa := h.join("a")
 	b, sb := h.join("b")
 	h.send(a, &protocol.DirectLink{Slot: sb, Up: true})
 	h.send(b, &protocol.DirectLink{Slot: sa, Up: true})
-	for i := range 30 {
-		h.now += time.Second / 60
-		h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
-	}
+	h.standAt(b, geom.Vec3{X: 10}, 30)
 	assert.Empty(t, States(a.Take()), "not relayed: the pair is linked")
 	h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10.2, 0, 0}})
 	res := ofType[*protocol.HitResult](msgs(a))
@@ -282,7 +279,7 @@ func TestHitsOnDirectLinks(t *testing.T) {
 // (its age on arrival), and rewinds fire age plus delivery delay together
 // at most HitRules.MaxRewind.
 func TestClaimedRoundTripCannotRewind(t *testing.T) {
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	cheat, _ := h.join("cheat")
 	honest, _ := h.join("honest")
 	b, sb := h.join("target")
@@ -333,10 +330,7 @@ func TestHitRange(t *testing.T) {
 		if shooterAt != nil {
 			h.r.HandleFrame(h.now, a, stateFrame(t, 1, h.now, *shooterAt, geom.Vec3{}, 0))
 		}
-		for i := range 30 {
-			h.now += time.Second / 60
-			h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
-		}
+		h.standAt(b, geom.Vec3{X: 10}, 30)
 		a.Take()
 		h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10, 0, 0}})
 		res := ofType[*protocol.HitResult](msgs(a))

@@ -51,7 +51,7 @@ func dodgeTarget(t *testing.T, h *harness, b *MemPeer) {
 // answer before it gets it): the claim is cut to 4 ms plus slack.
 func TestMeasuredRoundTripCapsTheClaim(t *testing.T) {
 	run := func(t *testing.T, answer bool) *protocol.HitResult {
-		h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+		h := newHitHarness(t)
 		cheat, _ := h.join("cheat")
 		b, sb := h.join("target")
 		h.send(cheat, &protocol.Ping{TUS: 1}) // the first ping: no claim yet
