@@ -296,9 +296,23 @@ func (c *conn) handle(msg []byte) {
 				c.host = nil
 				return
 			case protocol.TypeSetName:
-				if !c.setName(msg) {
+				// The room may refuse the name (another player's, or one like
+				// it): it is kept and stored only once the room took it.
+				name, ok := c.checkName(msg)
+				if !ok {
 					return
 				}
+				took := false
+				h.do(func(now time.Duration) {
+					h.r.HandleFrame(now, c, msg)
+					got, seated := h.r.NameOf(c)
+					took = seated && got == name
+				})
+				if took && name != c.name {
+					c.name = name
+					c.saveName()
+				}
+				return
 			}
 		}
 		h.do(func(now time.Duration) { h.r.HandleFrame(now, c, msg) })
@@ -497,28 +511,34 @@ func (c *conn) saveName() {
 	c.s.save("rename", func(ctx context.Context, st Storage) error { return st.RenameUser(ctx, user, name, at) })
 }
 
-// setName validates and stores a new display name; it reports whether the
-// message should go on to the room.
-func (c *conn) setName(msg []byte) bool {
+// checkName decodes a SetName and returns its name normalised; a name
+// that is not one is answered with CodeBadName.
+func (c *conn) checkName(msg []byte) (string, bool) {
 	m, err := protocol.Decode(msg)
 	if err != nil {
 		c.decodeError(err)
-		return false
+		return "", false
 	}
 	sn, ok := m.(*protocol.SetName)
 	if !ok {
-		return false
+		return "", false
 	}
 	name, err := protocol.NormalizeName(sn.Name)
 	if err != nil {
 		e := protocol.Errorf(protocol.CodeBadName, "%v", err)
 		e.Request = protocol.TypeSetName
 		c.sendMsg(e)
-		return false
+		return "", false
 	}
-	c.name = name
-	c.saveName()
-	return true
+	return name, true
+}
+
+// setName validates and stores a new display name, outside a room.
+func (c *conn) setName(msg []byte) {
+	if name, ok := c.checkName(msg); ok {
+		c.name = name
+		c.saveName()
+	}
 }
 
 func (c *conn) create(m *protocol.Create) {

@@ -58,8 +58,11 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if err != nil {
 			return protocol.Errorf(protocol.CodeBadName, "%v", err)
 		}
+		if o := r.nameHolder(protocol.NameKey(name), s); o != nil {
+			return protocol.Errorf(protocol.CodeBadName, "%q is too like the name of the player in slot %d (%q)", name, o.slot, o.name)
+		}
 		if name != s.name {
-			s.name = name
+			s.setName(name)
 			r.dirty = true
 			if r.hooks.Renamed != nil {
 				r.hooks.Renamed(s.user, name)

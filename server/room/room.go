@@ -49,6 +49,7 @@ type seat struct {
 	slot      int
 	user      string
 	name      string
+	nameKey   string // protocol.NameKey(name): no two seats share one
 	via       protocol.Via
 	addr      string        // Member.Addr of the latest join
 	peer      Peer          // nil while the seat is held
@@ -246,6 +247,58 @@ func (r *Room) SlotOf(p Peer) int {
 	return -1
 }
 
+// NameOf returns the display name of p's seat, and false when p holds
+// none.
+func (r *Room) NameOf(p Peer) (string, bool) {
+	if s := r.byPeer[p]; s != nil {
+		return s.name, true
+	}
+	return "", false
+}
+
+// setName gives s a display name (already normalised).
+func (s *seat) setName(name string) {
+	s.name, s.nameKey = name, ""
+	if name != "" {
+		s.nameKey = protocol.NameKey(name)
+	}
+}
+
+// nameHolder returns the seat other than except whose name looks like a
+// name of key (protocol.NameKey), or nil.
+func (r *Room) nameHolder(key string, except *seat) *seat {
+	if key == "" {
+		return nil
+	}
+	for _, o := range r.seats {
+		if o != nil && o != except && o.nameKey == key {
+			return o
+		}
+	}
+	return nil
+}
+
+// distinctName returns name for a new seat, numbered (" 2", " 3"...) when
+// another player's name looks like it, so that nobody joins under another
+// player's name.
+func (r *Room) distinctName(name string) string {
+	if name == "" || r.nameHolder(protocol.NameKey(name), nil) == nil {
+		return name
+	}
+	base := []rune(name)
+	for i := 2; ; i++ {
+		suffix := fmt.Sprintf(" %d", i)
+		b := base[:min(len(base), protocol.MaxNameLen-len(suffix))]
+		cand, err := protocol.NormalizeName(string(b) + suffix)
+		if err == nil && r.nameHolder(protocol.NameKey(cand), nil) == nil {
+			return cand
+		}
+		if i > 2*MaxSlots { // cannot happen: fewer seats than numbers tried
+			return cand
+		}
+	}
+}
+
 // LastState returns the last state accepted from slot, re-stamped onto the
 // server clock (the copy kept for results and checks), and its arrival time.
 func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
@@ -291,8 +344,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		s.peer = p
 		s.addr = m.Addr
 		s.heldUntil = 0
-		if m.Name != "" && m.Name != s.name {
-			s.name = m.Name
+		if m.Name != "" && m.Name != s.name && r.nameHolder(protocol.NameKey(m.Name), s) == nil {
+			s.setName(m.Name)
 		}
 		r.resetRelay(s)
 		r.hooks.Log.Debug("reconnected", "slot", s.slot, "user", s.user)
@@ -320,9 +373,10 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		if err != nil { // cannot happen: New validated the config
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
-		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, addr: m.Addr, peer: p, joinedAt: now, rs: rs,
+		s = &seat{slot: slot, user: m.User, via: m.Via, addr: m.Addr, peer: p, joinedAt: now, rs: rs,
 			states:   ratelimit.Full(now, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
+		s.setName(r.distinctName(m.Name))
 		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
 			s.mo = mo
 			delete(r.gone, m.User)
