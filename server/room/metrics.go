@@ -124,6 +124,22 @@ type RoundTripMetrics interface {
 	RoundTripCapped()
 }
 
+// RoundTripFlags is an optional part of Metrics: a Metrics that has it
+// also counts the players flagged for round-trip claims that keep
+// exceeding what the room measured (roundtrip.go).
+type RoundTripFlags interface {
+	// RoundTripFlagged counts one flagged player (once per connection).
+	RoundTripFlagged()
+}
+
+// TeleportMetrics is an optional part of Metrics: a Metrics that has it
+// also counts the teleports the room accepted (states flagged
+// wire.FlagTeleport that jumped, each at most Limits.MaxTeleport).
+type TeleportMetrics interface {
+	// Teleported counts one accepted jump.
+	Teleported()
+}
+
 type nopMetrics struct{}
 
 func (nopMetrics) StatesIn(int)                         {}

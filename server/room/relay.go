@@ -165,7 +165,11 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 	if !r.cfg.NoMotionChecks {
 		var why motion.Reason
 		if why, v = mo.Check(now, &lim, st); why != motion.Pass {
-			r.reject(now, s, rejectOf(why), nil)
+			var err error
+			if why == motion.TooFar {
+				err = errTooFar
+			}
+			r.reject(now, s, rejectOf(why), err)
 			return false
 		}
 	}
@@ -173,6 +177,9 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
 	mo.Accept(now, &lim, st, v)
+	if v.Jumped && r.tm != nil {
+		r.tm.Teleported()
+	}
 	return true
 }
 
@@ -259,4 +266,5 @@ var (
 	errBatch = errors.New("message does not split into whole state frames")
 	errDim3D = errors.New("the room carries 3D states (the host's)")
 	errDim2D = errors.New("the room carries 2D states (the host's)")
+	errTooFar = errors.New("a teleport longer than the room's MaxTeleport")
 )

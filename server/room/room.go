@@ -117,6 +117,7 @@ type Room struct {
 	dm     DirectMetrics       // m's, when it counts direct skips; else nil
 	drm    DirectReportMetrics // m's, when it counts direct cheat reports; else nil
 	rtm    RoundTripMetrics    // m's, when it counts measured round trips; else nil
+	tm     TeleportMetrics     // m's, when it counts teleports; else nil
 
 	seats  []*seat // by slot; nil = free
 	byPeer map[Peer]*seat
@@ -199,6 +200,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 	r.dm, _ = r.m.(DirectMetrics)
 	r.drm, _ = r.m.(DirectReportMetrics)
 	r.rtm, _ = r.m.(RoundTripMetrics)
+	r.tm, _ = r.m.(TeleportMetrics)
 	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
