@@ -263,8 +263,8 @@ func (r *Room) rejectControl(now time.Duration, s *seat, why Reject, e *protocol
 }
 
 var (
-	errBatch = errors.New("message does not split into whole state frames")
-	errDim3D = errors.New("the room carries 3D states (the host's)")
-	errDim2D = errors.New("the room carries 2D states (the host's)")
+	errBatch  = errors.New("message does not split into whole state frames")
+	errDim3D  = errors.New("the room carries 3D states (the host's)")
+	errDim2D  = errors.New("the room carries 2D states (the host's)")
 	errTooFar = errors.New("a teleport longer than the room's MaxTeleport")
 )
