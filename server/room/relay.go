@@ -83,6 +83,12 @@ func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
+	if !s.mo.OK && !r.cfg.NoMotionChecks {
+		if err := r.spawnRefused(s, &st); err != nil { // entities.go
+			r.reject(now, s, RejectSpawn, err)
+			return
+		}
+	}
 	if !r.admit(now, s, &st, &s.mo) {
 		return
 	}
@@ -232,7 +238,7 @@ func (r *Room) reject(now time.Duration, s *seat, why Reject, err error) {
 		return
 	}
 	switch why {
-	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities:
+	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities, RejectSpawn:
 		if s.errAt != 0 && now-s.errAt < errorEvery {
 			return
 		}
