@@ -143,12 +143,25 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if o == nil || o == s || o.peer == nil {
 			return protocol.Errorf(protocol.CodeBadRequest, "no connected player in slot %d", m.To)
 		}
-		if !s.signals[m.To].take(now, &r.cfg, len(m.Data)) {
+		pb := &s.signals[m.To]
+		if !pb.take(now, &r.cfg, len(m.Data)) {
 			// The sender pays, never the recipient: refused, and past the
 			// abuse limit closed with CodeRateLimited.
 			r.rejectControl(now, s, RejectSignalRate, protocol.Errorf(protocol.CodeRateLimited,
 				"signals to slot %d over %.0f per second or %.0f bytes per second", m.To, r.cfg.SignalRate, r.cfg.SignalBytes))
 			return nil
+		}
+		switch m.Kind {
+		case protocol.SignalOffer, protocol.SignalAnswer:
+			pb.cands = 0
+		case protocol.SignalCandidate:
+			// Each relayed candidate is connectivity checks the recipient
+			// sends to an address of the sender's choosing.
+			if pb.cands++; pb.cands > r.cfg.SignalCandidates {
+				r.rejectControl(now, s, RejectSignalRate, protocol.Errorf(protocol.CodeRateLimited,
+					"more than %d candidates to slot %d for one offer or answer", r.cfg.SignalCandidates, m.To))
+				return nil
+			}
 		}
 		r.send(o.peer, &protocol.Signal{To: m.To, From: s.slot, Kind: m.Kind, Data: m.Data})
 	case *protocol.Kick:

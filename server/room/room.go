@@ -731,6 +731,7 @@ func (r *Room) emit(now time.Duration, s *seat, step funnel.Step, detail string)
 type pairBudget struct {
 	msgs, bytes bucket
 	set         bool // the buckets were filled
+	cands       int  // "candidate" signals since the last offer or answer
 }
 
 // take refills both buckets, then takes one message and n bytes if both
