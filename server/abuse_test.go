@@ -386,6 +386,8 @@ func TestKickBansTheAddress(t *testing.T) {
 	host := e.rawFrom("127.0.0.2")
 	host.hello()
 	code := host.request(&protocol.Create{}).(*protocol.Joined).Code
+	friend := e.rawFrom("127.0.0.2") // an identity made before any kick
+	friend.hello()
 	mate := e.rawFrom("127.0.0.2") // on the host's network
 	mate.hello()
 	mj, ok := mate.request(&protocol.Join{Code: code}).(*protocol.Joined)
@@ -406,16 +408,15 @@ func TestKickBansTheAddress(t *testing.T) {
 	require.IsType(t, &protocol.Error{}, m, "a new identity from the kicked address")
 	assert.Equal(t, protocol.CodeKicked, m.(*protocol.Error).Code)
 
-	other := e.rawFrom("127.0.0.4")
+	other := e.rawFrom("127.0.1.4") // another /24: the victim's is banned too (TestKickBansThePrefix)
 	other.hello()
 	assert.IsType(t, &protocol.Joined{}, other.request(&protocol.Join{Code: code}), "other addresses still join")
 
-	// A kick of a player on the host's own network bans that user only.
+	// A kick of a player on the host's own network bans that user, and the
+	// identities made there after the kick, only.
 	host.send(protocol.MustMarshal(&protocol.Kick{Slot: mj.Slot}))
 	closeCode, _ = mate.closed()
 	require.Equal(t, protocol.CodeKicked, closeCode)
-	friend := e.rawFrom("127.0.0.2")
-	friend.hello()
 	assert.IsType(t, &protocol.Joined{}, friend.request(&protocol.Join{Code: code}), "the host's address is not banned")
 }
 

@@ -45,6 +45,7 @@ type conn struct {
 	helloState atomic.Int32  // helloWaiting, helloTaken (by the reader) or helloLate (by the janitor)
 
 	user, name string           // reader; set by Hello
+	minted     time.Duration    // reader: when Hello made the identity (server time); 0 for a token's
 	host       *host            // reader: the room this connection sits in
 	bucket     ratelimit.Bucket // reader: control rate limit outside rooms
 	strikes    int              // reader: refused messages outside rooms
@@ -449,6 +450,8 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 		c.log.Error("new identity", "err", err)
 		c.fatal(protocol.Errorf(protocol.CodeInternal, "could not create an identity"))
 		return
+	} else {
+		c.minted = max(1, now)
 	}
 	name := ""
 	if hello.Name != "" {
@@ -639,7 +642,8 @@ func (c *conn) seat(h *host, via protocol.Via) bool {
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
 	h.do(func(now time.Duration) {
 		c.count() // before Joined, which Join queues, can reach the client
-		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr}); err != nil {
+		m := room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr, Net: kickNetOf(c.addr), NewAt: c.minted}
+		if _, err = h.r.Join(now, c, m); err != nil {
 			c.uncount()
 			return
 		}

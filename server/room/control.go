@@ -229,7 +229,9 @@ func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
 // who never readies cannot block every start. Not during a round: a
 // running round has its own exits (time limit, restart vote). The player
 // is closed with CodeKicked and may not rejoin for KickBan, nor may a new
-// seat from its address (unless that is the host's).
+// seat from its address or its network; on the host's own address or
+// network, which the host's other players share, only identities made
+// after the kick are refused.
 func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
 	if s.slot != r.host {
 		return protocol.Errorf(protocol.CodeNotHost, "only the host kicks")
@@ -251,11 +253,27 @@ func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
 			delete(r.bannedA, a)
 		}
 	}
+	for n, b := range r.bannedN {
+		if b.until <= now {
+			delete(r.bannedN, n)
+		}
+	}
 	r.banned[o.user] = now + r.cfg.KickBan
-	// The address too, or the kicked player rejoins at once as a new
-	// identity; never the host's own, which would lock its network out.
+	// The address and the network too, or the kicked player rejoins at
+	// once as a new identity (from the next address of its /24); never
+	// all of the host's own, which would lock its friends out: there, new
+	// identities alone.
 	if o.addr != "" && o.addr != s.addr {
 		r.bannedA[o.addr] = now + r.cfg.KickBan
+	}
+	if o.net != "" {
+		b, ok := r.bannedN[o.net]
+		if !ok {
+			b = netBan{fresh: true, at: now}
+		}
+		b.until = now + r.cfg.KickBan
+		b.fresh = b.fresh && o.net == s.net
+		r.bannedN[o.net] = b
 	}
 	r.m.Kicked(protocol.CodeKicked)
 	r.hooks.Log.Info("player kicked by the host", "slot", o.slot, "user", o.user, "host", s.user)

@@ -42,6 +42,24 @@ type Member struct {
 	// server: its IP, /64 for IPv6); a host's kick bans it as well as User,
 	// since a fresh identity is free. Empty: none.
 	Addr string
+	// Net is the client's network as the caller keys it (the server: the
+	// /24 of an IPv4 address, the /56 of an IPv6 one); a host's kick bans
+	// it for new seats too, or, when it is the host's own network, bans
+	// the identities made there after the kick. Empty: none.
+	Net string
+	// NewAt is when the caller made User, on the room's clock, if it made
+	// it for this connection (a hello without a token); 0 for an identity
+	// the client brought.
+	NewAt time.Duration
+}
+
+// netBan is a kick's ban of a network (Member.Net) for new seats.
+type netBan struct {
+	until time.Duration
+	// fresh limits the ban to identities made at or after at: the host's
+	// own network, where its other players may still join.
+	fresh bool
+	at    time.Duration
 }
 
 // seat is one player's place in the room. Owned by the room.
@@ -52,6 +70,7 @@ type seat struct {
 	nameKey   string // protocol.NameKey(name): no two seats share one
 	via       protocol.Via
 	addr      string        // Member.Addr of the latest join
+	net       string        // Member.Net of the latest join
 	peer      Peer          // nil while the seat is held
 	joinedAt  time.Duration // first arrival: the host is the longest present
 	heldUntil time.Duration // while peer is nil
@@ -152,6 +171,7 @@ type Room struct {
 	gone    map[string]track         // by user: players who gave up their seat
 	banned  map[string]time.Duration // by user: kicked by the host, until then
 	bannedA map[string]time.Duration // by Member.Addr: the same, for new seats
+	bannedN map[string]netBan        // by Member.Net: the same, for new seats
 	emptyAt time.Duration            // when the last connection went, while seats are only held
 
 	rev     uint64
@@ -181,6 +201,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		gone:     make(map[string]track),
 		banned:   make(map[string]time.Duration),
 		bannedA:  make(map[string]time.Duration),
+		bannedN:  make(map[string]netBan),
 		host:     -1,
 		phase:    protocol.PhaseLobby,
 		phaseAt:  now,
@@ -316,8 +337,8 @@ func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
 // back (a reconnect); if another connection still sits in it, that one is
 // closed with CodeSessionReplaced. Errors are *protocol.Error with
 // CodeRoomNotFound (closed room), CodeRoomFull, CodeAlreadyInRoom or
-// CodeKicked (the host kicked this user, or a new seat's address, less
-// than KickBan ago).
+// CodeKicked (the host kicked this user, or a player at a new seat's
+// address or network, less than KickBan ago).
 func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	if r.closed {
 		return -1, protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", r.code)
@@ -344,7 +365,7 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		}
 		reconnected = true
 		s.peer = p
-		s.addr = m.Addr
+		s.addr, s.net = m.Addr, m.Net
 		s.heldUntil = 0
 		if m.Name != "" && m.Name != s.name && r.nameHolder(protocol.NameKey(m.Name), s) == nil {
 			s.setName(m.Name)
@@ -361,6 +382,18 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 			}
 			delete(r.bannedA, m.Addr)
 		}
+		if b, ok := r.bannedN[m.Net]; ok && m.Net != "" {
+			switch {
+			case now >= b.until:
+				delete(r.bannedN, m.Net)
+			case !b.fresh:
+				return -1, protocol.Errorf(protocol.CodeKicked, "the host removed a player on your network from room %s; you may join in %v",
+					r.code, (b.until - now).Round(time.Second))
+			case m.NewAt > 0 && m.NewAt >= b.at:
+				return -1, protocol.Errorf(protocol.CodeKicked, "the host removed a player on its own network from room %s: "+
+					"identities new since then may join in %v; connect with your saved token", r.code, (b.until - now).Round(time.Second))
+			}
+		}
 		slot := -1
 		for i, o := range r.seats {
 			if o == nil {
@@ -375,7 +408,7 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		if err != nil { // cannot happen: New validated the config
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
-		s = &seat{slot: slot, user: m.User, via: m.Via, addr: m.Addr, peer: p, joinedAt: now, rs: rs,
+		s = &seat{slot: slot, user: m.User, via: m.Via, addr: m.Addr, net: m.Net, peer: p, joinedAt: now, rs: rs,
 			states:   ratelimit.Full(now, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
 		s.setName(r.distinctName(m.Name))

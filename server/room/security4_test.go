@@ -376,3 +376,46 @@ func TestTrickledCandidatesCapped(t *testing.T) {
 	h.send(a, &protocol.Signal{To: sb, Kind: protocol.SignalCandidate, Data: "candidate:x"})
 	assert.Len(t, ofType[*protocol.Signal](msgs(b)), 1, "a new offer, a new allowance")
 }
+
+// TestKickBansTheNetwork is item 6 in a room: a kicked player came back at
+// once as a new identity from another address of its /24, and a player
+// kicked from the host's own address as a new identity from there. A kick
+// now bans the kicked player's network (Member.Net) for new seats, and on
+// the host's own network the identities made after the kick.
+func TestKickBansTheNetwork(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxPlayers = 8
+	h := newHarness(t, cfg)
+	join := func(user, addr, net string, newAt time.Duration) (*MemPeer, int, error) {
+		p := &MemPeer{}
+		slot, err := h.r.Join(h.now, p, Member{User: user, Name: user, Addr: addr, Net: net, NewAt: newAt})
+		return p, slot, err
+	}
+	host, _, err := join("host", "10.0.0.1", "10.0.0.0/24", 0)
+	require.NoError(t, err)
+	_, g, err := join("griefer", "10.0.1.2", "10.0.1.0/24", h.now)
+	require.NoError(t, err)
+	h.send(host, &protocol.Kick{Slot: g})
+	_, _, err = join("griefer2", "10.0.1.3", "10.0.1.0/24", h.now)
+	assert.Equal(t, protocol.CodeKicked, protocol.CodeOf(err), "a new identity from the kicked player's network")
+	_, _, err = join("old", "10.0.1.4", "10.0.1.0/24", 0)
+	assert.Equal(t, protocol.CodeKicked, protocol.CodeOf(err), "any new seat from it")
+	_, _, err = join("other", "10.0.2.3", "10.0.2.0/24", h.now)
+	assert.NoError(t, err, "other networks join")
+
+	mintedBefore := h.now
+	h.now += time.Second
+	_, m, err := join("mate", "10.0.0.7", "10.0.0.0/24", h.now)
+	require.NoError(t, err)
+	h.send(host, &protocol.Kick{Slot: m})
+	_, _, err = join("mate2", "10.0.0.8", "10.0.0.0/24", h.now)
+	assert.Equal(t, protocol.CodeKicked, protocol.CodeOf(err), "a new identity on the host's network after a kick there")
+	_, _, err = join("friend", "10.0.0.8", "10.0.0.0/24", 0)
+	assert.NoError(t, err, "a returning identity on the host's network")
+	_, _, err = join("early", "10.0.0.9", "10.0.0.0/24", mintedBefore)
+	assert.NoError(t, err, "an identity made before the kick")
+
+	h.advance(DefaultKickBan)
+	_, _, err = join("griefer3", "10.0.1.5", "10.0.1.0/24", h.now)
+	assert.NoError(t, err, "after KickBan the network may join again")
+}
