@@ -81,26 +81,21 @@ const slotSize = 1 + wire.MaxStateSize
 // serveWS is the /ws handler: one connection from accept to cleanup.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	addr := s.clientAddr(r)
+	net := prefixKeyOf(addr)
 	// Claim a place for the address before the upgrade, so that a flood
 	// of idle connections costs the server an HTTP answer each, no more.
 	s.mu.Lock()
-	if max := s.cfg.MaxConnsPerAddr; max > 0 && s.connsBy[addr] >= max {
+	if status, limit, why := s.refuseConnLocked(addr, net); status != 0 {
 		s.mu.Unlock()
-		s.m.Limited(metrics.LimitConnsPerAddr)
-		s.log.Debug("too many connections from one address", "addr", addr, "max", max)
+		s.m.Limited(limit)
+		s.log.Debug("connection refused", "addr", addr, "limit", limit)
 		w.Header().Set("Retry-After", "10")
-		http.Error(w, fmt.Sprintf("more than %d connections from your address", max), http.StatusTooManyRequests)
-		return
-	}
-	if max := s.cfg.MaxConns; max > 0 && s.wsConns >= max {
-		s.mu.Unlock()
-		s.m.Limited(metrics.LimitConns)
-		s.log.Debug("connection cap reached", "max", max)
-		w.Header().Set("Retry-After", "10")
-		http.Error(w, "the server is at its connection limit; try again soon", http.StatusServiceUnavailable)
+		w.Header().Set("Connection", "close") // the refused socket goes at once
+		http.Error(w, why, status)
 		return
 	}
 	s.connsBy[addr]++
+	s.connsIn[net]++
 	s.wsConns++
 	s.mu.Unlock()
 	defer func() {
@@ -108,6 +103,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.wsConns--
 		if s.connsBy[addr]--; s.connsBy[addr] <= 0 {
 			delete(s.connsBy, addr)
+		}
+		if s.connsIn[net]--; s.connsIn[net] <= 0 {
+			delete(s.connsIn, net)
 		}
 		s.mu.Unlock()
 	}()
@@ -163,6 +161,31 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = ws.CloseNow()
 	c.cleanup()
+}
+
+// refuseConnLocked says why a WebSocket from addr, on network net, is
+// refused before the upgrade (an HTTP status, a metrics.Limit* and a
+// message), or status 0 (s.mu held).
+func (s *Server) refuseConnLocked(addr, net string) (status int, limit, why string) {
+	c := &s.cfg
+	reserve := 0
+	if c.MaxConns > 0 && c.ConnReserve > 0 {
+		reserve = int(float64(c.MaxConns) * c.ConnReserve)
+	}
+	switch {
+	case c.MaxConnsPerAddr > 0 && s.connsBy[addr] >= c.MaxConnsPerAddr:
+		return http.StatusTooManyRequests, metrics.LimitConnsPerAddr,
+			fmt.Sprintf("more than %d connections from your address", c.MaxConnsPerAddr)
+	case c.MaxConnsPerPrefix > 0 && s.connsIn[net] >= c.MaxConnsPerPrefix:
+		return http.StatusTooManyRequests, metrics.LimitConnsPerNet,
+			fmt.Sprintf("more than %d connections from your network", c.MaxConnsPerPrefix)
+	case c.MaxConns > 0 && s.wsConns >= c.MaxConns:
+		return http.StatusServiceUnavailable, metrics.LimitConns, "the server is at its connection limit; try again soon"
+	case reserve > 0 && s.wsConns >= c.MaxConns-reserve && s.connsBy[addr] >= fewConns:
+		// The rest is kept for addresses that hold few: honest players.
+		return http.StatusServiceUnavailable, metrics.LimitConnsReserve, "the server is near its connection limit; try again soon"
+	}
+	return 0, "", ""
 }
 
 // cleanup forgets the connection everywhere; the seat is held.
@@ -322,13 +345,15 @@ func (c *conn) handle(msg []byte) {
 	c.outside(now, msg)
 }
 
-// count and uncount keep the players gauge: a connection counts while it
-// holds a seat. Reader goroutine only.
+// count and uncount keep the players gauge, and the seats the TURN relay
+// serves: a connection counts while it holds a seat. Reader goroutine
+// only.
 func (c *conn) count() {
 	if !c.counted {
 		c.counted = true
 		c.s.players.Add(1)
 		c.s.m.Players.Inc()
+		c.s.noteSeat(c.user, 1)
 	}
 }
 
@@ -337,7 +362,31 @@ func (c *conn) uncount() {
 		c.counted = false
 		c.s.players.Add(-1)
 		c.s.m.Players.Dec()
+		c.s.noteSeat(c.user, -1)
 	}
+}
+
+// noteSeat counts a seat user took (+1) or left (-1); when it leaves its
+// last, its TURN allocations close.
+func (s *Server) noteSeat(user string, d int) {
+	s.seatMu.Lock()
+	n := s.seated[user] + d
+	if n <= 0 {
+		delete(s.seated, user)
+	} else {
+		s.seated[user] = n
+	}
+	s.seatMu.Unlock()
+	if n <= 0 && s.turn != nil {
+		s.turn.revoke(user)
+	}
+}
+
+// isSeated reports whether user holds a seat with a connection.
+func (s *Server) isSeated(user string) bool {
+	s.seatMu.Lock()
+	defer s.seatMu.Unlock()
+	return s.seated[user] > 0
 }
 
 // outside handles a message from a connection in no room.
