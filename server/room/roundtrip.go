@@ -51,6 +51,7 @@ type roundTrip struct {
 		at time.Duration
 	}
 	samples [rttKeep]time.Duration
+	spread  time.Duration // jitter of samples, kept as they come
 	taken   int           // samples measured since the reset
 	first   time.Duration // when the first probe since the reset was sent
 	probed  bool          // whether first is set
@@ -84,21 +85,18 @@ func (t *roundTrip) answer(id uint32, now time.Duration) (time.Duration, bool) {
 	p.id = 0
 	t.samples[t.taken%rttKeep] = d
 	t.taken++
+	if n := min(t.taken, rttKeep); n >= 2 {
+		s := t.samples
+		slices.Sort(s[:n])
+		t.spread = s[n/2] - s[0]
+	}
 	return d, true
 }
 
 // jitter is how far the measured round trips spread above the smallest:
 // the median of the last rttKeep less their minimum, so that a few held
 // echoes do not widen it; 0 before two.
-func (t *roundTrip) jitter() time.Duration {
-	n := min(t.taken, rttKeep)
-	if n < 2 {
-		return 0
-	}
-	s := t.samples
-	slices.Sort(s[:n])
-	return s[n/2] - s[0]
-}
+func (t *roundTrip) jitter() time.Duration { return t.spread }
 
 // waiting reports, at now, whether the player is waiting for its first
 // measurement: none yet, and its first probe (if any) younger than

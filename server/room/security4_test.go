@@ -419,3 +419,25 @@ func TestKickBansTheNetwork(t *testing.T) {
 	_, _, err = join("griefer3", "10.0.1.5", "10.0.1.0/24", h.now)
 	assert.NoError(t, err, "after KickBan the network may join again")
 }
+
+// TestJitterIgnoresAFewHeldEchoes: the jitter that widens a claim's
+// allowance is the median of the recent round trips less the smallest, so
+// holding back a few echoes does not widen it.
+func TestJitterIgnoresAFewHeldEchoes(t *testing.T) {
+	var rt roundTrip
+	for i := range rttKeep {
+		d := 10 * time.Millisecond
+		if i%3 == 0 {
+			d = 400 * time.Millisecond // held
+		}
+		at := time.Duration(i) * time.Second
+		rt.answer(rt.probe(at), at+d)
+	}
+	m, _ := rt.measured()
+	assert.Equal(t, 10*time.Millisecond, m)
+	assert.Zero(t, rt.jitter(), "3 held of 8")
+	rt.claimed = 200 * time.Millisecond
+	got, capped := rt.trusted(time.Minute)
+	assert.True(t, capped)
+	assert.Equal(t, 10*time.Millisecond+rttSlack+10*time.Millisecond/8, got)
+}
