@@ -87,6 +87,8 @@ func TestLaggedShooterIsMeasuredNotCapped(t *testing.T) {
 	for _, r := range results {
 		if r.Accepted {
 			accepted++
+		} else {
+			t.Logf("refused: %s (rewind %v)", r.Reason, time.Duration(r.RewindUS)*time.Microsecond)
 		}
 		worst = max(worst, r.MissBy)
 	}

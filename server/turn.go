@@ -382,10 +382,10 @@ func (g *relayGen) AllocatePacketConn(conf turn.AllocateListenerConfig) (net.Pac
 	}
 	rc.PacketConn, rc.relay = conn, addr.String()
 	t.mu.Lock()
+	rc.timer = time.AfterFunc(t.cfg.AllocationLifetime, rc.expire)
 	t.relays[rc.relay] = rc
 	t.gaugeLocked()
 	t.mu.Unlock()
-	rc.timer = time.AfterFunc(t.cfg.AllocationLifetime, rc.expire)
 	return rc, addr, nil
 }
 
@@ -421,11 +421,10 @@ func (t *TURN) authed(src, _ net.Addr, _, _, _, method string, ok bool) {
 		return
 	}
 	t.mu.Lock()
-	rc := t.bySrc[src.String()]
-	t.mu.Unlock()
-	if rc != nil {
+	if rc := t.bySrc[src.String()]; rc != nil {
 		rc.timer.Reset(t.cfg.AllocationLifetime)
 	}
+	t.mu.Unlock()
 }
 
 // release gives back what rc held: its quotas and its socket.
@@ -496,10 +495,10 @@ func (t *TURN) Allocations() int {
 type relayConn struct {
 	net.PacketConn
 	t          *TURN
-	host       *Server // whose MaxSockets counts it; nil for none
-	user, addr string  // the quotas it counts in
-	relay, src string  // its relay address and its client's
-	timer      *time.Timer
+	host       *Server     // whose MaxSockets counts it; nil for none
+	user, addr string      // the quotas it counts in
+	relay, src string      // its relay address and its client's
+	timer      *time.Timer // closes it unless refreshed; set and read under t.mu
 	once       sync.Once
 }
 
@@ -512,9 +511,11 @@ func (rc *relayConn) expire() {
 // Close gives the socket's place back once, and closes it.
 func (rc *relayConn) Close() error {
 	rc.once.Do(func() {
+		rc.t.mu.Lock()
 		if rc.timer != nil {
 			rc.timer.Stop()
 		}
+		rc.t.mu.Unlock()
 		rc.t.release(rc)
 	})
 	return rc.PacketConn.Close()
