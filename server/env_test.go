@@ -108,6 +108,7 @@ func newEnv(t *testing.T, mutate func(*Config)) *env {
 type envOpts struct {
 	wrap func(Storage) Storage // wraps the in-memory store (faults, counts)
 	log  *slog.Logger
+	turn *TURN // Deps.TURN
 }
 
 func newEnvOpts(t *testing.T, mutate func(*Config), o envOpts) *env {
@@ -125,7 +126,8 @@ func newEnvOpts(t *testing.T, mutate func(*Config), o envOpts) *env {
 	}
 	m, h, err := prom.New(e.reg)
 	require.NoError(t, err)
-	e.s, err = New(cfg, Deps{Store: storage, Metrics: m, MetricsHandler: h, Analytics: analytics.NewSink(e.events, nil), Log: o.log})
+	e.s, err = New(cfg, Deps{Store: storage, Metrics: m, MetricsHandler: h, Analytics: analytics.NewSink(e.events, nil), Log: o.log,
+		TURN: o.turn})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

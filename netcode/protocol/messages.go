@@ -130,6 +130,10 @@ type Motion struct {
 	TeleportsPerMinute  float64 `json:"teleports_per_minute"`
 	WorldBounds         float64 `json:"world_bounds,omitempty"`
 	WorldBounds2D       float64 `json:"world_bounds_2d,omitempty"`
+	// MaxTeleport and MaxTeleport2D bound one teleport's jump (negative:
+	// none); absent from older servers, whose clients take the default.
+	MaxTeleport   float64 `json:"max_teleport,omitempty"`
+	MaxTeleport2D float64 `json:"max_teleport_2d,omitempty"`
 }
 
 // Create asks for a new room; the answer is Joined (or Error). In a

@@ -62,6 +62,7 @@ func simulateHitsProbed(t *testing.T, oneWay time.Duration, seed uint64, answer 
 	h := newHitHarness(t)
 	a, _ := h.join("shooter")
 	b, sb := h.join("target")
+	h.place(a) // the hit range is measured from the shooter's own entity
 	rng := rand.New(rand.NewPCG(seed, 1))
 	type flight struct {
 		at    time.Duration
@@ -260,6 +261,7 @@ func TestHitsOnDirectLinks(t *testing.T) {
 	h := newHitHarness(t)
 	a, sa := h.join("a")
 	b, sb := h.join("b")
+	h.place(a)
 	h.send(a, &protocol.DirectLink{Slot: sb, Up: true})
 	h.send(b, &protocol.DirectLink{Slot: sa, Up: true})
 	h.standAt(b, geom.Vec3{X: 10}, 30)
@@ -283,6 +285,8 @@ func TestClaimedRoundTripCannotRewind(t *testing.T) {
 	cheat, _ := h.join("cheat")
 	honest, _ := h.join("honest")
 	b, sb := h.join("target")
+	h.place(cheat)
+	h.place(honest)
 	h.send(cheat, &protocol.Ping{TUS: 1, RTTUS: protocol.US(time.Second)})
 	h.send(honest, &protocol.Ping{TUS: 1, RTTUS: protocol.US(2 * time.Millisecond)})
 	// The target stands still for 1.7 s, then dodges at 32 m/s for 300 ms.
@@ -338,9 +342,9 @@ func TestHitRange(t *testing.T) {
 		return res[0]
 	}
 	far, near := geom.Vec3{X: 10_010}, geom.Vec3{X: 60}
-	got := shoot(t, 0, &far)
+	got := shoot(t, -1, &far)
 	t.Logf("no range rule, from 10 km: accepted %v", got.Accepted)
-	assert.True(t, got.Accepted, "off by default: the server does not judge range")
+	assert.True(t, got.Accepted, "a negative range: the server does not judge range")
 	got = shoot(t, 100, &far)
 	t.Logf("range 100 m, from 10 km: accepted %v %s", got.Accepted, got.Reason)
 	assert.False(t, got.Accepted)
@@ -350,7 +354,7 @@ func TestHitRange(t *testing.T) {
 	got = shoot(t, 100, nil)
 	assert.False(t, got.Accepted, "a shooter with no position")
 	assert.Contains(t, got.Reason, "no position")
-	require.Error(t, (&Config{Hits: HitRules{Range: -1}}).Validate())
+	require.Error(t, (&Config{Hits: HitRules{Range: math.NaN()}}).Validate())
 }
 
 // TestRewindBoundsTheWholeLookBack: the shot's age plus the delivery delay

@@ -413,7 +413,7 @@ func TestNamesPingSignalInvite(t *testing.T) {
 	h.settle()
 	st, _ := lastRoom(msgs(b))
 	assert.Equal(t, "Ann Lee", st.Players[0].Name)
-	h.send(a, &protocol.SetName{Name: "bad\u202Ename"})
+	h.send(a, &protocol.SetName{Name: "\u202E\u200B"})
 	assert.Equal(t, protocol.CodeBadName, errorsIn(msgs(a))[0].Code)
 
 	h.now += 5 * time.Millisecond
