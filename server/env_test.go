@@ -94,8 +94,8 @@ func testServerConfig() *Config {
 			TimeWarning:      200 * time.Millisecond,
 			ResultsFor:       300 * time.Millisecond,
 		},
-		DrainGrace:   5 * time.Second,
-		CloseSpread:  50 * time.Millisecond,
+		DrainGrace:  5 * time.Second,
+		CloseSpread: 50 * time.Millisecond,
 	}
 }
 
