@@ -69,6 +69,7 @@ type Peer struct {
 	every  time.Duration
 	pings  int
 	pingAt time.Duration
+	rtt    time.Duration // the latest round trip
 }
 
 // NewPeer returns a Peer re-stamping with cfg (zero fields: defaults) and
@@ -88,8 +89,11 @@ func NewPeer(cfg *clock.RestampConfig, every time.Duration) (*Peer, error) {
 // a ping is due at once.
 func (p *Peer) Open(now time.Duration) {
 	p.rs.Reset()
-	p.pings, p.pingAt = 0, now
+	p.pings, p.pingAt, p.rtt = 0, now, 0
 }
+
+// RTT returns the latest round trip measured, 0 before the first.
+func (p *Peer) RTT() time.Duration { return p.rtt }
 
 // PingDue reports whether a ping is due at now.
 func (p *Peer) PingDue(now time.Duration) bool { return now >= p.pingAt }
@@ -125,12 +129,17 @@ func RTTOf(pong []byte, now time.Duration) (time.Duration, bool) {
 }
 
 // ObserveRTT feeds a round trip measured at now to the re-stamper.
-func (p *Peer) ObserveRTT(rtt, now time.Duration) { p.rs.ObserveRTT(rtt, now) }
+func (p *Peer) ObserveRTT(rtt, now time.Duration) {
+	if rtt > 0 {
+		p.rtt = rtt
+	}
+	p.rs.ObserveRTT(rtt, now)
+}
 
 // Pong takes a pong (KindPong) arrived at now.
 func (p *Peer) Pong(pong []byte, now time.Duration) {
 	if rtt, ok := RTTOf(pong, now); ok {
-		p.rs.ObserveRTT(rtt, now)
+		p.ObserveRTT(rtt, now)
 	}
 }
 

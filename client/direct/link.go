@@ -274,6 +274,7 @@ func (m *Mesh) connect(slot int, gen uint64, att *attempt, agent *ice.Agent, rem
 		m.attemptFailed(slot, gen, "ice", err)
 		return
 	}
+	localType, remoteType := pairTypes(agent)
 	sec, err := m.secure(att, conn, fp, controlling)
 	if err != nil {
 		m.attemptFailed(slot, gen, "dtls", err)
@@ -295,7 +296,7 @@ func (m *Mesh) connect(slot int, gen uint64, att *attempt, agent *ice.Agent, rem
 			m.attemptFailed(slot, gen, "data channel", err)
 			return
 		}
-		m.opened(slot, gen, dc)
+		m.opened(slot, gen, dc, localType, remoteType)
 		m.readLoop(slot, gen, dc)
 		return
 	}
@@ -319,9 +320,19 @@ func (m *Mesh) connect(slot int, gen uint64, att *attempt, agent *ice.Agent, rem
 	m.goSafe(slot, "read", func() { m.readLoop(slot, gen, dc) })
 	select {
 	case <-acked:
-		m.opened(slot, gen, dc)
+		m.opened(slot, gen, dc, localType, remoteType)
 	case <-att.ctx.Done():
 	}
+}
+
+// pairTypes returns the types of agent's selected candidate pair ("host",
+// "srflx", "prflx", "relay"), or "?" where none is selected.
+func pairTypes(agent *ice.Agent) (local, remote string) {
+	p, err := agent.GetSelectedCandidatePair()
+	if err != nil || p == nil {
+		return "?", "?"
+	}
+	return p.Local.Type().String(), p.Remote.Type().String()
 }
 
 // secure runs the DTLS handshake over conn: the client's side when client.

@@ -47,6 +47,31 @@ type Stats struct {
 	Opened   uint64 // links that came up
 }
 
+// LinkStats are one link's figures, for a player debugging a bad link.
+type LinkStats struct {
+	// Open reports whether the link is up.
+	Open bool
+	// Local and Remote are the types of the selected ICE candidate pair
+	// while the link is up: "host" (a local address), "srflx" (the
+	// address a NAT maps it to, learnt from STUN), "prflx" (such an
+	// address learnt from the peer's checks) or "relay" (a TURN relay).
+	// A pair with a relay goes through the TURN server; host and srflx
+	// pairs go straight between the two players.
+	Local, Remote string
+	// RTT is the latest round trip measured by a ping on the link; 0
+	// before the first.
+	RTT time.Duration
+	// Since is when the link came up (on Config.Now's clock).
+	Since time.Duration
+	// Sent is the states sent on the link since it came up; Received the
+	// states received and queued, Early those received before its first
+	// round trip (dropped: the server path carried them).
+	Sent, Received, Early uint64
+	// Attempts is how many attempts at the link were made, Failed how
+	// many failed or were lost.
+	Attempts, Failed uint64
+}
+
 // Links is what a room needs of its direct links; *Mesh is the real one,
 // tests fake it. Every method is for the room's one goroutine and never
 // blocks.
@@ -88,6 +113,7 @@ type peer struct {
 	core    *core.Peer       // pings and re-stamping (client/core)
 	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
 	bad     int
+	stats   LinkStats // Open, Local, Remote and RTT are filled in by LinkStats
 }
 
 // Mesh is one player's direct links to the other players of a room. Make
@@ -153,6 +179,24 @@ func (m *Mesh) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.stats
+}
+
+// LinkStats returns the figures of the link to slot; ok is false when
+// slot is not a peer.
+func (m *Mesh) LinkStats(slot int) (LinkStats, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil {
+		return LinkStats{}, false
+	}
+	st := p.stats
+	st.Open = p.open
+	if !p.open {
+		st.Local, st.Remote = "", ""
+	}
+	st.RTT = p.core.RTT()
+	return st, true
 }
 
 // SetLag implements Links.
@@ -268,6 +312,7 @@ func (m *Mesh) ping(p *peer, now time.Duration) {
 // fail ends p's attempt or link; the initiator offers again later.
 func (m *Mesh) fail(p *peer, now time.Duration) {
 	m.stats.Failed++
+	p.stats.Failed++
 	m.closePeer(p)
 	p.retryAt = now + m.cfg.RetryAfter
 }
@@ -289,6 +334,7 @@ func (m *Mesh) newAttempt(p *peer, now time.Duration) (*attempt, uint64) {
 	ctx, cancel := context.WithCancel(m.life)
 	att := &attempt{ctx: ctx, cancel: cancel}
 	p.att, p.dialing, p.started = att, true, now
+	p.stats.Attempts++
 	return att, p.gen
 }
 
@@ -351,8 +397,9 @@ func (m *Mesh) lost(slot int, gen uint64, why string) {
 	m.fail(p, m.cfg.Now())
 }
 
-// opened marks attempt gen with slot up on dc.
-func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
+// opened marks attempt gen with slot up on dc, over the candidate pair
+// of types local and remote.
+func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel, local, remote string) {
 	defer m.flushOut()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -365,6 +412,8 @@ func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
 	p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
 	p.core.Open(now) // a new link: its gaps and round trips start over
 	m.stats.Opened++
+	p.stats.Local, p.stats.Remote, p.stats.Since = local, remote, now
+	p.stats.Sent, p.stats.Received, p.stats.Early = 0, 0, 0
 	m.cfg.Log.Info("direct: link up", "slot", slot)
 	m.ping(p, now)
 }
@@ -454,6 +503,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	if err := p.core.State(data, now, &st); err != nil {
 		if errors.Is(err, core.ErrNoRoundTrip) {
 			m.stats.Early++ // the server path still carries it
+			p.stats.Early++
 			return
 		}
 		m.badLocked(p, err.Error())
@@ -466,6 +516,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	}
 	m.states = append(m.states, st)
 	m.stats.Received++
+	p.stats.Received++
 }
 
 // Send implements Links.
@@ -505,6 +556,9 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 	if state {
 		m.mu.Lock()
 		m.stats.Sent++
+		if p := m.peers[slot]; p != nil && p.dc == dc {
+			p.stats.Sent++
+		}
 		m.mu.Unlock()
 	}
 }
