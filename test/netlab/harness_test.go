@@ -181,8 +181,9 @@ func runCase(t *testing.T, c Case) *Outcome {
 	})
 
 	addr := fmt.Sprintf("%s:%d", ServerIP, ServerPort)
+	epoch := strconv.FormatInt(time.Now().UnixNano(), 10)
 	pargs := func(out string) []string {
-		a := []string{"-server", addr, "-out", out, "-seed", strconv.FormatUint(c.Seed, 10), "-run", c.Run.String(), "-v"}
+		a := []string{"-server", addr, "-out", out, "-seed", strconv.FormatUint(c.Seed, 10), "-epoch", epoch, "-run", c.Run.String(), "-v"}
 		if c.NoDirect {
 			a = append(a, "-no-direct")
 		}
@@ -225,6 +226,14 @@ func runCase(t *testing.T, c Case) *Outcome {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
+	if keep := os.Getenv("NETLAB_KEEP"); keep != "" {
+		name := strings.NewReplacer(" ", "_", "/", "_", "%", "pct", ",", "").Replace(c.Name) + fmt.Sprintf("-seed%d", c.Seed)
+		for i, f := range outs {
+			if b, err := os.ReadFile(f); err == nil {
+				_ = os.WriteFile(filepath.Join(keep, fmt.Sprintf("%s-%c.json", name, 'a'+i)), b, 0o644)
+			}
+		}
+	}
 	if os.Getenv("NETLAB_LOGS") != "" {
 		for _, p := range []*Proc{srv, pa, pb} {
 			t.Logf("%s:\n%s", p.Name, p.Log())
@@ -250,9 +259,14 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 // reached it.
 type View struct {
 	// TimeToDirect is the time from the other player's spawn (when the
-	// link's first attempt starts) to the first frame drawn from the
-	// direct path; negative when none was.
+	// link's first attempt starts) to the direct link's coming up (its
+	// states are taken from then on); negative when it never did.
 	TimeToDirect time.Duration
+	// FirstDirect is the time from the first drawn frame to the first one
+	// drawn from the direct path (the other player's first states may
+	// come a while after its spawn: its clock sync); negative when none
+	// was.
+	FirstDirect time.Duration
 	// Pair is the direct link's candidate types, "local/remote"; "" when
 	// it never opened.
 	Pair string
@@ -287,9 +301,10 @@ const tailCut = 500 * time.Millisecond
 
 // view computes what viewer saw of sender.
 func view(viewer, sender *Result) View {
-	v := View{TimeToDirect: -1}
+	v := View{TimeToDirect: -1, FirstDirect: -1}
 	if viewer.PairLocal != "" {
 		v.Pair = viewer.PairLocal + "/" + viewer.PairRemote
+		v.TimeToDirect = viewer.LinkUp - viewer.Spawn
 	}
 	direct := 0
 	for _, f := range viewer.Frames {
@@ -298,8 +313,8 @@ func view(viewer, sender *Result) View {
 		}
 		if f.Path == Direct {
 			direct++
-			if v.TimeToDirect < 0 {
-				v.TimeToDirect = viewer.Start + f.T - viewer.Spawn
+			if v.FirstDirect < 0 {
+				v.FirstDirect = f.T
 			}
 		}
 		if f.T >= warmUp {
@@ -403,54 +418,69 @@ func quantile[T int64 | float64 | time.Duration](xs []T, q float64) T {
 	return xs[i]
 }
 
-// Row is one line of the lab's table: both views together.
+// Row is one line of the lab's table: both views together, of one run or
+// pooled over several.
 type Row struct {
 	Case                  string
 	Direct                string // "up", "never", "off"
 	Pair                  string
-	TimeToDirect          [2]time.Duration
+	TimeToDirect          []time.Duration // each view's, sorted
+	LinkUps               []time.Duration // each link-up's time, sorted, where a run timed several
 	DeliveryDirect        float64
 	DeliveryServer        float64
 	DeliveryAny           float64
 	AgeP50, AgeP95, AgeMx time.Duration
-	ErrP95, ErrMax        float64
-	Bias                  [2]time.Duration // per path, the worse of the two views
+	ErrP95, ErrP99        float64
+	ErrMax                float64
+	Bias                  [2]time.Duration // per path, the worse of the views
 }
 
 // RowOf sums an outcome up.
-func RowOf(o *Outcome) Row {
-	vs := o.Views()
-	r := Row{Case: o.Case.Name, Direct: "never"}
-	if o.Case.NoDirect {
+func RowOf(o *Outcome) Row { return mergeRows(o.Case.Name, []*Outcome{o}) }
+
+// mergeRows sums outcomes of one case up as one row named name: their
+// frames pooled, their ratios averaged.
+func mergeRows(name string, os []*Outcome) Row {
+	r := Row{Case: name, Direct: "never"}
+	if os[0].Case.NoDirect {
 		r.Direct = "off"
 	}
 	var ages []time.Duration
 	var errs []float64
 	pairs := []string{}
-	var dd, ds, da [2]float64
-	for i, v := range vs {
-		r.TimeToDirect[i] = v.TimeToDirect
-		if v.Pair != "" {
-			r.Direct = "up"
-			if !slices.Contains(pairs, v.Pair) {
-				pairs = append(pairs, v.Pair)
+	var dd, ds, da []float64
+	for _, o := range os {
+		for i, v := range o.Views() {
+			if v.TimeToDirect >= 0 {
+				r.TimeToDirect = append(r.TimeToDirect, v.TimeToDirect)
 			}
-		}
-		ages = append(ages, v.Age...)
-		errs = append(errs, v.Err...)
-		dd[i], ds[i], da[i] = v.DeliveryDirect, v.DeliveryServer, v.DeliveryAny
-		for p := range 2 {
-			if v.BiasN[p] > 0 && absDur(v.Bias[p]) > absDur(r.Bias[p]) {
-				r.Bias[p] = v.Bias[p]
+			if v.Pair != "" {
+				r.Direct = "up"
+				if !slices.Contains(pairs, v.Pair) {
+					pairs = append(pairs, v.Pair)
+				}
+			}
+			ages = append(ages, v.Age...)
+			errs = append(errs, v.Err...)
+			dd, ds, da = append(dd, v.DeliveryDirect), append(ds, v.DeliveryServer), append(da, v.DeliveryAny)
+			for p := range 2 {
+				if v.BiasN[p] > 0 && absDur(v.Bias[p]) > absDur(r.Bias[p]) {
+					r.Bias[p] = v.Bias[p]
+				}
+			}
+			if i == 0 && len(o.Results[0].LinkUps) > 1 {
+				r.LinkUps = append(r.LinkUps, linkUpTimes(o.Results[0])...)
 			}
 		}
 	}
+	slices.Sort(r.TimeToDirect)
+	slices.Sort(r.LinkUps)
 	r.Pair = strings.Join(pairs, ", ")
 	r.DeliveryDirect, r.DeliveryServer, r.DeliveryAny = meanKnown(dd), meanKnown(ds), meanKnown(da)
 	slices.Sort(ages)
 	slices.Sort(errs)
 	r.AgeP50, r.AgeP95, r.AgeMx = quantile(ages, 0.5), quantile(ages, 0.95), quantile(ages, 1)
-	r.ErrP95, r.ErrMax = quantile(errs, 0.95), quantile(errs, 1)
+	r.ErrP95, r.ErrP99, r.ErrMax = quantile(errs, 0.95), quantile(errs, 0.99), quantile(errs, 1)
 	return r
 }
 
@@ -463,7 +493,7 @@ func absDur(d time.Duration) time.Duration {
 
 // meanKnown averages the ratios that are known (not negative); -1 when
 // none is.
-func meanKnown(xs [2]float64) float64 {
+func meanKnown(xs []float64) float64 {
 	s, n := 0.0, 0
 	for _, x := range xs {
 		if x >= 0 {
@@ -484,11 +514,20 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
-func msOf(d time.Duration) string {
-	if d < 0 {
+// secs formats times in seconds: each of a few, or the median and the
+// largest of many.
+func secs(ds []time.Duration) string {
+	switch {
+	case len(ds) == 0:
 		return "-"
+	case len(ds) > 2:
+		return fmt.Sprintf("median %.2f, max %.2f of %d", quantile(ds, 0.5).Seconds(), ds[len(ds)-1].Seconds(), len(ds))
 	}
-	return fmt.Sprintf("%.2f", d.Seconds())
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%.2f", d.Seconds())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Table formats rows as the README's Markdown table.
@@ -497,8 +536,12 @@ func Table(rows []Row) string {
 	b.WriteString("| case | direct link | candidates | time to direct (s) | delivered direct / server / either | state age p50 / p95 / max (ms) | drawn error p95 / max (cm) | mapping bias direct / server (ms) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s, %s | %s / %s / %s | %d / %d / %d | %.1f / %.1f | %.1f / %.1f |\n",
-			r.Case, r.Direct, or(r.Pair, "-"), msOf(r.TimeToDirect[0]), msOf(r.TimeToDirect[1]),
+		ttd := secs(r.TimeToDirect)
+		if len(r.LinkUps) > 0 {
+			ttd = secs(r.LinkUps)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s / %s / %s | %d / %d / %d | %.1f / %.1f | %.1f / %.1f |\n",
+			r.Case, r.Direct, or(r.Pair, "-"), ttd,
 			pct(r.DeliveryDirect), pct(r.DeliveryServer), pct(r.DeliveryAny),
 			r.AgeP50.Milliseconds(), r.AgeP95.Milliseconds(), r.AgeMx.Milliseconds(),
 			100*r.ErrP95, 100*r.ErrMax,

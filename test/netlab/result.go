@@ -52,14 +52,23 @@ type Result struct {
 	// Recv are the states received (both paths) over the whole run.
 	Recv []Recv
 	// PairLocal and PairRemote are the candidate types of the direct link
-	// when it was first seen open; LinkSince when it came up, from Start.
+	// when it was first seen open; LinkUp when it came up.
 	PairLocal, PairRemote string
-	LinkSince             time.Duration
+	LinkUp                time.Duration
+	// LinkUps are the direct links that came up during the recording.
+	LinkUps []LinkUp
 	// Link are the direct link's figures at the end of the recording; nil
 	// when there was never a link.
 	Link *direct.LinkStats
 	// Stats are the Room's counters at the end of the recording.
 	Stats netroom.Stats
+}
+
+// LinkUp is one direct link coming up.
+type LinkUp struct {
+	Since time.Duration // when (the player's clock)
+	Took  time.Duration // from its attempt's start
+	Pair  string        // candidate types, local/remote
 }
 
 // Frame is one drawn frame of the other player.
@@ -94,11 +103,12 @@ type Recv struct {
 var moverTerms = [...]struct{ r, w float64 }{{5, 1}, {1.2, 2.3}, {0.4, 4.1}}
 
 // At returns where the mover of slot is at Unix time unixNS, for the
-// movers of seed: a path of the wall clock alone, so the viewer knows
-// where the sender truly was.
-func At(seed uint64, slot int, unixNS int64) geom.Vec3 {
+// movers of seed starting at Unix time epochNS: a path of the wall clock
+// alone, so the viewer knows where the sender truly was, and the same in
+// every run of a seed.
+func At(seed uint64, slot int, epochNS, unixNS int64) geom.Vec3 {
 	rng := rand.New(rand.NewPCG(seed, uint64(slot)+1))
-	t := float64(unixNS) / 1e9 // to about a microsecond: precise enough
+	t := float64(unixNS-epochNS) / 1e9
 	var p geom.Vec3
 	for _, term := range moverTerms {
 		ph := rng.Float64() * 2 * math.Pi

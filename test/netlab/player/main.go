@@ -111,6 +111,7 @@ func run() error {
 	server := flag.String("server", "", "room server address, host:port")
 	join := flag.String("join", "", "room code to join; empty: create a room and print \"code CODE\"")
 	seed := flag.Uint64("seed", 1, "seed of the movers' paths (the same for both players)")
+	epoch := flag.Int64("epoch", 0, "Unix time in nanoseconds the movers' paths start from (the same for both players)")
 	measure := flag.Duration("run", 8*time.Second, "how long to record once the other player is drawn")
 	tail := flag.Duration("tail", 1500*time.Millisecond, "how long to go on sending after recording, for the other player's record")
 	wait := flag.Duration("wait", 20*time.Second, "how long to wait for the room and the other player")
@@ -118,6 +119,8 @@ func run() error {
 	lagFlag := flag.String("lag", "", "lag simulator on the server link: LATENCY,JITTER,LOSS (e.g. 30ms,20ms,0.02)")
 	out := flag.String("out", "", "results file (JSON)")
 	verbose := flag.Bool("v", false, "log the Room's lines to stderr")
+	fixed := flag.Bool("fixed", false, "draw with the predictor's fixed defaults, not its self-tuning (Auto): fewer moving parts when comparing networks")
+	relink := flag.Bool("relink", false, "close the direct link a second after it comes up, over and over, to time many link-ups (the creator closes it)")
 	noRelay := flag.Bool("no-relay", false, "gather no relay candidates (an experiment: does the pair link without TURN?)")
 	flag.Parse()
 	lag, err := parseLag(*lagFlag)
@@ -129,7 +132,7 @@ func run() error {
 	}
 	level := slog.LevelWarn
 	if *verbose {
-		level = slog.LevelInfo
+		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
@@ -155,6 +158,9 @@ func run() error {
 			}
 			return &recMesh{Mesh: m, r: r}, nil
 		},
+	}
+	if *relink {
+		cfg.Direct.RetryAfter = 50 * time.Millisecond
 	}
 	if *noRelay {
 		cfg.Direct.ICEOptions = []ice.AgentOption{ice.WithCandidateTypes([]ice.CandidateType{
@@ -198,7 +204,7 @@ func run() error {
 			switch e.Kind {
 			case netroom.EventSpawn:
 				if remote == nil {
-					remote, err = netroom.NewRemote(predict.Config{Auto: true})
+					remote, err = netroom.NewRemote(predict.Config{Auto: !*fixed})
 					if err != nil {
 						return err
 					}
@@ -221,7 +227,7 @@ func run() error {
 		if room.InRoom() && room.Synced() && slot >= 0 {
 			if _, ok := room.ServerTime(now); ok {
 				unix := res.OriginUnixNS + int64(now)
-				local.Sample(now, netlab.At(*seed, slot, unix), geom.Identity, geom.Vec3{}, false)
+				local.Sample(now, netlab.At(*seed, slot, *epoch, unix), geom.Identity, geom.Vec3{}, false)
 				if s, ok := local.Poll(slot); ok {
 					if err := room.SendState(s); err == nil && started >= 0 && !res.Done {
 						res.Sent = append(res.Sent, netlab.Sent{Seq: int(s.Seq), Sample: s.Stamp.Near(now),
@@ -241,15 +247,23 @@ func run() error {
 			if started >= 0 && !res.Done {
 				f := netlab.Frame{T: drawNow - started, DirectUp: room.DirectUp(peer)}
 				if pose.Valid {
-					truth := netlab.At(*seed, peer, res.OriginUnixNS+int64(drawNow))
+					truth := netlab.At(*seed, peer, *epoch, res.OriginUnixNS+int64(drawNow))
 					f.Valid, f.Path, f.Age = true, pathOf(pose.Path), pose.Age
 					f.Err = pose.Pos.Sub(truth).Len()
 				}
 				if ls, ok := room.DirectLinkStats(peer); ok && ls.Open {
 					if res.PairLocal == "" {
-						res.PairLocal, res.PairRemote, res.LinkSince = ls.Local, ls.Remote, ls.Since-started
+						res.PairLocal, res.PairRemote, res.LinkUp = ls.Local, ls.Remote, ls.Since
+					}
+					if n := len(res.LinkUps); n == 0 || res.LinkUps[n-1].Since != ls.Since {
+						res.LinkUps = append(res.LinkUps, netlab.LinkUp{Since: ls.Since, Took: ls.Took, Pair: ls.Local + "/" + ls.Remote})
 					}
 					f.Link = true
+					if *relink && *join == "" && drawNow-ls.Since > time.Second {
+						if k, ok := room.Direct().(interface{ Kill(int) }); ok {
+							k.Kill(peer)
+						}
+					}
 				}
 				res.Frames = append(res.Frames, f)
 				if drawNow-started >= *measure {
