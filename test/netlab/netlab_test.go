@@ -45,8 +45,8 @@ const (
 	// ± 10 ms of jitter at each edge (measured under 1 ms; 5-15 ms
 	// early before each side reported its fastest trip).
 	maxBias = 2 * time.Millisecond
-	// simAgreement is how close the lag simulator's server-path drawn
-	// error must be to the lab's real one, in the same setting.
+	// simAgreement is how close the lag simulator's server-path state age
+	// must be to the lab's real one, in the same setting.
 	simAgreement = 0.25
 )
 
@@ -170,10 +170,7 @@ var (
 // lossy network, real or simulated (the players' lag simulator on their
 // server link, through a clean lab), for seed.
 func serverCase(simulated bool, seed uint64) Case {
-	// The predictor's fixed defaults: its self-tuning sometimes settles on
-	// a drawing that errs by a steady 40 cm for seconds, in either setting,
-	// which would swamp the difference between the two networks.
-	c := Case{Name: "server path only, 40±10 ms, 2 % loss", NoDirect: true, Seed: seed, Player: []string{"-fixed"}}
+	c := Case{Name: "server path only, 40±10 ms, 2 % loss", NoDirect: true, Seed: seed}
 	if simulated {
 		c.Name = "server path only, lag simulator 40±10 ms, 2 % loss"
 		c.Lag = "30ms,20ms,0.02" // 30 ms plus up to 20: the lab's 40 ± 10
@@ -250,23 +247,26 @@ func TestNetworks(t *testing.T) {
 	}
 }
 
-// simulatorAgrees asserts that the lag simulator draws the server path as
-// the lab's real network does: drawn error p95 and p99 within
-// simAgreement of each other. The maxima are logged beside: one frame
-// each, they hang on whether a retransmission was lost again in the run,
-// too noisy to hold to 25 %, so they are held to a factor of 2 (the
-// simulator that dropped states instead of delaying them was 3-6 times
-// too good).
+// simulatorAgrees asserts that the lag simulator delays the server path
+// as the lab's real network does: the state age the players draw with
+// (now minus the newest state's sample time), median and p95, within
+// simAgreement of each other. The simulator that dropped states instead
+// of delaying them gave a p95 half the lab's.
+//
+// The drawn error is logged beside, not held to it: besides the delays it
+// holds the server path's clock mapping (in some real runs 8-16 ms too
+// new, never in the simulator's; see README.md, Networks) and the
+// predictor's self-tuning, which in a run of either kind may settle for
+// seconds on a drawing 40 cm off; over eight seconds a run, either swamps
+// the difference between the two networks.
 func simulatorAgrees(t *testing.T, real, sim Row) {
+	t.Logf("state age p50 / p95 / max: lab %d / %d / %d ms, simulator %d / %d / %d ms",
+		real.AgeP50.Milliseconds(), real.AgeP95.Milliseconds(), real.AgeMx.Milliseconds(),
+		sim.AgeP50.Milliseconds(), sim.AgeP95.Milliseconds(), sim.AgeMx.Milliseconds())
 	t.Logf("drawn error p95 / p99 / max: lab %.1f / %.1f / %.1f cm, simulator %.1f / %.1f / %.1f cm",
 		100*real.ErrP95, 100*real.ErrP99, 100*real.ErrMax, 100*sim.ErrP95, 100*sim.ErrP99, 100*sim.ErrMax)
-	within := func(what string, lab, simulated float64, share float64) {
-		assert.InEpsilon(t, lab, simulated, share, "%s: lab %.1f cm, simulator %.1f cm", what, 100*lab, 100*simulated)
-	}
-	within("drawn error p95", real.ErrP95, sim.ErrP95, simAgreement)
-	within("drawn error p99", real.ErrP99, sim.ErrP99, simAgreement)
-	assert.Less(t, sim.ErrMax, 2*real.ErrMax, "drawn error max")
-	assert.Less(t, real.ErrMax, 2*sim.ErrMax, "drawn error max")
+	assert.InEpsilon(t, real.AgeP50.Seconds(), sim.AgeP50.Seconds(), simAgreement, "state age p50: lab %v, simulator %v", real.AgeP50, sim.AgeP50)
+	assert.InEpsilon(t, real.AgeP95.Seconds(), sim.AgeP95.Seconds(), simAgreement, "state age p95: lab %v, simulator %v", real.AgeP95, sim.AgeP95)
 }
 
 // pooled sums up outcomes of one case over seeds as one row.
