@@ -34,6 +34,11 @@ const DefaultPingInterval = time.Second
 // a link comes up, so the round trip is known quickly.
 const WarmPings = 8
 
+// Settle is how long after a link comes up its re-stamping takes each
+// better estimate at once instead of sliding to it
+// (clock.Restamper.SettleUntil): the estimate tightens fast at first.
+const Settle = 2 * time.Second
+
 // ErrNoRoundTrip is State's error for a state that arrived before the
 // link's first round trip: it decoded, but its sample time is not known
 // yet. Not the peer's fault; the state is for dropping, not for counting
@@ -94,6 +99,7 @@ func NewPeer(cfg *clock.RestampConfig, every time.Duration) (*Peer, error) {
 // a ping is due at once.
 func (p *Peer) Open(now time.Duration) {
 	p.rs.Reset()
+	p.rs.SettleUntil(now + Settle)
 	p.pings, p.pingAt, p.rtt = 0, now, 0
 }
 

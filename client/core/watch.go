@@ -49,6 +49,11 @@ type DirectWatch struct {
 type linkLoss struct {
 	expected, received float64
 	states             int // states counted since the estimate started
+	// trusted is set once the link has been healthy, and kept through a
+	// silence (a stall is not a loss: when states come again the link is
+	// up again at once); a link reported down for its losses, or
+	// dropped, must prove itself again.
+	trusted bool
 }
 
 // lossReset is a jump in sequence numbers taken for a new sender (a
@@ -68,7 +73,8 @@ func (l *linkLoss) value() float64 {
 // healthy (report it up to the server) or just stopped being so (report
 // it down: the server relays again). A link is healthy once it has
 // carried HealthStates states and lost at most maxLoss of its latest
-// ones; it stops being so when it loses more than twice that. Until it is
+// ones; it stops being so when it loses more than twice that. A healthy
+// link reported down for a silence (Down) is up again at its first state. Until it is
 // up the server goes on relaying: a link that loses states the server
 // path would deliver does not replace it (jitter that makes a data
 // channel discard late messages, a path dropping a share of them).
@@ -103,6 +109,11 @@ func (d *DirectWatch) State(slot, entity int, seq wire.Seq, at time.Duration, ma
 	}
 	l.states++
 	if l.states < HealthStates {
+		if !d.up[slot] && l.trusted {
+			d.up[slot] = true
+			d.nUp++
+			return true, false
+		}
 		return false, false
 	}
 	loss := l.value()
@@ -110,11 +121,15 @@ func (d *DirectWatch) State(slot, entity int, seq wire.Seq, at time.Duration, ma
 	case !d.up[slot] && loss <= maxLoss:
 		d.up[slot] = true
 		d.nUp++
+		l.trusted = true
 		return true, false
 	case d.up[slot] && loss > 2*maxLoss:
 		d.up[slot] = false
 		d.nUp--
+		l.trusted = false
 		return false, true
+	case d.up[slot]:
+		l.trusted = true
 	}
 	return false, false
 }
@@ -151,7 +166,9 @@ func (d *DirectWatch) Down(slot int, now, silence time.Duration) bool {
 	}
 	d.up[slot] = false
 	d.nUp--
-	d.loss[slot] = linkLoss{} // judged afresh when states come again
+	// Judged afresh when states come again; a link that was healthy is up
+	// again at its first state (a stall is not a loss).
+	d.loss[slot] = linkLoss{trusted: d.loss[slot].trusted}
 	return true
 }
 

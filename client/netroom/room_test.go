@@ -421,6 +421,13 @@ func TestDirectLinkWatchdog(t *testing.T) {
 	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}, {Slot: 1, Up: false}}, directLinks(), "down once")
 	assert.Equal(t, uint64(1), h.room.Stats().DirectDown)
 	assert.Equal(t, uint64(n), rem.Added(), "direct states reach the Remote on the direct path")
+
+	// A healthy link back from a silence is up again at its first state.
+	at := last + 500*time.Millisecond
+	s := wire.State{Slot: 1, Seq: wire.Seq(n + 5), Rot: geom.Identity}
+	assert.True(t, h.room.AddDirect(&s, at, at))
+	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}, {Slot: 1, Up: false}, {Slot: 1, Up: true}}, directLinks(),
+		"up again at once after a silence")
 }
 
 // TestDirectLinkHealth: a direct link that loses states the server path

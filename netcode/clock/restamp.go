@@ -112,6 +112,10 @@ type Restamper struct {
 	// received at peerAt; hasPeer once one came.
 	peerGap, peerAt time.Duration
 	hasPeer         bool
+	// settleUntil: before this receiver time the applied offset takes
+	// the estimate at once (SettleUntil), when settling.
+	settleUntil time.Duration
+	settling    bool
 }
 
 // NewRestamper returns a Restamper; a nil cfg means every default.
@@ -152,6 +156,14 @@ func (r *Restamper) ObserveRTT(rtt, now time.Duration) {
 func (r *Restamper) ObservePeerGap(gap, now time.Duration) {
 	r.peerGap, r.peerAt, r.hasPeer = gap, now, true
 }
+
+// SettleUntil makes the applied offset take the estimate at once, not
+// slide to it, for states arriving before receiver time t: a new direct
+// link, whose first round trip may be one held up a little (ICE's, taken
+// while its agent was busy), and whose estimate tightens fast in its first
+// seconds, should not carry an early error for the many seconds a slide
+// takes.
+func (r *Restamper) SettleUntil(t time.Duration) { r.settleUntil, r.settling = t, true }
 
 // LowGap returns the lowest stamp-to-arrival gap in the window (arrival
 // minus the sender's time, which holds the two clocks' offset): what this
@@ -196,6 +208,9 @@ func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Durati
 		}
 	}
 	jumpAbove := r.cfg.JumpAbove
+	if r.settling && arrival < r.settleUntil {
+		jumpAbove = 0
+	}
 	if hasRTT && !r.rttKnown {
 		// The first round trip: the estimate so far lacked half of it, a
 		// whole one-way latency (tens of ms, which would take seconds to
@@ -259,4 +274,5 @@ func (r *Restamper) Reset() {
 	r.off.reset()
 	r.last, r.runFrom, r.inRun, r.rttKnown = 0, 0, false, false
 	r.peerGap, r.peerAt, r.hasPeer = 0, 0, false
+	r.settleUntil, r.settling = 0, false
 }

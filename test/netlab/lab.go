@@ -373,6 +373,9 @@ func (l *Lab) Start(ctx context.Context, name, ns, bin string, args ...string) (
 		return nil, err
 	}
 	cmd.WaitDelay = 2 * time.Second
+	// Killed with the test process, should it die before its cleanup ("ip
+	// netns exec" execs the program, which keeps this).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = lf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
