@@ -32,10 +32,11 @@ const (
 	// are unreachable (measured 0.1 s).
 	lanLinkUp = time.Second
 	// quickLinkUp bounds it across port-kept NATs without delay
-	// (measured 0.1 s; 1.1-1.6 s before pion's waits were set for a game).
+	// (measured 0.1 s; 1.1 s before pion's waits were set for a game).
 	quickLinkUp = time.Second
 	// lossyLinkUp bounds the median link-up with 40 ± 10 ms and 2 % loss
-	// at each player's edge (measured 1.1-1.3 s; 2.5-5.2 s before).
+	// at each player's edge, from the offer (measured 1.0-1.3 s; 2.3-3.6 s
+	// before).
 	lossyLinkUp = 1500 * time.Millisecond
 	// minDelivery is the share of the other player's states that must
 	// reach a player where nothing loses them for good (the server path
