@@ -47,6 +47,33 @@ type Stats struct {
 	Opened   uint64 // links that came up
 }
 
+// LinkStats are one link's figures, for a player debugging a bad link.
+type LinkStats struct {
+	// Open reports whether the link is up.
+	Open bool
+	// Local and Remote are the types of the selected ICE candidate pair
+	// while the link is up: "host" (a local address), "srflx" (the
+	// address a NAT maps it to, learnt from STUN), "prflx" (such an
+	// address learnt from the peer's checks) or "relay" (a TURN relay).
+	// A pair with a relay goes through the TURN server; host and srflx
+	// pairs go straight between the two players.
+	Local, Remote string
+	// RTT is the latest round trip measured by a ping on the link; 0
+	// before the first.
+	RTT time.Duration
+	// Since is when the link came up (on Config.Now's clock), and Took
+	// how long it took: from its attempt's start (the offer, or the
+	// offer's arrival) to the open channel.
+	Since, Took time.Duration
+	// Sent is the states sent on the link since it came up; Received the
+	// states received and queued, Early those received before its first
+	// round trip (dropped: the server path carried them).
+	Sent, Received, Early uint64
+	// Attempts is how many attempts at the link were made, Failed how
+	// many failed or were lost.
+	Attempts, Failed uint64
+}
+
 // Links is what a room needs of its direct links; *Mesh is the real one,
 // tests fake it. Every method is for the room's one goroutine and never
 // blocks.
@@ -88,6 +115,7 @@ type peer struct {
 	core    *core.Peer       // pings and re-stamping (client/core)
 	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
 	bad     int
+	stats   LinkStats // Open, Local, Remote and RTT are filled in by LinkStats
 }
 
 // Mesh is one player's direct links to the other players of a room. Make
@@ -153,6 +181,24 @@ func (m *Mesh) Stats() Stats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.stats
+}
+
+// LinkStats returns the figures of the link to slot; ok is false when
+// slot is not a peer.
+func (m *Mesh) LinkStats(slot int) (LinkStats, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil {
+		return LinkStats{}, false
+	}
+	st := p.stats
+	st.Open = p.open
+	if !p.open {
+		st.Local, st.Remote = "", ""
+	}
+	st.RTT = p.core.RTT()
+	return st, true
 }
 
 // SetLag implements Links.
@@ -268,6 +314,7 @@ func (m *Mesh) ping(p *peer, now time.Duration) {
 // fail ends p's attempt or link; the initiator offers again later.
 func (m *Mesh) fail(p *peer, now time.Duration) {
 	m.stats.Failed++
+	p.stats.Failed++
 	m.closePeer(p)
 	p.retryAt = now + m.cfg.RetryAfter
 }
@@ -287,8 +334,9 @@ func (m *Mesh) closePeer(p *peer) {
 // newAttempt starts p's attempt gen (p.gen already counts it) at now.
 func (m *Mesh) newAttempt(p *peer, now time.Duration) (*attempt, uint64) {
 	ctx, cancel := context.WithCancel(m.life)
-	att := &attempt{ctx: ctx, cancel: cancel}
+	att := &attempt{ctx: ctx, cancel: cancel, start: now}
 	p.att, p.dialing, p.started = att, true, now
+	p.stats.Attempts++
 	return att, p.gen
 }
 
@@ -310,14 +358,30 @@ func (m *Mesh) queueDescription(slot int, gen uint64, att *attempt, kind string,
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p := m.peers[slot]; p == nil || p.gen != gen || m.closed {
+	p := m.peers[slot]
+	if p == nil || p.gen != gen || m.closed {
 		return false
 	}
 	m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: kind, Data: data})
+	m.cfg.Log.Debug("direct: description out", "slot", slot, "kind", kind, "after", m.cfg.Now()-p.started)
 	if kind == KindOffer {
 		att.offered = true
 	}
 	return true
+}
+
+// queueCandidate queues one of our candidates (raw, as pion writes it)
+// for slot as a "candidate" signal, if attempt gen is still current and
+// its offer or answer went out (candidates come only after it).
+func (m *Mesh) queueCandidate(slot int, gen uint64, raw string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil || p.gen != gen || m.closed {
+		return
+	}
+	m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: KindCandidate, Data: raw})
+	m.cfg.Log.Debug("direct: candidate out", "slot", slot, "cand", raw, "after", m.cfg.Now()-p.started)
 }
 
 func (m *Mesh) queueSignal(s protocol.Signal) {
@@ -351,8 +415,8 @@ func (m *Mesh) lost(slot int, gen uint64, why string) {
 	m.fail(p, m.cfg.Now())
 }
 
-// opened marks attempt gen with slot up on dc.
-func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
+// opened marks attempt gen with slot up on dc, over the ICE pair pair.
+func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel, pair pairInfo) {
 	defer m.flushOut()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -364,8 +428,13 @@ func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
 	now := m.cfg.Now()
 	p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
 	p.core.Open(now) // a new link: its gaps and round trips start over
+	// ICE's checks measured a round trip on this very path: states are
+	// placed in time from the first one on, without waiting for a pong.
+	p.core.ObserveRTT(pair.rtt, now)
 	m.stats.Opened++
-	m.cfg.Log.Info("direct: link up", "slot", slot)
+	p.stats.Local, p.stats.Remote, p.stats.Since, p.stats.Took = pair.local, pair.remote, now, now-p.started
+	p.stats.Sent, p.stats.Received, p.stats.Early = 0, 0, 0
+	m.cfg.Log.Info("direct: link up", "slot", slot, "pair", pair.local+"/"+pair.remote, "after", now-p.started)
 	m.ping(p, now)
 }
 
@@ -444,7 +513,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	}
 	switch core.KindOf(data) {
 	case core.KindPing:
-		m.outq = append(m.outq, outMsg{slot, core.AppendPong(make([]byte, 0, core.PingLen), data)})
+		m.outq = append(m.outq, outMsg{slot, p.core.AppendPong(make([]byte, 0, core.PongLen), data)})
 		return
 	case core.KindPong:
 		p.core.Pong(data, now)
@@ -454,6 +523,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	if err := p.core.State(data, now, &st); err != nil {
 		if errors.Is(err, core.ErrNoRoundTrip) {
 			m.stats.Early++ // the server path still carries it
+			p.stats.Early++
 			return
 		}
 		m.badLocked(p, err.Error())
@@ -466,6 +536,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	}
 	m.states = append(m.states, st)
 	m.stats.Received++
+	p.stats.Received++
 }
 
 // Send implements Links.
@@ -505,6 +576,9 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 	if state {
 		m.mu.Lock()
 		m.stats.Sent++
+		if p := m.peers[slot]; p != nil && p.dc == dc {
+			p.stats.Sent++
+		}
 		m.mu.Unlock()
 	}
 }
@@ -520,15 +594,18 @@ func (m *Mesh) Signal(s *protocol.Signal) {
 	from, data := s.From, s.Data // s is the caller's once we return
 	switch {
 	case s.Kind == KindOffer && s.From < m.self:
+		m.cfg.Log.Debug("direct: offer in", "slot", s.From)
 		m.closePeer(p)
 		p.gen++
 		att, gen := m.newAttempt(p, m.cfg.Now())
 		m.goSafe(p.slot, "answer", func() { m.answer(from, gen, att, data) })
 	case s.Kind == KindAnswer && s.From > m.self && p.att != nil && p.att.offered && !p.att.answered:
+		m.cfg.Log.Debug("direct: answer in", "slot", s.From, "after", m.cfg.Now()-p.started)
 		att, gen := p.att, p.gen
 		att.answered = true
 		m.goSafe(p.slot, "answer", func() { m.takeAnswer(from, gen, att, data) })
 	case s.Kind == KindCandidate && p.att != nil:
+		m.cfg.Log.Debug("direct: candidate in", "slot", s.From, "cand", s.Data, "after", m.cfg.Now()-p.started)
 		att := p.att
 		m.goSafe(p.slot, "candidate", func() { att.addCandidate(data, m.cfg.Log) })
 	default:

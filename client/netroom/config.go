@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/serverlink"
 )
@@ -59,6 +60,11 @@ type Config struct {
 	// DirectSilence is how long a direct link may stay silent before the
 	// room reports it down to the server. Default 250 ms.
 	DirectSilence time.Duration
+	// DirectMaxLoss is the share of its states a direct link may lose and
+	// be reported up to the server (which then stops relaying that pair);
+	// one losing more than twice this is reported down and the server
+	// relays again. Default core.DefaultMaxLoss (5 %).
+	DirectMaxLoss float64
 	// NoDirect turns direct peer links off: every state comes by the
 	// server. Default false (links on; NetRoom's direct_links).
 	NoDirect bool
@@ -93,6 +99,9 @@ func (c Config) withDefaults() Config {
 	if c.DirectSilence == 0 {
 		c.DirectSilence = DefaultDirectSilence
 	}
+	if c.DirectMaxLoss == 0 {
+		c.DirectMaxLoss = core.DefaultMaxLoss
+	}
 	if c.Dial == nil {
 		c.Dial = DialServer
 	}
@@ -125,6 +134,9 @@ func (c Config) Validate() error {
 	}
 	if d.DirectSilence < 0 {
 		return fmt.Errorf("%w: DirectSilence %v must not be negative", ErrConfig, d.DirectSilence)
+	}
+	if !(d.DirectMaxLoss > 0 && d.DirectMaxLoss < 1) {
+		return fmt.Errorf("%w: DirectMaxLoss %v must be in (0, 1)", ErrConfig, d.DirectMaxLoss)
 	}
 	if strings.TrimSpace(d.Server) != "" {
 		if _, err := ServerURL(d.Server); err != nil {

@@ -76,6 +76,20 @@ func (r *Room) applyDirectLag() error {
 // room, links off, or no other player yet).
 func (r *Room) Direct() direct.Links { return r.mesh }
 
+// DirectLinkStats returns the figures of the direct link to slot: the
+// selected candidate pair's types, its round trip, the states sent and
+// received on it; ok is false while there is no link to slot (or the
+// links are not client/direct's).
+func (r *Room) DirectLinkStats(slot int) (direct.LinkStats, bool) {
+	s, ok := r.mesh.(interface {
+		LinkStats(slot int) (direct.LinkStats, bool)
+	})
+	if !ok {
+		return direct.LinkStats{}, false
+	}
+	return s.LinkStats(slot)
+}
+
 // DirectUp reports whether states from slot currently arrive directly.
 func (r *Room) DirectUp(slot int) bool {
 	return r.direct.Up(slot)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -127,15 +128,19 @@ func TestDirectWiring(t *testing.T) {
 	require.NoError(t, wire.DecodeState(fl.sent[0], &dec))
 	assert.Equal(t, wire.Seq(5), dec.Seq)
 
-	// Theirs reach the Remote on the direct path and report the link up.
+	// Theirs reach the Remote on the direct path and, once the link has
+	// carried enough of them without losses, report it up.
 	rem := newDrawn(t)
 	require.NoError(t, h.room.Bind(0, rem))
 	now := h.clock.Now()
 	fl.mu.Lock()
-	fl.states = append(fl.states, direct.State{State: wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, Local: now, Arrival: now})
+	for i := range core.HealthStates {
+		at := now - time.Duration(core.HealthStates-i)*time.Millisecond
+		fl.states = append(fl.states, direct.State{State: wire.State{Slot: 0, Seq: wire.Seq(1 + i), Rot: geom.Identity}, Local: at, Arrival: at})
+	}
 	fl.mu.Unlock()
-	assert.Equal(t, 1, h.room.Route())
-	assert.Equal(t, uint64(1), h.room.Stats().DirectRouted)
+	assert.Equal(t, core.HealthStates, h.room.Route())
+	assert.Equal(t, uint64(core.HealthStates), h.room.Stats().DirectRouted)
 	assert.True(t, h.room.DirectUp(0))
 	pose := rem.Frame(now)
 	assert.Equal(t, predict.PathDirect, pose.Path)
@@ -186,7 +191,9 @@ func TestDirectReportedAgainAfterReconnect(t *testing.T) {
 	h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
 	h.until(has(EventJoined))
 	now := h.clock.Now()
-	require.False(t, h.room.AddDirect(&wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, now, now), "no Remote bound")
+	for i := range core.HealthStates {
+		require.False(t, h.room.AddDirect(&wire.State{Slot: 0, Seq: wire.Seq(1 + i), Rot: geom.Identity}, now, now), "no Remote bound")
+	}
 	require.True(t, h.room.DirectUp(0))
 	ups := func() int {
 		n := 0
