@@ -81,9 +81,9 @@ type Config struct {
 	ShareHostCandidates bool
 	// LoopbackCandidates gathers, sends and takes loopback candidates
 	// (127.0.0.1, ::1): for two game instances on a machine with no
-	// network, and tests. It needs ShareHostCandidates (an mDNS name does
-	// not name a loopback address). Default false: a peer's loopback
-	// candidate would aim our checks at our own machine.
+	// network, and tests. It takes effect only with ShareHostCandidates
+	// (an mDNS name does not name a loopback address). Default false: a
+	// peer's loopback candidate would aim our checks at our own machine.
 	LoopbackCandidates bool
 	// MaxCandidates bounds the remote candidates one attempt at a link
 	// takes, those its offer or answer lists and those trickled after it
@@ -180,8 +180,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: MaxCandidates %d: need at least 1", ErrConfig, d.MaxCandidates)
 	case !(d.OfferRate > 0) || !(d.OfferBurst >= 1):
 		return fmt.Errorf("%w: OfferRate %v, OfferBurst %v: need positive and at least 1", ErrConfig, d.OfferRate, d.OfferBurst)
-	case d.LoopbackCandidates && !d.ShareHostCandidates:
-		return fmt.Errorf("%w: LoopbackCandidates needs ShareHostCandidates (an mDNS name does not name a loopback address)", ErrConfig)
 	}
 	if err := d.Lag.Validate(); err != nil {
 		return fmt.Errorf("%w: Lag: %w", ErrConfig, err)
