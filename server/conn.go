@@ -548,7 +548,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
 			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
-		ICEServers: c.s.iceServers(user, c.ice), Nodes: c.s.peers()})
+		ICEServers: stunOnly(c.s.iceServers(user, c.ice)), Nodes: c.s.peers()})
 }
 
 // peers returns the other nodes of the cluster for a welcome (nil for a
@@ -701,9 +701,13 @@ func (c *conn) joinFailed(code string, e *protocol.Error) {
 func (c *conn) seat(h *host, via protocol.Via) bool {
 	// A room that closed since the lookup never runs f: that is a not-found.
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
+	// TURN credentials go only with a seat (the relay takes them only
+	// while the player holds one); made here, off the room's goroutine.
+	ice := c.s.seatICEServers(c.user, c.ice)
 	h.do(func(now time.Duration) {
 		c.count() // before Joined, which Join queues, can reach the client
-		m := room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr, Net: kickNetOf(c.addr), NewAt: c.minted}
+		m := room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr, Net: kickNetOf(c.addr), NewAt: c.minted,
+			ICEServers: ice}
 		if _, err = h.r.Join(now, c, m); err != nil {
 			c.uncount()
 			return

@@ -89,12 +89,13 @@ type Deps struct {
 	// Analytics receives the funnel events (analytics.NewSink writes them
 	// as JSON lines); the server closes it at shutdown.
 	Analytics EventSink
-	// ICE, when set, returns the STUN and TURN servers handed to user in
-	// the welcome for direct links (TURN.ICEServers); nil hands out none,
-	// or TURN's when that is set.
+	// ICE, when set, returns the STUN and TURN servers for user's direct
+	// links (TURN.ICEServers): the STUN ones go in its welcome, all of
+	// them in the joined that seats it (TURN credentials only with a
+	// seat); nil hands out none, or TURN's when that is set.
 	ICE func(user string) []protocol.ICEServer
 	// TURN, when set, is the embedded TURN relay (StartTURN) the server
-	// hands out in the welcome and guards: its credentials are good only
+	// hands out to seated players and guards: its credentials are good only
 	// while their player holds a seat, a player's allocations close when
 	// it leaves its last seat, and its sockets count in MaxSockets.
 	TURN *TURN

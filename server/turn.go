@@ -49,8 +49,9 @@ const (
 // ErrTURNConfig indicates an invalid TURNConfig.
 var ErrTURNConfig = errors.New("server: invalid TURN config")
 
-// TURNConfig configures the ICE servers handed to players in the welcome
-// for direct links: the server's own STUN responder (STUNAddr), an
+// TURNConfig configures the ICE servers handed to players for direct
+// links (STUN in the welcome, STUN and TURN in the joined that seats
+// them): the server's own STUN responder (STUNAddr), an
 // embedded TURN relay (Addr) or an external one (URL and Secret), plus
 // other STUN servers. The zero value hands out none (players link over
 // host candidates only, or stay on the server path); the room server's
@@ -825,8 +826,40 @@ func (t *TURN) Close() error {
 	return errors.Join(errs...)
 }
 
-// iceServers returns the ICE servers for user's welcome (Deps.ICEFor,
-// else Deps.ICE), counting a refusal.
+// seatICEServers returns the STUN and TURN servers for user's seat (its
+// Joined): iceServers without counting a refusal, which its welcome
+// counted.
+func (s *Server) seatICEServers(user string, c ICEClient) []protocol.ICEServer {
+	if s.iceFor != nil {
+		out, _ := s.iceFor(user, c)
+		return out
+	}
+	if s.ice == nil {
+		return nil
+	}
+	return s.ice(user)
+}
+
+// stunOnly returns the STUN servers of servers, without credentials: what
+// a welcome hands out (TURN credentials go only with a seat).
+func stunOnly(servers []protocol.ICEServer) []protocol.ICEServer {
+	var out []protocol.ICEServer
+	for _, s := range servers {
+		var urls []string
+		for _, u := range s.URLs {
+			if scheme, _, _ := strings.Cut(u, ":"); strings.EqualFold(scheme, "stun") || strings.EqualFold(scheme, "stuns") {
+				urls = append(urls, u)
+			}
+		}
+		if len(urls) > 0 {
+			out = append(out, protocol.ICEServer{URLs: urls})
+		}
+	}
+	return out
+}
+
+// iceServers returns the ICE servers for user (Deps.ICEFor, else
+// Deps.ICE), counting a refusal: its welcome's, before stunOnly.
 func (s *Server) iceServers(user string, c ICEClient) []protocol.ICEServer {
 	if s.iceFor != nil {
 		out, refused := s.iceFor(user, c)

@@ -8,8 +8,8 @@
 //
 // A link is WebRTC's data-channel stack without its SDP and media parts,
 // built from pion's lower layers: ICE (pion/ice: host, server-reflexive
-// and relay candidates from the room's STUN and TURN servers, loopback
-// included, mDNS off; the offerer is the controlling agent), DTLS
+// and relay candidates from the room's STUN and TURN servers, host ones
+// as mDNS names; the offerer is the controlling agent), DTLS
 // (pion/dtls over the ICE connection; the offerer is the client), an SCTP
 // association (pion/sctp) and one data channel on it (pion/datachannel,
 // label "nearzero-states", stream 0, unordered, with timed partial
@@ -43,6 +43,37 @@
 // 0), so no handshake runs after DTLS's. The first states are placed in
 // time with the round trip ICE's checks measured on the pair, without
 // waiting for a ping.
+//
+// # Candidates
+//
+// A peer's candidates are addresses of its choosing that we send
+// connectivity checks to (up to 41 to each, from each of our candidates),
+// and ours tell any player of the room where we are, so both ways are
+// bounded:
+//
+//   - Ours: a host candidate (an address of our own: LAN, IPv6) goes as an
+//     mDNS name, a random "….local" that only a machine on our network
+//     resolves, as browsers do; Config.ShareHostCandidates sends the
+//     addresses instead. Loopback and link-local candidates are never
+//     sent (loopback with Config.LoopbackCandidates, for two instances on
+//     a machine with no network, and tests), nor is the related address
+//     of a server-reflexive or relay candidate ("raddr 0.0.0.0 rport 0").
+//     Where pion cannot open its multicast socket, host candidates are
+//     not sent at all unless shared.
+//   - Theirs: only UDP host, server-reflexive and relay candidates at an
+//     address of one machine (not loopback, link-local, unspecified,
+//     multicast, broadcast or reserved), or an mDNS name for a host one,
+//     are taken; at most Config.MaxCandidates per attempt (16), the
+//     offer's or answer's list and the trickled ones together, no type
+//     more than half of them. The rest are ignored (Stats.Ignored).
+//   - A peer's offers start attempts: we answer at most Config.OfferBurst
+//     (3) at once, then Config.OfferRate (one per 5 s); the others are
+//     ignored (Stats.OffersIgnored; the first is logged as a warning).
+//
+// Two players on one network whose STUN and TURN servers are out of reach
+// still link: each resolves the other's mDNS name by multicast on the
+// LAN (the one who resolves second often learns the other's address from
+// its checks first: a peer-reflexive remote candidate, the same address).
 //
 // A Mesh is one player's links. It imports neither the engine nor the
 // server: the room model (client/netroom) drives it through the Links

@@ -31,9 +31,6 @@ const (
 	// readBuffer is the largest message a read takes; a peer sending a
 	// larger one (pion's limit is 64 KiB too) is dropped as garbage.
 	readBuffer = 64 << 10
-	// maxPending bounds the trickled candidates kept until the agent
-	// exists.
-	maxPending = 64
 )
 
 // errOvertaken indicates that the attempt ended while a step was under
@@ -49,13 +46,16 @@ type attempt struct {
 	// offered: the initiator's offer went out; answered: an answer was
 	// taken (only one is). Both under the Mesh's mu.
 	offered, answered bool
+	// taken counts the peer's candidates taken, by kind (admit); under the
+	// Mesh's mu.
+	taken [kinds]int
 
 	mu       sync.Mutex
 	closed   bool
 	agent    *ice.Agent
-	pending  []string       // trickled candidates that came before the agent
-	closers  []func() error // closed last first
-	sctpInit []byte         // our SCTP INIT chunk, as our signal carried it
+	pending  []ice.Candidate // trickled candidates that came before the agent (taken: at most MaxCandidates)
+	closers  []func() error  // closed last first
+	sctpInit []byte          // our SCTP INIT chunk, as our signal carried it
 }
 
 // hold registers f to close the attempt's part it closes. When the attempt
@@ -90,7 +90,7 @@ func (a *attempt) close() {
 // setAgent records the attempt's ICE agent and returns the candidates
 // trickled before it, or reports false when the attempt has ended (the
 // agent is then closed).
-func (a *attempt) setAgent(agent *ice.Agent) ([]string, bool) {
+func (a *attempt) setAgent(agent *ice.Agent) ([]ice.Candidate, bool) {
 	if !a.hold(agent.GracefulClose) {
 		return nil, false
 	}
@@ -102,32 +102,28 @@ func (a *attempt) setAgent(agent *ice.Agent) ([]string, bool) {
 	return p, true
 }
 
-// addCandidate adds a trickled candidate (a "candidate" signal's Data);
-// one that does not parse is skipped.
-func (a *attempt) addCandidate(raw string, log *slog.Logger) {
+// addCandidate adds a trickled candidate, taken (Mesh.takeRemote), to the
+// agent, or keeps it until the agent exists.
+func (a *attempt) addCandidate(c ice.Candidate, log *slog.Logger) {
 	a.mu.Lock()
 	agent := a.agent
 	if agent == nil {
-		if len(a.pending) < maxPending && !a.closed {
-			a.pending = append(a.pending, raw)
+		if !a.closed {
+			a.pending = append(a.pending, c)
 		}
 		a.mu.Unlock()
 		return
 	}
 	a.mu.Unlock()
-	addCandidates(agent, []string{raw}, log)
+	addCandidates(agent, []ice.Candidate{c}, log)
 }
 
-// addCandidates adds remote candidates to agent; one that does not parse
-// or that the agent refuses is skipped (it is just not used).
-func addCandidates(agent *ice.Agent, raws []string, log *slog.Logger) {
-	for _, raw := range raws {
-		c, err := ice.UnmarshalCandidate(raw)
-		if err == nil {
-			err = agent.AddRemoteCandidate(c)
-		}
-		if err != nil {
-			log.Debug("direct: remote candidate skipped", "candidate", raw, "err", err)
+// addCandidates adds remote candidates, taken (Mesh.takeRemote), to
+// agent; one that the agent refuses is skipped (it is just not used).
+func addCandidates(agent *ice.Agent, cs []ice.Candidate, log *slog.Logger) {
+	for _, c := range cs {
+		if err := agent.AddRemoteCandidate(c); err != nil {
+			log.Debug("direct: remote candidate skipped", "candidate", c.String(), "err", err)
 		}
 	}
 }
@@ -163,21 +159,30 @@ const (
 // trickled to the peer as they are gathered, after the offer or answer
 // (queued first by the caller's order: gathering starts in gather).
 func (m *Mesh) newAgent(slot int, gen uint64, att *attempt) (*ice.Agent, error) {
+	m.mu.Lock()
+	urls, shareHost := m.urls, m.shareHost
+	m.mu.Unlock()
+	// Host candidates go as mDNS names unless the player shares its
+	// addresses; a peer's names are resolved either way (the LAN case:
+	// two players on one network whose STUN and TURN are out of reach).
+	mdns := ice.MulticastDNSModeQueryAndGather
+	if shareHost {
+		mdns = ice.MulticastDNSModeQueryOnly
+	}
 	opts := []ice.AgentOption{
-		ice.WithUrls(m.urls),
+		ice.WithUrls(urls),
 		ice.WithLoggerFactory(m.logf),
 		ice.WithNetworkTypes([]ice.NetworkType{ice.NetworkTypeUDP4, ice.NetworkTypeUDP6}),
-		ice.WithMulticastDNSMode(ice.MulticastDNSModeDisabled), // a LAN name lookup adds nothing for a game
-		// Two game instances on one machine (the usual way to try a game
-		// out) must link even without a network; elsewhere the pair just
-		// fails.
-		ice.WithIncludeLoopback(),
+		ice.WithMulticastDNSMode(mdns),
 		ice.WithCheckInterval(checkInterval),
 		ice.WithMaxBindingRequests(maxChecks),
 		ice.WithHostAcceptanceMinWait(0),
 		ice.WithSrflxAcceptanceMinWait(0),
 		ice.WithPrflxAcceptanceMinWait(0),
 		ice.WithRelayAcceptanceMinWait(relayWait),
+	}
+	if m.cfg.LoopbackCandidates && shareHost {
+		opts = append(opts, ice.WithIncludeLoopback())
 	}
 	if m.cfg.RelayOnly {
 		opts = append(opts, ice.WithCandidateTypes([]ice.CandidateType{ice.CandidateTypeRelay}))
@@ -201,7 +206,7 @@ func (m *Mesh) newAgent(slot int, gen uint64, att *attempt) (*ice.Agent, error) 
 	if err := agent.OnCandidate(func(c ice.Candidate) {
 		defer m.recoverIn(slot, "ice candidate")
 		if c != nil { // nil: gathering is complete (the peer needs no word of it)
-			m.queueCandidate(slot, gen, c.Marshal())
+			m.queueCandidate(slot, gen, c)
 		}
 	}); err != nil {
 		_ = agent.Close()
@@ -280,7 +285,7 @@ func (m *Mesh) takeAnswer(slot int, gen uint64, att *attempt, data string) {
 		m.attemptFailed(slot, gen, "decode answer", errOvertaken)
 		return
 	}
-	m.connect(slot, gen, att, agent, &d, fp, true)
+	m.connect(slot, gen, att, agent, &d, m.takeRemote(slot, gen, d.Cands), fp, true)
 }
 
 // answer answers slot's offer as attempt gen, then connects while its
@@ -308,17 +313,19 @@ func (m *Mesh) answer(slot int, gen uint64, att *attempt, data string) {
 		m.attemptFailed(slot, gen, "gather", err)
 		return
 	}
-	m.connect(slot, gen, att, agent, &d, fp, false)
+	m.connect(slot, gen, att, agent, &d, m.takeRemote(slot, gen, d.Cands), fp, false)
 }
 
-// connect runs attempt gen with slot from the ICE checks to the open data
-// channel, then reads it until it closes. The controlling side (the
+// connect runs attempt gen with slot from the ICE checks (to cands, the
+// candidates its offer or answer listed, and those trickled) to the open
+// data channel, then reads it until it closes. The controlling side (the
 // offerer) is the DTLS client. The SCTP association opens from the INIT
 // chunks the signals carried (SNAP) and the data channel is negotiated
 // (both sides make stream channelID with the same settings), so no
 // handshake runs after DTLS's.
-func (m *Mesh) connect(slot int, gen uint64, att *attempt, agent *ice.Agent, remote *signalData, fp []byte, controlling bool) {
-	addCandidates(agent, remote.Cands, m.cfg.Log)
+func (m *Mesh) connect(slot int, gen uint64, att *attempt, agent *ice.Agent, remote *signalData, cands []ice.Candidate,
+	fp []byte, controlling bool) {
+	addCandidates(agent, cands, m.cfg.Log)
 	var conn *ice.Conn
 	var err error
 	if controlling {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pion/datachannel"
+	"github.com/pion/ice/v4"
 	"github.com/pion/logging"
 	"github.com/pion/stun/v4"
 
@@ -45,6 +46,11 @@ type Stats struct {
 	Dropped  uint64 // peers dropped from direct play (garbage, flood, panic)
 	Failed   uint64 // attempts that failed or links lost
 	Opened   uint64 // links that came up
+	// Ignored counts peers' candidates not taken: unusable (loopback,
+	// link-local, multicast...) or over Config.MaxCandidates.
+	Ignored uint64
+	// OffersIgnored counts offers not answered: over Config.OfferRate.
+	OffersIgnored uint64
 }
 
 // LinkStats are one link's figures, for a player debugging a bad link.
@@ -72,6 +78,9 @@ type LinkStats struct {
 	// Attempts is how many attempts at the link were made, Failed how
 	// many failed or were lost.
 	Attempts, Failed uint64
+	// Ignored is how many of the peer's candidates were not taken, and
+	// OffersIgnored how many of its offers were not answered (Stats).
+	Ignored, OffersIgnored uint64
 }
 
 // Links is what a room needs of its direct links; *Mesh is the real one,
@@ -114,6 +123,8 @@ type peer struct {
 	dropped bool             // misbehaved: no more links until it leaves
 	core    *core.Peer       // pings and re-stamping (client/core)
 	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
+	offers  ratelimit.Bucket // offers answered, at OfferRate up to OfferBurst
+	warned  bool             // an ignored offer was logged as a warning
 	bad     int
 	stats   LinkStats // Open, Local, Remote and RTT are filled in by LinkStats
 }
@@ -122,7 +133,6 @@ type peer struct {
 // it with New; see the package documentation for its threads.
 type Mesh struct {
 	cfg    Config
-	urls   []*stun.URI           // the STUN and TURN servers
 	cert   tls.Certificate       // ours for DTLS, one per Mesh
 	fp     string                // its fingerprint, as signals carry it
 	logf   logging.LoggerFactory // pion's logs: discarded
@@ -130,16 +140,18 @@ type Mesh struct {
 	cancel context.CancelFunc
 	group  realtime.Group // the goroutines Wait waits for
 
-	mu      sync.Mutex
-	self    int
-	peers   map[int]*peer
-	states  []State
-	signals []protocol.Signal
-	stats   Stats
-	closed  bool
-	lag     *lagRunner
-	outq    []outMsg // to send once mu is released (the lag line may send at once)
-	flushq  []outMsg // flushOut's buffer
+	mu        sync.Mutex
+	urls      []*stun.URI // the STUN and TURN servers (SetICEServers)
+	shareHost bool        // Config.ShareHostCandidates (SetShareHostCandidates)
+	self      int
+	peers     map[int]*peer
+	states    []State
+	signals   []protocol.Signal
+	stats     Stats
+	closed    bool
+	lag       *lagRunner
+	outq      []outMsg // to send once mu is released (the lag line may send at once)
+	flushq    []outMsg // flushOut's buffer
 }
 
 // outMsg is a message for one link.
@@ -163,7 +175,7 @@ func New(cfg Config) (*Mesh, error) {
 		return nil, fmt.Errorf("direct.New: %w", err)
 	}
 	m := &Mesh{
-		cfg: cfg, urls: urls, cert: cert, fp: fingerprint(cert.Certificate[0]),
+		cfg: cfg, urls: urls, shareHost: cfg.ShareHostCandidates, cert: cert, fp: fingerprint(cert.Certificate[0]),
 		logf: &logging.DefaultLoggerFactory{Writer: io.Discard, DefaultLogLevel: logging.LogLevelDisabled},
 		self: -1, peers: map[int]*peer{},
 	}
@@ -209,6 +221,27 @@ func (m *Mesh) SetLag(cfg lagsim.Config) error {
 	return nil
 }
 
+// SetICEServers replaces the STUN and TURN servers (a new seat's fresh
+// TURN credentials); attempts from now on use them.
+func (m *Mesh) SetICEServers(servers []protocol.ICEServer) error {
+	urls, err := iceURLs(servers)
+	if err != nil {
+		return fmt.Errorf("direct: ICE servers: %w", err)
+	}
+	m.mu.Lock()
+	m.urls = urls
+	m.mu.Unlock()
+	return nil
+}
+
+// SetShareHostCandidates turns Config.ShareHostCandidates on or off for
+// attempts from now on.
+func (m *Mesh) SetShareHostCandidates(on bool) {
+	m.mu.Lock()
+	m.shareHost = on
+	m.mu.Unlock()
+}
+
 // Open implements Links.
 func (m *Mesh) Open(slot int) bool {
 	m.mu.Lock()
@@ -243,7 +276,7 @@ func (m *Mesh) SetPeers(self int, peers []int) {
 			if err != nil {
 				continue // Validate checked it
 			}
-			m.peers[s] = &peer{slot: s, core: cp}
+			m.peers[s] = &peer{slot: s, core: cp, offers: ratelimit.Full(m.cfg.Now(), m.cfg.OfferBurst)}
 		}
 	}
 	for s, p := range m.peers {
@@ -370,14 +403,19 @@ func (m *Mesh) queueDescription(slot int, gen uint64, att *attempt, kind string,
 	return true
 }
 
-// queueCandidate queues one of our candidates (raw, as pion writes it)
-// for slot as a "candidate" signal, if attempt gen is still current and
-// its offer or answer went out (candidates come only after it).
-func (m *Mesh) queueCandidate(slot int, gen uint64, raw string) {
+// queueCandidate queues one of our candidates for slot as a "candidate"
+// signal, if attempt gen is still current and localCandidate lets it go
+// (its offer or answer went out: candidates come only after it).
+func (m *Mesh) queueCandidate(slot int, gen uint64, c ice.Candidate) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.peers[slot]
 	if p == nil || p.gen != gen || m.closed {
+		return
+	}
+	raw, err := localCandidate(c, m.shareHost, m.cfg.LoopbackCandidates && m.shareHost)
+	if err != nil {
+		m.cfg.Log.Debug("direct: candidate not sent", "slot", slot, "cand", c.String(), "err", err)
 		return
 	}
 	m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: KindCandidate, Data: raw})
@@ -594,6 +632,16 @@ func (m *Mesh) Signal(s *protocol.Signal) {
 	from, data := s.From, s.Data // s is the caller's once we return
 	switch {
 	case s.Kind == KindOffer && s.From < m.self:
+		if !p.offers.Take(m.cfg.Now(), m.cfg.OfferRate, m.cfg.OfferBurst) {
+			m.stats.OffersIgnored++
+			p.stats.OffersIgnored++
+			log := m.cfg.Log.Debug
+			if !p.warned {
+				p.warned, log = true, m.cfg.Log.Warn
+			}
+			log("direct: offer ignored: the peer offers too often", "slot", s.From, "rate", m.cfg.OfferRate, "burst", m.cfg.OfferBurst)
+			return
+		}
 		m.cfg.Log.Debug("direct: offer in", "slot", s.From)
 		m.closePeer(p)
 		p.gen++
@@ -606,8 +654,12 @@ func (m *Mesh) Signal(s *protocol.Signal) {
 		m.goSafe(p.slot, "answer", func() { m.takeAnswer(from, gen, att, data) })
 	case s.Kind == KindCandidate && p.att != nil:
 		m.cfg.Log.Debug("direct: candidate in", "slot", s.From, "cand", s.Data, "after", m.cfg.Now()-p.started)
+		c, ok := m.takeRemoteLocked(p, s.Data)
+		if !ok {
+			return
+		}
 		att := p.att
-		m.goSafe(p.slot, "candidate", func() { att.addCandidate(data, m.cfg.Log) })
+		m.goSafe(p.slot, "candidate", func() { att.addCandidate(c, m.cfg.Log) })
 	default:
 		m.cfg.Log.Info("direct: unexpected signal", "from", s.From, "kind", s.Kind)
 	}

@@ -21,7 +21,8 @@ import (
 )
 
 // loopback restricts ICE to UDP over 127.0.0.1 with short timeouts, for
-// tests on one machine.
+// tests on one machine (with Config.LoopbackCandidates and
+// ShareHostCandidates, which newMesh sets).
 var loopback = []ice.AgentOption{
 	ice.WithNetworkTypes([]ice.NetworkType{ice.NetworkTypeUDP4}),
 	ice.WithIPFilter(func(ip net.IP) bool { return ip.IsLoopback() }),
@@ -54,7 +55,7 @@ func (l *logBuf) String() string {
 
 func newMesh(t *testing.T, log *logBuf, mod func(*Config)) *Mesh {
 	t.Helper()
-	cfg := Config{Now: now, ICEOptions: loopback, RetryAfter: time.Hour}
+	cfg := Config{Now: now, ICEOptions: loopback, RetryAfter: time.Hour, ShareHostCandidates: true, LoopbackCandidates: true}
 	if log != nil {
 		cfg.Log = slog.New(slog.NewTextHandler(log, nil))
 	}
@@ -341,7 +342,7 @@ func TestTrickledCandidates(t *testing.T) {
 // good offer after it links.
 func TestBadOffers(t *testing.T) {
 	var log logBuf
-	b := newMesh(t, &log, nil)
+	b := newMesh(t, &log, func(c *Config) { c.OfferBurst = 4 }) // the bad offers spend the burst
 	b.SetPeers(1, []int{0, 1})
 	for i, data := range []string{"not json", `{"v":1,"ufrag":"abcd","pwd":"p","fp":"x"}`, strings.Repeat("x", protocol.MaxSignalData+1)} {
 		b.Signal(&protocol.Signal{From: 0, To: 1, Kind: KindOffer, Data: data})

@@ -70,7 +70,8 @@ type Config struct {
 	NoDirect bool
 	// Direct tunes the direct links (client/direct): zero fields are its
 	// defaults; Now is the Room's clock and Log the Room's, whatever is
-	// set; ICEServers are added to those of the server's welcome; Lag is
+	// set; ICEServers are added to those the server hands out with the
+	// seat (its joined; an older server's welcome); Lag is
 	// the lag simulator under the direct links when DirectLagApart (else
 	// Lag above applies there).
 	Direct direct.Config

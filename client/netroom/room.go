@@ -151,6 +151,9 @@ type Room struct {
 	direct  directWatch
 	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
+	// seatICE are the STUN and TURN servers the seat came with (joined's);
+	// nil from a server that hands them out in its welcome.
+	seatICE []protocol.ICEServer
 	// Buffers of the direct links, reused.
 	peerSlots []int
 	signals   []protocol.Signal
@@ -843,6 +846,7 @@ func (r *Room) applyMessage(m protocol.Message) {
 		}
 		rejoin := r.inRoom && m.Code == r.code && m.Slot == r.slot
 		r.code, r.invite, r.slot, r.inRoom = m.Code, m.Invite, m.Slot, true
+		r.setSeatICE(m.ICEServers)
 		if !rejoin {
 			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 			r.room = protocol.RoomState{Host: -1}
@@ -937,6 +941,7 @@ func (r *Room) leaveRoom() {
 		r.despawn(slot)
 	}
 	r.inRoom, r.code, r.invite, r.slot = false, "", "", -1
+	r.seatICE = nil
 	r.room = protocol.RoomState{Host: -1}
 	r.players = r.players[:0]
 	r.closeDirect()

@@ -76,7 +76,13 @@ func linkedOver(what string, ok func(pair string) bool) check {
 
 func directPair(pair string) bool { return !strings.Contains(pair, "relay") }
 func relayed(pair string) bool    { return strings.Contains(pair, "relay") }
-func hosts(pair string) bool      { return pair == "host/host" }
+
+// hosts: a pair of host candidates. Host candidates go as mDNS names, so
+// the player who resolves the other's name first checks first, and the
+// other may learn that address from its checks before its own lookup
+// returns: a peer-reflexive remote, the same LAN address (with STUN and
+// TURN out of reach there is no other kind).
+func hosts(pair string) bool { return pair == "host/host" || pair == "host/prflx" }
 
 // linkedWithin asserts that both sides' links came up within limit of
 // the other player's spawn.

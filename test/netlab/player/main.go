@@ -162,6 +162,9 @@ func run() error {
 	}
 	if *relink {
 		cfg.Direct.RetryAfter = 50 * time.Millisecond
+		// The relinks are deliberate: the answerer takes an offer each
+		// time (its default budget answers one per 5 s after 3).
+		cfg.Direct.OfferRate, cfg.Direct.OfferBurst = 10, 10
 	}
 	if *noRelay {
 		cfg.Direct.ICEOptions = []ice.AgentOption{ice.WithCandidateTypes([]ice.CandidateType{
