@@ -53,6 +53,9 @@ func (a *tuner) step(p *Predictor, f *frame) {
 			return
 		}
 	}
+	if a.npend > 0 {
+		a.labelPending(p)
+	}
 }
 
 // capFrame sets the correction bound of frame df (the real drawing's and

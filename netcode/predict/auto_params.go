@@ -182,6 +182,10 @@ const (
 	// erraticGlide is the share of the erratic rule's pop step that a
 	// capped candidate's correction may move in one frame.
 	erraticGlide = 5.0 / 6
+	// autoPend is how many labels newer than every frame may wait for
+	// one (tuner.labelPending): a quarter of a second of states at 60 Hz,
+	// the largest input delay a room takes (protocol.MaxInputDelayUS).
+	autoPend = 16
 	// autoSeen is how many recent sample velocities the pop test keeps.
 	autoSeen = 8
 	// autoWarmSamples is how many of the newest samples warm touches:

@@ -23,7 +23,7 @@ import (
 func (a *tuner) label(p *Predictor, s *Sample) {
 	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
 	a.seenI = (a.seenI + 1) % autoSeen
-	if a.labels > 0 && s.Time <= a.lastLabel {
+	if (a.labels > 0 || a.npend > 0) && s.Time <= a.lastLabel {
 		return // a late sample, or the other path's copy: no label, and its speed was seen
 	}
 	// The top speed, horizontal (a character's jump is not running speed),
@@ -33,8 +33,41 @@ func (a *tuner) label(p *Predictor, s *Sample) {
 	a.countJump(horiz, s)
 	lo, hi, ok := a.framesAround(s.Time)
 	if !ok {
+		if a.hn > 0 && s.Time > a.hist[a.hi].t && a.npend < autoPend {
+			// Newer than every frame drawn (a state placed ahead by the
+			// room's input delay): scored once a frame passes it
+			// (labelPending).
+			a.pend[a.npend] = pendingLabel{t: s.Time, pos: s.Pos}
+			a.npend++
+			a.lastLabel = s.Time
+		}
 		return
 	}
+	a.scoreLabel(p, lo, hi, s)
+}
+
+// labelPending scores the labels that were newer than every frame when
+// they arrived and that the newest frame has now passed: each is scored
+// on what every shadow drew at its time, knowing it, as the real drawing
+// did.
+func (a *tuner) labelPending(p *Predictor) {
+	n := 0
+	for i := range a.npend {
+		l := a.pend[i]
+		lo, hi, ok := a.framesAround(l.t)
+		if !ok {
+			a.pend[n] = l // not passed yet
+			n++
+			continue
+		}
+		a.scoreLabel(p, lo, hi, &Sample{Time: l.t, Pos: l.pos})
+	}
+	a.npend = n
+}
+
+// scoreLabel scores the shadows against s, drawn between frames lo and hi, and
+// picks the drawing's settings.
+func (a *tuner) scoreLabel(p *Predictor, lo, hi *histFrame, s *Sample) {
 	f := 0.0
 	if hi.t > lo.t {
 		f = float64(s.Time-lo.t) / float64(hi.t-lo.t)

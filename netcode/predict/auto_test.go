@@ -239,6 +239,22 @@ func TestAutoCharacterTail(t *testing.T) {
 	}
 }
 
+// TestAutoLabelsStatesAhead checks that Auto learns from states placed
+// ahead by a room's input delay: a state newer than every frame drawn
+// waits (tuner.pend) until a frame passes its time, then scores the
+// shadows. With the delay equal to the latency (100 ms each) nearly
+// every state arrives ahead of the frames; unscored, Auto kept its
+// start settings and drew the runner about as far off as snap-on-arrival.
+func TestAutoLabelsStatesAhead(t *testing.T) {
+	p := newPredictor(t, Config{Auto: true})
+	errs, snaps := replayEightWayAhead(p, 21, 100*time.Millisecond, 4*time.Millisecond, 100*time.Millisecond)
+	require.NotEmpty(t, errs)
+	t.Logf("Auto: mean %.3f m, p99 %.3f m, max %.3f m, %d labels; snap: mean %.3f m, max %.3f m",
+		mean(errs), pct(errs, 0.99), pct(errs, 1), p.auto.labels, mean(snaps), pct(snaps, 1))
+	assert.Greater(t, p.auto.labels, p.auto.par.MinLabels, "the states placed ahead were scored")
+	assert.LessOrEqual(t, mean(errs), mean(snaps)/4, "Auto's mean against snap's")
+}
+
 // TestAutoRefineLag checks where refineLag puts the drawn lag: at the
 // lowest point of the parabola through the best capped shadow's score sum
 // and its neighbours' (same time constant, cap and model), no further than

@@ -65,12 +65,16 @@ type tuner struct {
 	// seen are the velocities of the newest samples (seenT their times),
 	// the moves the entity was seen to make: a shadow's frame move far from
 	// all of them and from its own prediction's is a pop.
-	seen      [autoSeen]geom.Vec3
-	seenT     [autoSeen]time.Duration
-	seenI     int
-	hist      [autoHist]histFrame
-	hn, hi    int // frames in hist; index of the newest
-	labels    int
+	seen   [autoSeen]geom.Vec3
+	seenT  [autoSeen]time.Duration
+	seenI  int
+	hist   [autoHist]histFrame
+	hn, hi int // frames in hist; index of the newest
+	labels int
+	// pend are labels newer than every frame when they arrived (states
+	// placed ahead by an input delay), npend how many.
+	pend      [autoPend]pendingLabel
+	npend     int
 	peak      float64 // the top horizontal speed seen lately (AutoParams.PeakKeep)
 	lastLabel time.Duration
 	best      int // the shadow whose settings the drawing takes
@@ -92,6 +96,12 @@ type tuner struct {
 	// sink takes warm's sum, so that its loads are not optimised away.
 	sink float64
 	par  AutoParams
+}
+
+// pendingLabel is a label waiting for a frame to pass its time.
+type pendingLabel struct {
+	t   time.Duration
+	pos geom.Vec3
 }
 
 // histFrame is one frame of every shadow's drawing.
