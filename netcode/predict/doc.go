@@ -35,7 +35,9 @@
 //     drawing keeps a bank of shadow drawings, one per setting, stepped
 //     frame by frame through the same step as the real drawing, and every
 //     arrival scores each against where the entity truly was at the
-//     sample's time. Which shadow draws follows a stated rule. A mover
+//     sample's time (a state newer than every frame drawn, placed ahead by
+//     a room's input delay, once a frame passes its time). Which shadow
+//     draws follows a stated rule. A mover
 //     whose velocity jumps often (instant turns: a character on a
 //     keyboard; AutoParams.ErraticRate) follows the erratic rule: the
 //     lowest mean error among the shadows whose running 99th percentile
