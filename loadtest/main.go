@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -77,6 +78,7 @@ type config struct {
 	jsonOut  bool
 	cpuProf  string
 	noRecon  bool
+	relay    string // "both", "room" or "bare"
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -92,6 +94,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.noRecon, "no-reconnect", false, "bots give up when their connection drops, instead of reconnecting and rejoining")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
+	fs.StringVar(&c.relay, "relay", "both", "what the bots play against: room (the room server), bare (the baseline: a bare fan-out relay in this process, with the server's WebSocket library, framing and batching and nothing else), or both, one after the other, with the room server's figures as a share of the bare relay's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -104,6 +107,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-duration %v outside (0, %v]", c.duration, maxDuration)
 	case c.rate <= 0 || c.rate > 240:
 		return nil, fmt.Errorf("-rate %v outside (0, 240]", c.rate)
+	case c.relay != "both" && c.relay != "room" && c.relay != "bare":
+		return nil, fmt.Errorf("-relay %q: room, bare or both", c.relay)
 	}
 	for _, u := range strings.Split(urls, ",") {
 		if u = strings.TrimSpace(u); u == "" {
@@ -165,6 +170,27 @@ type Report struct {
 	// reconnecting to reconnected), and bots that lost their room.
 	Reconnects Latency
 	RoomsLost  int
+	// Relay is what the bots played against: "room" (the room server)
+	// or "bare" (the baseline fan-out relay).
+	Relay string
+	// RejectedBy is ServerRejected by reason, and Kicked the players the
+	// server disconnected for abuse, by close code (from its metrics).
+	RejectedBy map[string]float64 `json:",omitempty"`
+	Kicked     map[string]float64 `json:",omitempty"`
+	// Bare is the same bots' run against the bare relay, after this one
+	// (-relay both), and Ratio this run's figures as a share of it.
+	Bare  *Report `json:",omitempty"`
+	Ratio *Ratio  `json:",omitempty"`
+}
+
+// Ratio compares the room server with the bare relay in the same run.
+type Ratio struct {
+	// Throughput is the room server's relayed states per second over the
+	// bare relay's (1: as fast; the goal is at least 0.7).
+	Throughput float64
+	// P99 is the room server's relay latency p99 over the bare relay's
+	// (1: as fast; more is slower).
+	P99 float64
 }
 
 // Latency summarises a set of durations.
@@ -205,7 +231,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rep, err := loadtest(c, stderr)
+	rep, err := runAll(c, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "loadtest:", err)
 		return 1
@@ -217,10 +243,60 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printReport(stdout, rep)
 	}
-	if len(rep.Errors) > 0 {
+	if len(rep.Errors) > 0 || (rep.Bare != nil && len(rep.Bare.Errors) > 0) {
 		return 1
 	}
 	return 0
+}
+
+// runAll plays the bots against the room server, the bare relay, or both
+// one after the other (c.relay), and returns the room server's report
+// with the bare relay's beside it, or the one that ran.
+func runAll(c *config, stderr io.Writer) (*Report, error) {
+	var room, bare *Report
+	var err error
+	if c.relay != "bare" {
+		urls := c.urls
+		stop := func() {}
+		if len(urls) == 0 {
+			var u string
+			if stop, u, err = startServer(c); err != nil {
+				return nil, err
+			}
+			urls = []string{u}
+		}
+		room, err = loadtest(c, urls, "room", stderr)
+		stop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.relay != "room" {
+		stop, u, err := startBare()
+		if err != nil {
+			return nil, err
+		}
+		bare, err = loadtest(c, []string{u}, "bare", stderr)
+		stop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case room == nil:
+		return bare, nil
+	case bare == nil:
+		return room, nil
+	}
+	room.Bare = bare
+	room.Ratio = &Ratio{}
+	if bare.ServerRelayedPS > 0 {
+		room.Ratio.Throughput = room.ServerRelayedPS / bare.ServerRelayedPS
+	}
+	if bare.LatencyP99 > 0 {
+		room.Ratio.P99 = float64(room.LatencyP99) / float64(bare.LatencyP99)
+	}
+	return room, nil
 }
 
 // sendTimes remembers when each sender handed each sequence number over.
@@ -242,16 +318,9 @@ func (e *errs) add(kind string) {
 	e.mu.Unlock()
 }
 
-func loadtest(c *config, stderr io.Writer) (*Report, error) {
-	urls := c.urls
-	if len(urls) == 0 {
-		stop, u, err := startServer(c)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		urls = []string{u}
-	}
+// loadtest plays the bots against the servers at urls; relay names them
+// in the report.
+func loadtest(c *config, urls []string, relay string, stderr io.Writer) (*Report, error) {
 	metricsURLs := make([]string, len(urls))
 	for i, u := range urls {
 		metricsURLs[i] = strings.Replace(strings.Replace(u, "ws://", "http://", 1), "/ws", "/metrics", 1)
@@ -263,7 +332,8 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), setupFor+c.duration+30*time.Second)
 	defer cancel()
-	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against %s\n", c.rooms, c.players, c.rate, c.duration, wsURL)
+	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against the %s relay at %s\n", c.rooms, c.players, c.rate,
+		c.duration, relay, wsURL)
 
 	rooms := make([]*botRoom, c.rooms)
 	var wg sync.WaitGroup
@@ -325,7 +395,7 @@ loop:
 	closeAll(rooms)
 
 	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
-		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls)}
+		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay}
 	var lat, jd, jr, cd, cr, rec []time.Duration
 	for _, r := range rooms {
 		jd, jr = append(jd, r.joins[0]...), append(jr, r.joins[1]...)
@@ -360,6 +430,8 @@ loop:
 		rep.ServerRelayedPS = (after["nearzero_states_relayed_total"] - before["nearzero_states_relayed_total"]) / sec
 		rep.ServerDropped = after["nearzero_states_dropped_total"] - before["nearzero_states_dropped_total"]
 		rep.ServerRejected = after["nearzero_rejected_total"] - before["nearzero_rejected_total"]
+		rep.RejectedBy = labelled(before, after, "nearzero_rejected_total", "reason")
+		rep.Kicked = labelled(before, after, "nearzero_kicked_total", "code")
 	}
 	slices.Sort(lat)
 	rep.Samples = len(lat)
@@ -595,6 +667,27 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 	}, "ws://" + ln.Addr().String() + "/ws", nil
 }
 
+// labelled returns the growth of each series of counter name, by the value
+// of its label, leaving out those that did not grow.
+func labelled(before, after map[string]float64, name, label string) map[string]float64 {
+	prefix := name + "{" + label + "=\""
+	var out map[string]float64
+	for k, v := range after {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		val, _, ok := strings.Cut(rest, "\"")
+		if d := v - before[k]; ok && d > 0 {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[val] += d
+		}
+	}
+	return out
+}
+
 // scrapeAll sums the counters of several servers' metrics pages, and
 // names those that could not be read.
 func scrapeAll(urls []string) (sum map[string]float64, missing []string) {
@@ -616,7 +709,8 @@ func scrapeAll(urls []string) (sum map[string]float64, missing []string) {
 // report.
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
-// scrape reads the counters of a Prometheus text page, summing series.
+// scrape reads the counters of a Prometheus text page: each series by its
+// name with its labels, and each name summed over its series.
 func scrape(u string) (map[string]float64, error) {
 	resp, err := metricsClient.Get(u)
 	if err != nil {
@@ -637,18 +731,44 @@ func scrape(u string) (map[string]float64, error) {
 		if !ok {
 			continue
 		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		if err != nil {
+			continue
+		}
 		if i := strings.IndexByte(name, '{'); i >= 0 {
+			out[name] += v
 			name = name[:i]
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-		if err == nil {
-			out[name] += v
-		}
+		out[name] += v
 	}
 	return out, sc.Err()
 }
 
+// printReport prints r, and with a baseline, the bare relay's figures
+// and the ratios, then the run as a row of the README's table.
 func printReport(w io.Writer, r *Report) {
+	printOne(w, r)
+	if r.Bare == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n")
+	printOne(w, r.Bare)
+	b := r.Bare
+	fmt.Fprintf(w, "\nroom server / bare relay: throughput %.2f, p99 %.2fx\n", r.Ratio.Throughput, r.Ratio.P99)
+	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) }
+	k := func(v float64) string { return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k" }
+	fmt.Fprintf(w, "| %d x %d | %s (%s) | %s / %s / %s ms | %.0f | %s / %s / %s ms | %.2f | %.2f |\n",
+		r.Rooms, r.Players, k(r.ServerRelayedPS), k(r.ExpectedPerSec), ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax),
+		r.ServerRejected, ms(b.LatencyP50), ms(b.LatencyP99), ms(b.LatencyMax), r.Ratio.Throughput, r.Ratio.P99)
+}
+
+// printOne prints one run's figures.
+func printOne(w io.Writer, r *Report) {
+	relay := "room server"
+	if r.Relay == "bare" {
+		relay = "bare relay (the baseline)"
+	}
+	fmt.Fprintf(w, "relay                  %s\n", relay)
 	fmt.Fprintf(w, "rooms x players        %d x %d at %.0f Hz for %.1f s\n", r.Rooms, r.Players, r.Rate, r.Duration.Seconds())
 	fmt.Fprintf(w, "states sent/s          %.0f\n", r.SentPerSec)
 	if len(r.MetricsMissing) == 0 {
@@ -660,8 +780,11 @@ func printReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "received/s (bots)      %.0f\n", r.ReceivedPerSec)
 	fmt.Fprintf(w, "relay latency          p50 %v  p99 %v  max %v  (%d samples)\n",
 		r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond), r.LatencyMax.Round(10*time.Microsecond), r.Samples)
-	if len(r.MetricsMissing) == 0 {
-		fmt.Fprintf(w, "server rejected        %.0f\n", r.ServerRejected)
+	if len(r.MetricsMissing) == 0 && r.Relay != "bare" {
+		fmt.Fprintf(w, "server rejected        %.0f%s\n", r.ServerRejected, byLabel(r.RejectedBy))
+		if len(r.Kicked) > 0 {
+			fmt.Fprintf(w, "server kicked          %s\n", byLabel(r.Kicked))
+		}
 		fmt.Fprintf(w, "server dropped (slow)  %.0f\n", r.ServerDropped)
 	}
 	fmt.Fprintf(w, "client queue drops     %d\n", r.ClientQueueDrops)
@@ -694,4 +817,16 @@ func printReport(w io.Writer, r *Report) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "error                  %s: %d\n", k, r.Errors[k])
 	}
+}
+
+// byLabel formats counts by label, sorted: "  (speed 3, rate 1)".
+func byLabel(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
+	}
+	return "  (" + strings.Join(parts, ", ") + ")"
 }
