@@ -755,7 +755,9 @@ func printReport(w io.Writer, r *Report) {
 	printOne(w, r.Bare)
 	b := r.Bare
 	fmt.Fprintf(w, "\nroom server / bare relay: throughput %.2f, p99 %.2fx\n", r.Ratio.Throughput, r.Ratio.P99)
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) }
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
 	k := func(v float64) string { return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k" }
 	fmt.Fprintf(w, "| %d x %d | %s (%s) | %s / %s / %s ms | %.0f | %s / %s / %s ms | %.2f | %.2f |\n",
 		r.Rooms, r.Players, k(r.ServerRelayedPS), k(r.ExpectedPerSec), ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax),
