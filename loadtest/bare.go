@@ -41,6 +41,7 @@ const (
 type bareRelay struct {
 	start   time.Time
 	relayed atomic.Int64 // state frames sent on, one per recipient
+	writes  atomic.Int64 // messages of states written
 	users   atomic.Int64
 
 	mu    sync.Mutex
@@ -92,7 +93,7 @@ func startBare() (stop func(), wsURL string, err error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws", r.serveWS)
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "nearzero_states_relayed_total %d\n", r.relayed.Load())
+		fmt.Fprintf(w, "nearzero_states_relayed_total %d\nnearzero_state_writes_total %d\n", r.relayed.Load(), r.writes.Load())
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
@@ -351,9 +352,12 @@ func (c *bareConn) writeLoop() {
 				}
 				ctl[i] = nil
 			}
-			if len(batch) > 0 && c.ws.Write(ctx, websocket.MessageBinary, batch) != nil {
-				_ = c.ws.CloseNow()
-				return
+			if len(batch) > 0 {
+				c.r.writes.Add(1)
+				if c.ws.Write(ctx, websocket.MessageBinary, batch) != nil {
+					_ = c.ws.CloseNow()
+					return
+				}
 			}
 		}
 	}

@@ -177,6 +177,15 @@ type Report struct {
 	// server disconnected for abuse, by close code (from its metrics).
 	RejectedBy map[string]float64 `json:",omitempty"`
 	Kicked     map[string]float64 `json:",omitempty"`
+	// StatesPerWrite is how many relayed states each message the relay
+	// wrote carried (0: unknown).
+	StatesPerWrite float64
+	// CPUCores is the CPU this process (bots and in-process relay) used
+	// while the bots played, in cores, and CPUPerState that CPU per state
+	// the relay relayed: figures that a busy machine skews less than
+	// throughput (0: unknown).
+	CPUCores    float64
+	CPUPerState time.Duration
 	// Bare is the same bots' run against the bare relay, after this one
 	// (-relay both), and Ratio this run's figures as a share of it.
 	Bare  *Report `json:",omitempty"`
@@ -364,6 +373,7 @@ func loadtest(c *config, urls []string, relay string, stderr io.Writer) (*Report
 	fmt.Fprintf(stderr, "loadtest: %d of %d rooms playing\n", ready, c.rooms)
 
 	before, missBefore := scrapeAll(metricsURLs)
+	cpu0 := processCPU()
 	start := time.Now()
 	end := start.Add(c.duration)
 	for _, r := range rooms {
@@ -391,6 +401,7 @@ loop:
 	}
 	progress.Stop()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
 	after, missAfter := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
@@ -432,6 +443,13 @@ loop:
 		rep.ServerRejected = after["nearzero_rejected_total"] - before["nearzero_rejected_total"]
 		rep.RejectedBy = labelled(before, after, "nearzero_rejected_total", "reason")
 		rep.Kicked = labelled(before, after, "nearzero_kicked_total", "code")
+		if w := after["nearzero_state_writes_total"] - before["nearzero_state_writes_total"]; w > 0 {
+			rep.StatesPerWrite = rep.ServerRelayedPS * sec / w
+		}
+		if relayed := rep.ServerRelayedPS * sec; cpu > 0 && relayed > 0 {
+			rep.CPUCores = cpu.Seconds() / sec
+			rep.CPUPerState = time.Duration(float64(cpu) / relayed)
+		}
 	}
 	slices.Sort(lat)
 	rep.Samples = len(lat)
@@ -780,6 +798,13 @@ func printOne(w io.Writer, r *Report) {
 			strings.Join(r.MetricsMissing, ", "), r.ExpectedPerSec)
 	}
 	fmt.Fprintf(w, "received/s (bots)      %.0f\n", r.ReceivedPerSec)
+	if r.StatesPerWrite > 0 {
+		fmt.Fprintf(w, "states per write       %.2f\n", r.StatesPerWrite)
+	}
+	if r.CPUCores > 0 {
+		fmt.Fprintf(w, "process CPU            %.2f cores, %v per relayed state (bots and in-process relay)\n", r.CPUCores,
+			r.CPUPerState.Round(10*time.Nanosecond))
+	}
 	fmt.Fprintf(w, "relay latency          p50 %v  p99 %v  max %v  (%d samples)\n",
 		r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond), r.LatencyMax.Round(10*time.Microsecond), r.Samples)
 	if len(r.MetricsMissing) == 0 && r.Relay != "bare" {

@@ -855,7 +855,7 @@ func (c *conn) writeLoop() {
 				// a reliable frame still leads (Joined before the states).
 				if !closing && i < len(ctl)-1 {
 					if batch = c.takeStates(batch); len(batch) > 0 {
-						if !c.write(ctx, batch) {
+						if !c.writeStates(ctx, batch) {
 							c.drainQueues()
 							return
 						}
@@ -864,7 +864,7 @@ func (c *conn) writeLoop() {
 				}
 			}
 			if len(batch) > 0 && !closing {
-				if !c.write(ctx, batch) {
+				if !c.writeStates(ctx, batch) {
 					c.drainQueues()
 					return
 				}
@@ -915,6 +915,12 @@ func (c *conn) write(ctx context.Context, b []byte) bool {
 		return false
 	}
 	return true
+}
+
+// writeStates writes one message of states, counting it.
+func (c *conn) writeStates(ctx context.Context, b []byte) bool {
+	c.s.m.StateWritesTotal.Inc()
+	return c.write(ctx, b)
 }
 
 // finish ends the connection with a close frame.

@@ -12,20 +12,23 @@ const Namespace = "nearzero"
 
 // Metrics holds the server's metrics. It is safe for concurrent use.
 type Metrics struct {
-	Rooms          *Gauge
-	Players        *Gauge // seated players with a connection
-	Connections    *Gauge
-	StatesInTotal  *Counter
-	RelayedTotal   *Counter
-	DroppedTotal   *Counter // states dropped for slow readers
-	RoundsTotal    *Counter
-	RestampAgeSecs *Histogram
-	rejected       *Vec[Counter]
-	rejectedRoom   []*Counter // by room.Reject
-	phases         *Vec[Gauge]
-	kicked         *Vec[Counter]
-	closes         *Vec[Counter]
-	limited        *Vec[Counter]
+	Rooms         *Gauge
+	Players       *Gauge // seated players with a connection
+	Connections   *Gauge
+	StatesInTotal *Counter
+	RelayedTotal  *Counter
+	DroppedTotal  *Counter // states dropped for slow readers
+	// StateWritesTotal counts the messages of relayed states written
+	// (RelayedTotal over it is the states each write carries).
+	StateWritesTotal *Counter
+	RoundsTotal      *Counter
+	RestampAgeSecs   *Histogram
+	rejected         *Vec[Counter]
+	rejectedRoom     []*Counter // by room.Reject
+	phases           *Vec[Gauge]
+	kicked           *Vec[Counter]
+	closes           *Vec[Counter]
+	limited          *Vec[Counter]
 	// StorageDropped counts storage writes dropped because the queue was
 	// full (never results: they have their own path).
 	StorageDropped *Counter
@@ -141,7 +144,7 @@ func New() *Metrics {
 		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter), RTTFlaggedTotal: new(Counter),
 		TeleportsTotal: new(Counter), TURNAllocations: new(Gauge),
 		RoundTripSecs: NewHistogram(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
-		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
+		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter), StateWritesTotal: new(Counter),
 		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
 		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
@@ -178,6 +181,7 @@ func New() *Metrics {
 		c("states_skipped_direct_total", "State frames not relayed because the recipient receives the sender over a direct link (one per recipient).", m.SkippedDirectTotal),
 		c("direct_cheat_reports_total", "Peers players dropped from direct play because their direct states failed the motion checks.", m.DirectCheatTotal),
 		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
+		c("state_writes_total", "Messages of relayed states written (states_relayed_total over this is how many states each write carries).", m.StateWritesTotal),
 		c("states_dropped_total", "Relayed states dropped because the recipient read too slowly (oldest first).", m.DroppedTotal),
 		c("rounds_started_total", "Rounds started (start handshakes begun).", m.RoundsTotal),
 		{Name: "restamp_age_seconds", Kind: KindHistogram, Histogram: m.RestampAgeSecs,
