@@ -1,0 +1,160 @@
+package room
+
+import (
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/wire"
+)
+
+// The room judges a player's states (the rate limit and the motion rules)
+// on the player's own timeline, not by when the server got round to reading
+// them: a server that falls behind its reading (a busy machine, a pause)
+// delivers seconds of states at once, and judged by arrival they look like
+// a flood and a teleport, although the player did nothing wrong.
+//
+// The player's timeline is its clock as the room has measured it: every
+// state's stamp and every ping's time, against their arrival, give the
+// smallest gap (the clock offset plus the fastest delivery) over a long
+// window; a state's sender time plus that gap is when it would have been
+// read on time. That time may trail the arrival by no more than the
+// room's evidence of a backlog: how old the newest news of its players is
+// (the median: no one player can fake it for the others), never more than
+// Config.BacklogCredit. It never runs ahead of the
+// arrival nor goes back, so a forged stamp buys nothing that arrival times
+// did not: what a player gains from it is bounded by how far the room's
+// reading actually lags.
+
+// DefaultBacklogCredit is Config.BacklogCredit's default.
+const DefaultBacklogCredit = 2 * time.Second
+
+// clockWindow is how long the smallest gap is kept: longer than any
+// backlog the checks forgive, so that one draining does not read as the
+// player's clock stepping forward.
+const clockWindow = 60 * time.Second
+
+// lateWindow is how long a late message counts as evidence of a backlog:
+// the players read after the others in a burst still show it.
+const lateWindow = 5 * time.Second
+
+// senderClock is what the room knows of one player's clock on its current
+// connection (reset with the connection: a new client process has a new
+// clock).
+type senderClock struct {
+	low   [2]time.Duration // smallest gap (arrival - sender time) in this half window and the last
+	half  time.Duration    // arrival time this half window began
+	set   bool             // a gap was observed
+	heard time.Duration    // the newest sender time read, on the server clock
+	// late is the most a message arrived after its time on the server
+	// clock, in this half of lateWindow and the last, from lateHalf on.
+	late     [2]time.Duration
+	lateHalf time.Duration
+	judge    time.Duration // the time the last state was judged at
+	ever     bool          // judge is set
+}
+
+// offset returns the smallest gap over the window.
+func (c *senderClock) offset() time.Duration { return min(c.low[0], c.low[1]) }
+
+// observe records sender time stamp arriving at now, and returns it on the
+// server clock: when it would have arrived with the fastest delivery seen
+// (now for the first one).
+func (c *senderClock) observe(now time.Duration, stamp wire.Stamp) time.Duration {
+	if !c.set {
+		c.set, c.half, c.lateHalf = true, now, now
+		c.low = [2]time.Duration{now - stamp.Near(0), now - stamp.Near(0)}
+		c.heard = now
+		return now
+	}
+	off := c.offset()
+	sent := stamp.Near(now - off)
+	if now-c.half >= clockWindow/2 {
+		c.low[1], c.low[0], c.half = c.low[0], now-sent, now
+	}
+	c.low[0] = min(c.low[0], now-sent)
+	at := sent + off
+	c.heard = max(c.heard, min(at, now))
+	if now-c.lateHalf >= lateWindow/2 {
+		c.late[1], c.late[0], c.lateHalf = c.late[0], 0, now
+		if now-c.lateHalf >= lateWindow {
+			c.late[1] = 0
+		}
+	}
+	c.late[0] = max(c.late[0], now-at)
+	return at
+}
+
+// behind returns how far behind the room was in reading this player, as
+// far as it can tell at now: how old its newest news is, or how late a
+// message of it arrived within lateWindow, whichever is more.
+func (c *senderClock) behind(now time.Duration) time.Duration {
+	b := now - c.heard
+	switch since := now - c.lateHalf; {
+	case since < lateWindow/2:
+		b = max(b, c.late[0], c.late[1])
+	case since < lateWindow:
+		b = max(b, c.late[0])
+	}
+	return b
+}
+
+// judgeAt returns the time a state whose sender time maps to at, arriving
+// at now, is judged at: at, but no later than now, no earlier than now
+// less credit, and never before the last state's.
+func (c *senderClock) judgeAt(now, at, credit time.Duration) time.Duration {
+	lo := now - credit
+	if c.ever {
+		lo = max(lo, c.judge)
+	}
+	t := min(now, max(lo, at))
+	c.judge, c.ever = t, true
+	return t
+}
+
+// behindAfter is the backlog from which the room counts itself behind:
+// above what jitter and the gap between two states show of a room that
+// keeps up.
+const behindAfter = 250 * time.Millisecond
+
+// reset forgets the clock (a new connection).
+func (c *senderClock) reset() { *c = senderClock{} }
+
+// stateTime returns the time the checks judge s's state stamped stamp,
+// arriving at now, at (see senderClock), and whether the room is behind
+// and the state came late: then what refuses it on time (rate, distance)
+// is the room's delay, not the player's doing.
+func (r *Room) stateTime(now time.Duration, s *seat, stamp wire.Stamp) (time.Duration, bool) {
+	at := s.clk.observe(now, stamp)
+	b := r.backlog(now)
+	return s.clk.judgeAt(now, at, b), b >= behindAfter && now-at >= behindAfter
+}
+
+// backlog returns how far behind its reading the room shows itself at
+// now: the lower median, over its connected players, of how far behind it
+// was in reading each lately (senderClock.behind), at most
+// Config.BacklogCredit. One player cannot
+// raise it past the others' (nor one griefer lower it far in a full
+// room): a player alone in the room is its own evidence, within the
+// credit.
+func (r *Room) backlog(now time.Duration) time.Duration {
+	if r.cfg.BacklogCredit <= 0 || r.hooks.Behind == nil || r.hooks.Behind() <= 0 {
+		return 0
+	}
+	var ages [MaxSlots]time.Duration
+	n := 0
+	for _, o := range r.seats {
+		if o == nil || o.peer == nil || !o.clk.set {
+			continue
+		}
+		// Insertion into sorted order: a room holds a few dozen at most.
+		a, i := o.clk.behind(now), n
+		for ; i > 0 && ages[i-1] > a; i-- {
+			ages[i] = ages[i-1]
+		}
+		ages[i] = a
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return min(r.cfg.BacklogCredit, max(0, ages[(n-1)/2]))
+}
