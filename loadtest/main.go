@@ -396,7 +396,11 @@ loop:
 				recv += r.received.Load()
 			}
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "loadtest: %4.0fs  %8.0f states/s received\n", el, float64(recv)/el)
+			busy := ""
+			if m, _ := scrapeAll(metricsURLs); m["nearzero_sched_delay_seconds"] > 0 || m["nearzero_overloaded"] > 0 {
+				busy = fmt.Sprintf("  server delay %.0f ms, overloaded %v", 1000*m["nearzero_sched_delay_seconds"], m["nearzero_overloaded"] > 0)
+			}
+			fmt.Fprintf(stderr, "loadtest: %4.0fs  %8.0f states/s received%s\n", el, float64(recv)/el, busy)
 		}
 	}
 	progress.Stop()
@@ -577,19 +581,20 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 	var evs []serverlink.Event
 	r.down, r.lost = make([]time.Time, len(r.bots)), make([]bool, len(r.bots))
 	seq := 0
+	t0 := r.clk.Now()
 	for time.Now().Before(end) && ctx.Err() == nil {
 		<-tick.C
 		seq++
-		t := float64(seq) / r.cfg.rate
 		for slot, b := range r.bots {
 			if r.lost[slot] {
 				continue
 			}
-			// Each bot drives a circle of radius 20 at 10 units/s.
-			phase := float64(slot) + t*0.5
+			// Each bot drives a circle of radius 20 at 10 units/s, sampled
+			// when it is stamped (a late tick moves it further).
+			now := r.clk.Now()
+			phase := float64(slot) + (now-t0).Seconds()*0.5
 			st := &wire.State{Seq: wire.Seq(seq), Pos: geom.Vec3{X: 20 * math.Cos(phase), Z: 20 * math.Sin(phase)},
 				Vel: geom.Vec3{X: -10 * math.Sin(phase), Z: 10 * math.Cos(phase)}, Rot: geom.Quat{W: 1}}
-			now := r.clk.Now()
 			st.Stamp = wire.StampOf(now)
 			r.times.slot(r.idx, r.cfg.players, slot, st.Seq).Store(int64(now))
 			if err := b.SendState(st); err != nil {

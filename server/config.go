@@ -158,6 +158,21 @@ type Config struct {
 	// The clock restarts when a round ends. Default 10 min; negative means
 	// never.
 	LobbyTimeout time.Duration
+	// BusyAfter is the delay of the server's own work (the Go scheduler's:
+	// how long a goroutine that is ready waits to run, its 99th
+	// percentile, held 5 s) from which the server counts itself behind:
+	// rooms then judge their players' states on the players' timelines,
+	// crediting the delay the server's reading shows (room.Config's
+	// BacklogCredit), so that nobody is refused or kicked for the
+	// server's delays. Default 20 ms; negative means never (states judged
+	// on arrival).
+	BusyAfter time.Duration
+	// OverloadAfter is the delay from which the server is overloaded: it
+	// refuses new rooms (CodeServerFull; in a cluster it takes no
+	// placements) until the delay falls back, and says so in its metrics
+	// (nearzero_overloaded, nearzero_limited_total{limit="overload"}).
+	// Rooms that play keep playing. Default 100 ms; negative means never.
+	OverloadAfter time.Duration
 	// NewIdentityRate and NewIdentityBurst limit Hellos without a token
 	// (each mints an identity) per address: NewIdentityRate per second
 	// after a burst of NewIdentityBurst. Over it the connection is closed
@@ -270,6 +285,12 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.ConnReserve == 0 {
 		d.ConnReserve = DefaultConnReserve
+	}
+	if d.BusyAfter == 0 {
+		d.BusyAfter = DefaultBusyAfter
+	}
+	if d.OverloadAfter == 0 {
+		d.OverloadAfter = DefaultOverloadAfter
 	}
 	if d.LobbyTimeout == 0 {
 		d.LobbyTimeout = DefaultLobbyTimeout

@@ -155,6 +155,8 @@ type Server struct {
 	seated map[string]int // seats with a connection, by user (the TURN relay's guard)
 
 	players  atomic.Int64 // seated players with a connection
+	busy     *busyMeter   // how far behind its own work the server runs (busy.go)
+	wasOver  atomic.Bool  // overloaded at the last sample (busy.go)
 	nextConn atomic.Uint64
 
 	proxies   []netip.Prefix // read-only: Config.TrustedProxies
@@ -229,18 +231,21 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		}
 		s.turn.attach(s)
 	}
+	s.busy = newBusyMeter()
 	if s.cluster != nil {
 		s.cluster.Bind(func() (int, bool) {
 			s.mu.Lock()
 			draining := s.draining || s.shut
 			s.mu.Unlock()
-			return int(s.players.Load()), draining
+			// An overloaded node takes no new rooms, as a draining one.
+			return int(s.players.Load()), draining || s.overloaded()
 		})
 	}
-	s.bg.Add(3)
+	s.bg.Add(4)
 	go s.supervise("storage writer", s.persistLoop)
 	go s.supervise("results writer", s.resultsLoop)
 	go s.supervise("janitor", s.janitor)
+	go s.supervise("busy meter", s.watchBusy)
 	return s, nil
 }
 

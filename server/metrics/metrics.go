@@ -18,6 +18,11 @@ type Metrics struct {
 	StatesInTotal *Counter
 	RelayedTotal  *Counter
 	DroppedTotal  *Counter // states dropped for slow readers
+	// SchedDelaySecs is how far behind its own work the server runs: the
+	// Go scheduler's delay (99th percentile, held 5 s).
+	SchedDelaySecs *Gauge
+	// Overloaded is 1 while the server refuses new rooms for its delay.
+	Overloaded *Gauge
 	// StateWritesTotal counts the messages of relayed states written
 	// (RelayedTotal over it is the states each write carries).
 	StateWritesTotal *Counter
@@ -114,6 +119,7 @@ const (
 	LimitTURNQuota      = "turn_quota"      // a TURN allocation over a user's, an address's or the relay's quota
 	LimitTURNUnseated   = "turn_unseated"   // a TURN request with the credentials of a player holding no seat
 	LimitTURNExpired    = "turn_expired"    // a TURN allocation closed for not being refreshed in its lifetime
+	LimitOverload       = "overload"        // a create refused while the server is overloaded (Config.OverloadAfter)
 )
 
 // Limits lists the limit labels (for docs and tests).
@@ -121,7 +127,7 @@ func Limits() []string {
 	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames,
 		LimitRoomsPerNet, LimitLobbies, LimitIdleLobby, LimitConns, LimitSockets, LimitSocketsPerAddr,
 		LimitConnsPerNet, LimitConnsReserve, LimitSocketsPerNet, LimitSocketsReserve, LimitSmallNets,
-		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired}
+		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired, LimitOverload}
 }
 
 // Connection-level rejection reasons (the room's come from room.Reject).
@@ -145,6 +151,7 @@ func New() *Metrics {
 		TeleportsTotal: new(Counter), TURNAllocations: new(Gauge),
 		RoundTripSecs: NewHistogram(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter), StateWritesTotal: new(Counter),
+		SchedDelaySecs: new(Gauge), Overloaded: new(Gauge),
 		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
 		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
@@ -183,6 +190,8 @@ func New() *Metrics {
 		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
 		c("state_writes_total", "Messages of relayed states written (states_relayed_total over this is how many states each write carries).", m.StateWritesTotal),
 		c("states_dropped_total", "Relayed states dropped because the recipient read too slowly (oldest first).", m.DroppedTotal),
+		g("sched_delay_seconds", "How far behind its own work the server runs: the Go scheduler's delay, 99th percentile, held 5 s (rooms credit their players' states with their backlog from -busy-after).", m.SchedDelaySecs),
+		g("overloaded", "1 while the server refuses new rooms because its delay reached -overload-after.", m.Overloaded),
 		c("rounds_started_total", "Rounds started (start handshakes begun).", m.RoundsTotal),
 		{Name: "restamp_age_seconds", Kind: KindHistogram, Histogram: m.RestampAgeSecs,
 			Help: "Arrival minus re-stamped sample time of sampled states: the one-way delay the shared re-stamp estimator attributes to them."},
