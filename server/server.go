@@ -102,6 +102,11 @@ type Deps struct {
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
 	Cluster Cluster
+	// Delay, when set, replaces the server's measure of how far behind
+	// its own work it runs (the Go scheduler's delay, Config.BusyAfter):
+	// a host that knows better (a container's CPU throttling), or a test.
+	// It is called often and must be cheap.
+	Delay func() time.Duration
 }
 
 // EventSink receives funnel events (analytics.Sink is one). Emit must
@@ -154,9 +159,10 @@ type Server struct {
 	seatMu sync.Mutex     // guards seated
 	seated map[string]int // seats with a connection, by user (the TURN relay's guard)
 
-	players  atomic.Int64 // seated players with a connection
-	busy     *busyMeter   // how far behind its own work the server runs (busy.go)
-	wasOver  atomic.Bool  // overloaded at the last sample (busy.go)
+	players  atomic.Int64         // seated players with a connection
+	busy     *busyMeter           // how far behind its own work the server runs (busy.go)
+	delayFn  func() time.Duration // Deps.Delay; nil: busy's
+	wasOver  atomic.Bool          // overloaded at the last sample (busy.go)
 	nextConn atomic.Uint64
 
 	proxies   []netip.Prefix // read-only: Config.TrustedProxies
@@ -231,7 +237,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		}
 		s.turn.attach(s)
 	}
-	s.busy = newBusyMeter()
+	s.busy, s.delayFn = newBusyMeter(), deps.Delay
 	if s.cluster != nil {
 		s.cluster.Bind(func() (int, bool) {
 			s.mu.Lock()

@@ -44,22 +44,23 @@ func (b *backlog) readAt(arr, prev time.Duration) time.Duration {
 	return at
 }
 
-// busy is what the server measures of itself (Hooks.Behind) at t: behind
-// while it stalls or reads slowly, and for a while after, as the server's
-// measurement holds.
-func (b *backlog) busy(t time.Duration) bool {
+// delay is what the server measures of itself (Hooks.Behind) at t: how
+// long it has stalled, or how long each read waits while it reads slowly,
+// held for 5 s after as the server's measure holds it.
+func (b *backlog) delay(t time.Duration) time.Duration {
 	const held = 5 * time.Second
+	var d time.Duration
 	for _, w := range b.stops {
 		if t >= w[0] && t < w[1]+held {
-			return true
+			d = max(d, min(t, w[1])-w[0])
 		}
 	}
 	for _, s := range b.slow {
 		if t >= s[0] && t < s[1]+held {
-			return true
+			d = max(d, s[2])
 		}
 	}
-	return false
+	return d
 }
 
 // TestBusyServerRefusesNoHonestPlayer runs eight honest players through a
@@ -70,8 +71,8 @@ func (b *backlog) busy(t time.Duration) bool {
 // all at once. The players move at up to 0.95 of the speed limit, 60
 // states a second, on networks with jitter, and ping every 2 s from 6 s
 // before the round (clock sync); the room's limits are the defaults, and
-// the server knows itself behind (Hooks.Behind) while it is, and for 5 s
-// after.
+// the server measures its own delay (Hooks.Behind) as it would: how long
+// it stalled, or how long each read waits while it reads slowly.
 //
 // Within Config.BacklogCredit (2 s) not one state may be refused. Past it
 // (a spell that falls 4 s behind) the states later than the credit may be
@@ -106,12 +107,7 @@ func TestBusyServerRefusesNoHonestPlayer(t *testing.T) {
 				peers[i], _ = h.join(fmt.Sprint("p", i))
 			}
 			origin := h.now + 10*time.Second
-			h.r.hooks.Behind = func() time.Duration {
-				if tc.busy(h.now - origin) {
-					return 100 * time.Millisecond
-				}
-				return 0
-			}
+			h.r.hooks.Behind = func() time.Duration { return tc.delay(h.now - origin) }
 			type msg struct {
 				at   time.Duration
 				from int
@@ -184,10 +180,10 @@ func TestBusyServerRefusesNoHonestPlayer(t *testing.T) {
 // server's backlog. Its states are stamped 60 a second over the last
 // 1.5 s and sent at once, then it jumps as far as those 1.5 s would allow
 // at the speed limit. On a server that keeps up there is no credit at all;
-// on a busy one whose reading keeps up with the other players, the credit
-// is what their states show, not what the forger's stamps claim. Either
-// way the burst meets the rate limit, the jump is refused as a teleport,
-// and both count towards a kick.
+// on a busy one (100 ms behind) whose reading keeps up with the other
+// players, the credit is the server's own delay, not what the forger's
+// stamps claim. Either way the burst meets the rate limit, the jump is
+// refused as a teleport, and both count towards a kick.
 func TestBackdatedStatesEarnNoCredit(t *testing.T) {
 	const tick = time.Second / 60
 	limit := motion.DefaultSpeedFactor * motion.DefaultTopSpeed

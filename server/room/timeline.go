@@ -7,22 +7,31 @@ import (
 )
 
 // The room judges a player's states (the rate limit and the motion rules)
-// on the player's own timeline, not by when the server got round to reading
-// them: a server that falls behind its reading (a busy machine, a pause)
-// delivers seconds of states at once, and judged by arrival they look like
-// a flood and a teleport, although the player did nothing wrong.
+// on the player's own timeline when the server is behind its reading, not
+// by when the server got round to them: a server that falls behind (a
+// busy machine, a pause) delivers seconds of states at once, and judged by
+// arrival they look like a flood and a teleport, although the player did
+// nothing wrong.
 //
 // The player's timeline is its clock as the room has measured it: every
 // state's stamp and every ping's time, against their arrival, give the
 // smallest gap (the clock offset plus the fastest delivery) over a long
 // window; a state's sender time plus that gap is when it would have been
-// read on time. That time may trail the arrival by no more than the
-// room's evidence of a backlog: how old the newest news of its players is
-// (the median: no one player can fake it for the others), never more than
-// Config.BacklogCredit. It never runs ahead of the
-// arrival nor goes back, so a forged stamp buys nothing that arrival times
-// did not: what a player gains from it is bounded by how far the room's
-// reading actually lags.
+// read on time. A state is judged at that time, but never after its
+// arrival, never before the previous state's, and never earlier than its
+// arrival less the credit: nothing while the server keeps up
+// (Hooks.Behind is 0), else the larger of the server's own measure of its
+// delay and the room's evidence of a backlog (how late its players'
+// messages came lately, the lower median over the players: no one player
+// can raise it for itself, nor one lower it much in a full room), at most
+// Config.BacklogCredit. A forged stamp buys nothing arrival times did not
+// while the server keeps up, and no more than the server's real delay
+// when it does not.
+//
+// A state refused on time (rate, distance) while the room's evidence
+// shows it behind, and which itself came late, is refused as late: no
+// Error to the player and no abuse score. The server's delay is not the
+// player's doing.
 
 // DefaultBacklogCredit is Config.BacklogCredit's default.
 const DefaultBacklogCredit = 2 * time.Second
@@ -36,14 +45,22 @@ const clockWindow = 60 * time.Second
 // the players read after the others in a burst still show it.
 const lateWindow = 5 * time.Second
 
+// behindAfter is the evidence from which the room counts itself behind:
+// above what jitter shows of a room that keeps up.
+const behindAfter = 250 * time.Millisecond
+
 // senderClock is what the room knows of one player's clock on its current
 // connection (reset with the connection: a new client process has a new
 // clock).
 type senderClock struct {
-	low   [2]time.Duration // smallest gap (arrival - sender time) in this half window and the last
-	half  time.Duration    // arrival time this half window began
-	set   bool             // a gap was observed
-	heard time.Duration    // the newest sender time read, on the server clock
+	low  [2]time.Duration // smallest gap (arrival - sender time) in this half window and the last
+	half time.Duration    // arrival time this half window began
+	set  bool             // a gap was observed
+	// heard is the newest sender time read, on the server clock, and
+	// rhythm the sender time between the last two messages read: news
+	// older than the player's own rhythm is overdue.
+	heard, rhythm time.Duration
+	last          time.Duration // the last message's time on the server clock
 	// late is the most a message arrived after its time on the server
 	// clock, in this half of lateWindow and the last, from lateHalf on.
 	late     [2]time.Duration
@@ -60,9 +77,8 @@ func (c *senderClock) offset() time.Duration { return min(c.low[0], c.low[1]) }
 // (now for the first one).
 func (c *senderClock) observe(now time.Duration, stamp wire.Stamp) time.Duration {
 	if !c.set {
-		c.set, c.half, c.lateHalf = true, now, now
-		c.low = [2]time.Duration{now - stamp.Near(0), now - stamp.Near(0)}
-		c.heard = now
+		gap := now - stamp.Near(0)
+		*c = senderClock{low: [2]time.Duration{gap, gap}, half: now, set: true, heard: now, last: now, lateHalf: now}
 		return now
 	}
 	off := c.offset()
@@ -72,22 +88,25 @@ func (c *senderClock) observe(now time.Duration, stamp wire.Stamp) time.Duration
 	}
 	c.low[0] = min(c.low[0], now-sent)
 	at := sent + off
+	c.rhythm, c.last = max(0, at-c.last), at
 	c.heard = max(c.heard, min(at, now))
 	if now-c.lateHalf >= lateWindow/2 {
-		c.late[1], c.late[0], c.lateHalf = c.late[0], 0, now
+		c.late[1], c.late[0] = c.late[0], 0
 		if now-c.lateHalf >= lateWindow {
 			c.late[1] = 0
 		}
+		c.lateHalf = now
 	}
 	c.late[0] = max(c.late[0], now-at)
 	return at
 }
 
 // behind returns how far behind the room was in reading this player, as
-// far as it can tell at now: how old its newest news is, or how late a
-// message of it arrived within lateWindow, whichever is more.
+// far as it can tell at now: how late a message of it came within
+// lateWindow, or how overdue its news is by its own rhythm, whichever is
+// more.
 func (c *senderClock) behind(now time.Duration) time.Duration {
-	b := now - c.heard
+	b := now - c.heard - c.rhythm
 	switch since := now - c.lateHalf; {
 	case since < lateWindow/2:
 		b = max(b, c.late[0], c.late[1])
@@ -110,34 +129,30 @@ func (c *senderClock) judgeAt(now, at, credit time.Duration) time.Duration {
 	return t
 }
 
-// behindAfter is the backlog from which the room counts itself behind:
-// above what jitter and the gap between two states show of a room that
-// keeps up.
-const behindAfter = 250 * time.Millisecond
-
 // reset forgets the clock (a new connection).
 func (c *senderClock) reset() { *c = senderClock{} }
 
 // stateTime returns the time the checks judge s's state stamped stamp,
-// arriving at now, at (see senderClock), and whether the room is behind
-// and the state came late: then what refuses it on time (rate, distance)
-// is the room's delay, not the player's doing.
+// arriving at now, at (see the comment above), and whether the room is
+// behind by its evidence and the state came late: then what refuses it on
+// time (rate, distance) is the room's delay, not the player's doing.
 func (r *Room) stateTime(now time.Duration, s *seat, stamp wire.Stamp) (time.Duration, bool) {
 	at := s.clk.observe(now, stamp)
-	b := r.backlog(now)
-	return s.clk.judgeAt(now, at, b), b >= behindAfter && now-at >= behindAfter
+	credit, evidence := r.backlog(now)
+	return s.clk.judgeAt(now, at, credit), evidence >= behindAfter && now-at >= behindAfter
 }
 
-// backlog returns how far behind its reading the room shows itself at
-// now: the lower median, over its connected players, of how far behind it
-// was in reading each lately (senderClock.behind), at most
-// Config.BacklogCredit. One player cannot
-// raise it past the others' (nor one griefer lower it far in a full
-// room): a player alone in the room is its own evidence, within the
-// credit.
-func (r *Room) backlog(now time.Duration) time.Duration {
-	if r.cfg.BacklogCredit <= 0 || r.hooks.Behind == nil || r.hooks.Behind() <= 0 {
-		return 0
+// backlog returns, at now, the credit states are judged with (0 while
+// the server keeps up) and the room's evidence of its backlog: the lower
+// median, over its connected players, of how far behind it was in reading
+// each lately (senderClock.behind).
+func (r *Room) backlog(now time.Duration) (credit, evidence time.Duration) {
+	var d time.Duration
+	if r.hooks.Behind != nil {
+		d = r.hooks.Behind()
+	}
+	if r.cfg.BacklogCredit <= 0 || d <= 0 {
+		return 0, 0
 	}
 	var ages [MaxSlots]time.Duration
 	n := 0
@@ -153,8 +168,8 @@ func (r *Room) backlog(now time.Duration) time.Duration {
 		ages[i] = a
 		n++
 	}
-	if n == 0 {
-		return 0
+	if n > 0 {
+		evidence = max(0, ages[(n-1)/2])
 	}
-	return min(r.cfg.BacklogCredit, max(0, ages[(n-1)/2]))
+	return min(r.cfg.BacklogCredit, max(d, evidence)), evidence
 }
