@@ -23,8 +23,8 @@ import (
 // The bare relay is the load test's baseline: the same bots, the same
 // WebSocket library, framing and batching as the room server (one
 // connection's states queued in a ring of frames and written as one
-// message of up to bareMaxBatch bytes per wake of its writer), and
-// nothing else: no checks, no re-stamping, no budgets, no probes. It
+// message of up to bareMaxBatch bytes per wake of its writer, after the
+// same wait for a tick's states), and nothing else: no checks, no re-stamping, no budgets, no probes. It
 // speaks just enough of the protocol for serverlink bots to join, ready
 // up and play, and forwards each state frame as it came. What the room
 // server relays, as a share of what this relays on the same machine in
@@ -39,10 +39,11 @@ const (
 
 // bareRelay is the baseline relay's server.
 type bareRelay struct {
-	start   time.Time
-	relayed atomic.Int64 // state frames sent on, one per recipient
-	writes  atomic.Int64 // messages of states written
-	users   atomic.Int64
+	start    time.Time
+	coalesce time.Duration // the server's Config.WriteCoalesce
+	relayed  atomic.Int64  // state frames sent on, one per recipient
+	writes   atomic.Int64  // messages of states written
+	users    atomic.Int64
 
 	mu    sync.Mutex
 	rng   *rand.Rand
@@ -76,15 +77,18 @@ type bareConn struct {
 	ring    []byte
 	head, n int
 	closing bool
+	woken   bool
 	wake    chan struct{}
 	done    chan struct{}
 }
 
 func (r *bareRelay) now() time.Duration { return time.Since(r.start) }
 
-// startBare runs a bare relay on a free loopback port in this process.
-func startBare() (stop func(), wsURL string, err error) {
-	r := &bareRelay{start: time.Now(), rng: rand.New(rand.NewPCG(1, 2)), rooms: map[string]*bareRoom{},
+// startBare runs a bare relay on a free loopback port in this process,
+// its writers waiting coalesce for a tick's states (server.Config's
+// WriteCoalesce, defaults included).
+func startBare(coalesce time.Duration) (stop func(), wsURL string, err error) {
+	r := &bareRelay{start: time.Now(), coalesce: coalesce, rng: rand.New(rand.NewPCG(1, 2)), rooms: map[string]*bareRoom{},
 		conns: map[*bareConn]struct{}{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -311,8 +315,12 @@ func (c *bareConn) send(frame []byte, reliable bool) {
 		copy(c.ring[i+1:], frame)
 		c.n++
 	}
+	woken := c.woken
+	c.woken = true
 	c.qmu.Unlock()
-	c.signal()
+	if !woken {
+		c.signal()
+	}
 }
 
 func (c *bareConn) signal() {
@@ -331,10 +339,11 @@ func (c *bareConn) writeLoop() {
 	var ctl [][]byte
 	for {
 		<-c.wake
-		runtime.Gosched()
+		c.coalesce()
 		for {
 			c.qmu.Lock()
 			ctl, c.ctl = c.ctl, ctl[:0]
+			c.woken = false
 			batch = c.takeStatesLocked(batch[:0])
 			closing := c.closing
 			c.qmu.Unlock()
@@ -361,6 +370,21 @@ func (c *bareConn) writeLoop() {
 			}
 		}
 	}
+}
+
+// coalesce is the server's (conn.coalesce): wait for the tick's other
+// states when only states wait, else yield.
+func (c *bareConn) coalesce() {
+	if w := c.r.coalesce; w > 0 {
+		c.qmu.Lock()
+		states := c.n > 0 && len(c.ctl) == 0 && !c.closing
+		c.qmu.Unlock()
+		if states {
+			time.Sleep(w)
+			return
+		}
+	}
+	runtime.Gosched()
 }
 
 func (c *bareConn) takeStatesLocked(batch []byte) []byte {

@@ -79,6 +79,7 @@ type config struct {
 	cpuProf  string
 	noRecon  bool
 	relay    string // "both", "room" or "bare"
+	coalesce time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -94,6 +95,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.noRecon, "no-reconnect", false, "bots give up when their connection drops, instead of reconnecting and rejoining")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
+	fs.DurationVar(&c.coalesce, "coalesce", 0, "how long each relay's writers wait for a tick's states before a write (server.Config.WriteCoalesce; 0 for none, the server's default), the in-process room server's and the bare relay's alike")
 	fs.StringVar(&c.relay, "relay", "both", "what the bots play against: room (the room server), bare (the baseline: a bare fan-out relay in this process, with the server's WebSocket library, framing and batching and nothing else), or both, one after the other, with the room server's figures as a share of the bare relay's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -281,7 +283,7 @@ func runAll(c *config, stderr io.Writer) (*Report, error) {
 		}
 	}
 	if c.relay != "room" {
-		stop, u, err := startBare()
+		stop, u, err := startBare(max(0, c.coalesce))
 		if err != nil {
 			return nil, err
 		}
@@ -673,8 +675,8 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 		MaxRoomsPerPrefix: -1, PlayingReserve: -1, // every room is created before any plays
 		// Rooms are created however busy the machine is: the run measures
 		// the relay (the progress line shows the server's delay).
-		OverloadAfter: -1,
-		Room:          room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{Metrics: m, MetricsHandler: h})
+		OverloadAfter: -1, WriteCoalesce: c.coalesce,
+		Room: room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{Metrics: m, MetricsHandler: h})
 	if err != nil {
 		return nil, "", err
 	}

@@ -104,6 +104,14 @@ type Config struct {
 	// WriteTimeout is how long one write may block before the connection
 	// is closed as too slow (CodeTooSlow). Default 10 s.
 	WriteTimeout time.Duration
+	// WriteCoalesce is how long a connection's writer waits, once woken
+	// for a relayed state, for the other states of the same tick before
+	// it writes them as one message: up to one write per player per tick
+	// rather than one per sender, fewer system calls for the server and
+	// its players, for that much more latency. Reliable messages never
+	// wait. Default 0: no wait (the writer only yields to the goroutines
+	// relaying to it that instant, and a busy server batches anyway).
+	WriteCoalesce time.Duration
 	// StateQueue is how many relayed states may wait for a slow reader;
 	// past it the oldest are dropped (states are droppable). Default 256.
 	StateQueue int

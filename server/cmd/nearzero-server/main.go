@@ -175,6 +175,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.limits.MaxRoomsPerPrefix, "max-rooms-per-prefix", server.DefaultMaxRoomsPerPrefix, "open rooms created per client network (/24 for IPv4, /48 for IPv6); -1 for no limit")
 	fs.Float64Var(&o.limits.PlayingReserve, "playing-reserve", server.DefaultPlayingReserve, "share of -max-rooms that rooms in the lobby may not take (kept for rooms playing a round); -1 for none")
 	fs.Float64Var(&o.limits.SmallNetReserve, "small-net-reserve", server.DefaultSmallNetReserve, "share of the lobbies' rooms kept for networks (/24, /48) holding fewer than 2 rooms; -1 for none")
+	fs.DurationVar(&o.limits.WriteCoalesce, "write-coalesce", 0, "how long a connection's writer waits for the other states of a tick before it writes them as one message (fewer system calls for that much more latency); 0 for none")
 	fs.DurationVar(&o.limits.BusyAfter, "busy-after", server.DefaultBusyAfter, "the server's own delay (Go scheduler, 99th percentile) from which rooms judge states on their players' timelines, crediting the server's backlog up to -backlog-credit; -1s for never")
 	fs.DurationVar(&o.limits.OverloadAfter, "overload-after", server.DefaultOverloadAfter, "the server's own delay from which it refuses new rooms (and in a cluster takes no placements) until it keeps up again; -1s for never")
 	fs.DurationVar(&o.backlogCredit, "backlog-credit", room.DefaultBacklogCredit, "the most of the server's own backlog in reading that the rate limit and motion checks forgive while it is busy; later states are dropped as late, never counted against the player; -1s for none")
@@ -281,7 +282,7 @@ func (o *options) config() *server.Config {
 	c.MaxConns, c.MaxSockets, c.HeaderTimeout = l.MaxConns, l.MaxSockets, l.HeaderTimeout
 	c.MaxConnsPerPrefix, c.ConnReserve, c.SmallNetReserve = l.MaxConnsPerPrefix, l.ConnReserve, l.SmallNetReserve
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
-	c.BusyAfter, c.OverloadAfter = l.BusyAfter, l.OverloadAfter
+	c.BusyAfter, c.OverloadAfter, c.WriteCoalesce = l.BusyAfter, l.OverloadAfter, l.WriteCoalesce
 	c.TrustedProxies = o.proxies
 	return c
 }
