@@ -413,7 +413,8 @@ loop:
 
 	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
 		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay}
-	var lat, jd, jr, cd, cr, rec []time.Duration
+	var jd, jr, cd, cr, rec []time.Duration
+	var lat hist
 	for _, r := range rooms {
 		jd, jr = append(jd, r.joins[0]...), append(jr, r.joins[1]...)
 		cd, cr = append(cd, r.creates[0]...), append(cr, r.creates[1]...)
@@ -431,7 +432,7 @@ loop:
 	for _, r := range rooms {
 		sent += r.sent.Load()
 		recv += r.received.Load()
-		lat = append(lat, r.latencies...)
+		lat.merge(&r.lat)
 		for _, b := range r.bots {
 			if b != nil {
 				st := b.Stats()
@@ -457,13 +458,8 @@ loop:
 			rep.CPUPerState = time.Duration(float64(cpu) / relayed)
 		}
 	}
-	slices.Sort(lat)
-	rep.Samples = len(lat)
-	if len(lat) > 0 {
-		rep.LatencyP50 = lat[len(lat)/2]
-		rep.LatencyP99 = lat[min(len(lat)-1, int(math.Ceil(float64(len(lat))*0.99))-1)]
-		rep.LatencyMax = lat[len(lat)-1]
-	}
+	rep.Samples = lat.n
+	rep.LatencyP50, rep.LatencyP99, rep.LatencyMax = lat.quantile(0.5), lat.quantile(0.99), lat.max
 	if rep.Errors == nil || len(rep.Errors) == 0 {
 		rep.Errors = nil
 	}
@@ -484,7 +480,7 @@ type botRoom struct {
 	creates   [2][]time.Duration // create latency likewise
 	sent      atomic.Int64
 	received  atomic.Int64
-	latencies []time.Duration // owned by the room's goroutine until it ends
+	lat       hist // relay latencies; owned by the room's goroutine until it ends
 	down      []time.Time     // when each bot began reconnecting (zero: connected); the room's goroutine
 	recovered []time.Duration // reconnecting to reconnected; the room's goroutine
 	lost      []bool          // bots whose room is gone; the room's goroutine
@@ -612,7 +608,7 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 					continue
 				}
 				if at := r.times.slot(r.idx, r.cfg.players, int(rs.State.Slot), rs.State.Seq).Load(); at != 0 {
-					r.latencies = append(r.latencies, rs.Arrival-time.Duration(at))
+					r.lat.add(rs.Arrival - time.Duration(at))
 				}
 			}
 			r.received.Add(int64(len(buf)))
