@@ -480,7 +480,7 @@ type botRoom struct {
 	creates   [2][]time.Duration // create latency likewise
 	sent      atomic.Int64
 	received  atomic.Int64
-	lat       hist // relay latencies; owned by the room's goroutine until it ends
+	lat       hist            // relay latencies; owned by the room's goroutine until it ends
 	down      []time.Time     // when each bot began reconnecting (zero: connected); the room's goroutine
 	recovered []time.Duration // reconnecting to reconnected; the room's goroutine
 	lost      []bool          // bots whose room is gone; the room's goroutine
