@@ -40,6 +40,7 @@ type conn struct {
 	ws         *websocket.Conn
 	id         uint64
 	addr       string        // read-only: the client address per-address limits count by
+	ice        ICEClient     // read-only: where the client came from, for its ICE servers
 	log        *slog.Logger  // read-only after accept
 	helloBy    time.Duration // read-only: server time by which Hello must arrive
 	helloState atomic.Int32  // helloWaiting, helloTaken (by the reader) or helloLate (by the janitor)
@@ -124,7 +125,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(int64(s.cfg.MaxMessage))
 	now := s.now()
-	c = &conn{s: s, ws: ws, id: s.nextConn.Add(1), addr: addr, wake: make(chan struct{}, 1), done: make(chan struct{}),
+	remote, _ := s.clientIP(r)
+	c = &conn{s: s, ws: ws, id: s.nextConn.Add(1), addr: addr, ice: ICEClient{Host: r.Host, Remote: remote},
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		ring: make([]byte, s.cfg.StateQueue*slotSize), helloBy: now + s.cfg.HelloTimeout}
 	c.log = s.log.With("conn", c.id, "remote", r.RemoteAddr)
 	c.bucket = ratelimit.Full(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
@@ -546,7 +549,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
 			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
-		ICEServers: c.s.iceServers(user), Nodes: c.s.peers()})
+		ICEServers: stunOnly(c.s.iceServers(user, c.ice)), Nodes: c.s.peers()})
 }
 
 // peers returns the other nodes of the cluster for a welcome (nil for a
@@ -699,9 +702,13 @@ func (c *conn) joinFailed(code string, e *protocol.Error) {
 func (c *conn) seat(h *host, via protocol.Via) bool {
 	// A room that closed since the lookup never runs f: that is a not-found.
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
+	// TURN credentials go only with a seat (the relay takes them only
+	// while the player holds one); made here, off the room's goroutine.
+	ice := c.s.seatICEServers(c.user, c.ice)
 	h.do(func(now time.Duration) {
 		c.count() // before Joined, which Join queues, can reach the client
-		m := room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr, Net: kickNetOf(c.addr), NewAt: c.minted}
+		m := room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr, Net: kickNetOf(c.addr), NewAt: c.minted,
+			ICEServers: ice}
 		if _, err = h.r.Join(now, c, m); err != nil {
 			c.uncount()
 			return

@@ -80,8 +80,10 @@
 //     Config.MaxSockets (below the open-file limit) at accept, and /ws
 //     answers 503 over Config.MaxConns (listener.go, conn.go); the last
 //     Config.ConnReserve of both is kept for addresses holding few.
-//   - The embedded TURN relay (turn.go, Deps.TURN) serves seated players
-//     only, within quotas per player, address and in all, its sockets
-//     counted in MaxSockets; an allocation not refreshed closes.
+//   - TURN credentials go out only in the Joined that seats a player (the
+//     welcome carries STUN alone), and the embedded TURN relay (turn.go,
+//     Deps.TURN) serves seated players only, within quotas per player,
+//     address and in all, its sockets counted in MaxSockets; an
+//     allocation not refreshed closes.
 //   - Every goroutine the server starts ends at Shutdown.
 package server

@@ -88,9 +88,20 @@ func (l *keyLimiter) size() int {
 // in X-Forwarded-For that is not a trusted proxy itself (the ones to its
 // left are whatever the client chose to send).
 func (s *Server) clientAddr(r *http.Request) string {
-	ip, ok := remoteIP(r.RemoteAddr)
+	ip, ok := s.clientIP(r)
 	if !ok {
 		return r.RemoteAddr
+	}
+	return addrKeyOf(ip)
+}
+
+// clientIP is the client's address as clientAddr finds it (through
+// trusted proxies); ok is false when the request's remote address does
+// not parse.
+func (s *Server) clientIP(r *http.Request) (netip.Addr, bool) {
+	ip, ok := remoteIP(r.RemoteAddr)
+	if !ok {
+		return netip.Addr{}, false
 	}
 	if s.trusted(ip) {
 		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -104,7 +115,7 @@ func (s *Server) clientAddr(r *http.Request) string {
 			}
 		}
 	}
-	return addrKeyOf(ip)
+	return ip, true
 }
 
 // trusted reports whether ip is one of Config.TrustedProxies.

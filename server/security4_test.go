@@ -171,15 +171,19 @@ func TestTURNServesSeatedPlayers(t *testing.T) {
 	e := newEnvOpts(t, func(c *Config) { c.MaxSockets, c.ConnReserve = 20, -1 }, envOpts{turn: tr})
 	r := e.raw()
 	w := r.hello()
-	require.Len(t, w.ICEServers, 2, "the welcome hands out the relay")
-	_, err = allocate(t, tr.Addr(), w.ICEServers, "127.0.0.1")
+	assert.Empty(t, turnOf(w.ICEServers), "the welcome hands out no TURN credentials")
+	// Credentials for the player as a seat hands them out (a former
+	// seat's, kept): refused while it holds none.
+	_, err = allocate(t, tr.Addr(), tr.ICEServers(w.User), "127.0.0.1")
 	t.Logf("before taking a seat: %v", err)
 	assert.Error(t, err, "credentials of a player without a seat")
 
-	require.IsType(t, &protocol.Joined{}, r.request(&protocol.Create{}))
+	j, ok := r.request(&protocol.Create{}).(*protocol.Joined)
+	require.True(t, ok)
+	require.Len(t, j.ICEServers, 2, "the seat hands out the relay")
 	made := 0
 	for range 25 {
-		if _, err := allocate(t, tr.Addr(), w.ICEServers, "127.0.0.1"); err == nil {
+		if _, err := allocate(t, tr.Addr(), j.ICEServers, "127.0.0.1"); err == nil {
 			made++
 		}
 	}
@@ -195,7 +199,7 @@ func TestTURNServesSeatedPlayers(t *testing.T) {
 	eventually(t, "the allocations close when the player leaves", func() (int, bool) {
 		return tr.Allocations(), tr.Allocations() == 0
 	})
-	_, err = allocate(t, tr.Addr(), w.ICEServers, "127.0.0.1")
+	_, err = allocate(t, tr.Addr(), j.ICEServers, "127.0.0.1")
 	assert.Error(t, err, "and its credentials are refused")
 	assert.Contains(t, metricsBody(e), `nearzero_limited_total{limit="turn_unseated"}`)
 }

@@ -89,15 +89,21 @@ type Deps struct {
 	// Analytics receives the funnel events (analytics.NewSink writes them
 	// as JSON lines); the server closes it at shutdown.
 	Analytics EventSink
-	// ICE, when set, returns the STUN and TURN servers handed to user in
-	// the welcome for direct links (TURN.ICEServers); nil hands out none,
-	// or TURN's when that is set.
+	// ICE, when set, returns the STUN and TURN servers for user's direct
+	// links (TURN.ICEServers): the STUN ones go in its welcome, all of
+	// them in the joined that seats it (TURN credentials only with a
+	// seat); nil hands out none, or TURN's when that is set.
 	ICE func(user string) []protocol.ICEServer
 	// TURN, when set, is the embedded TURN relay (StartTURN) the server
-	// hands out in the welcome and guards: its credentials are good only
+	// hands out to seated players and guards: its credentials are good only
 	// while their player holds a seat, a player's allocations close when
 	// it leaves its last seat, and its sockets count in MaxSockets.
 	TURN *TURN
+	// ICEFor, when set, takes ICE's place: the STUN and TURN servers for
+	// user, who came from c (TURN.ICEServersFor), and whether some were
+	// withheld because the player could not reach them (counted in
+	// nearzero_ice_refused_total).
+	ICEFor func(user string, c ICEClient) ([]protocol.ICEServer, bool)
 	// Cluster, when set, makes the server one node of a cluster: rooms
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
@@ -132,7 +138,8 @@ type Server struct {
 	cluster Cluster   // nil for a single node
 	start   time.Time // wall and monotonic origin of the server clock
 
-	ice func(user string) []protocol.ICEServer // Deps.ICE; may be nil
+	ice    func(user string) []protocol.ICEServer                      // Deps.ICE; may be nil
+	iceFor func(user string, c ICEClient) ([]protocol.ICEServer, bool) // Deps.ICEFor; may be nil
 
 	mu         sync.Mutex // guards the fields below
 	rooms      map[string]*host
@@ -190,7 +197,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	}
 	c := cfg.withDefaults()
 	s := &Server{
-		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
+		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, iceFor: deps.ICEFor, start: time.Now(),
 		turn: deps.TURN, seated: map[string]int{},
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),

@@ -46,6 +46,9 @@ type Metrics struct {
 	// NotOwnerTotal counts shared-object states dropped because their
 	// sender does not own the object (normal around a handover).
 	NotOwnerTotal *Counter
+	// ICERefusedTotal counts welcomes that withheld the server's own STUN
+	// or TURN address: loopback or private, to a player from elsewhere.
+	ICERefusedTotal *Counter
 	// DirectCheatTotal counts peers players dropped from direct play
 	// because their direct states failed the motion checks.
 	DirectCheatTotal *Counter
@@ -147,7 +150,7 @@ func New() *Metrics {
 	m := &Metrics{
 		Rooms: new(Gauge), Players: new(Gauge), Connections: new(Gauge),
 		StatesInTotal: new(Counter), RelayedTotal: new(Counter), SkippedDirectTotal: new(Counter),
-		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter), RTTFlaggedTotal: new(Counter),
+		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter), RTTFlaggedTotal: new(Counter), ICERefusedTotal: new(Counter),
 		TeleportsTotal: new(Counter), TURNAllocations: new(Gauge),
 		RoundTripSecs: NewHistogram(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter), StateWritesTotal: new(Counter),
@@ -186,6 +189,7 @@ func New() *Metrics {
 		c("states_in_total", "State frames received from players.", m.StatesInTotal),
 		c("states_relayed_total", "State frames relayed to other players (one per recipient).", m.RelayedTotal),
 		c("states_skipped_direct_total", "State frames not relayed because the recipient receives the sender over a direct link (one per recipient).", m.SkippedDirectTotal),
+		c("ice_refused_total", "Welcomes that withheld the server's own STUN or TURN address because it is loopback or private and the player came from elsewhere (set -public-addr).", m.ICERefusedTotal),
 		c("direct_cheat_reports_total", "Peers players dropped from direct play because their direct states failed the motion checks.", m.DirectCheatTotal),
 		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
 		c("state_writes_total", "Messages of relayed states written (states_relayed_total over this is how many states each write carries).", m.StateWritesTotal),

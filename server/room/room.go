@@ -57,6 +57,10 @@ type Member struct {
 	// it for this connection (a hello without a token); 0 for an identity
 	// the client brought.
 	NewAt time.Duration
+	// ICEServers go to the member in its Joined: the STUN and TURN servers
+	// for its direct links, TURN ones with its own credentials (the
+	// caller makes them; the room does not read them). Nil: none.
+	ICEServers []protocol.ICEServer
 }
 
 // netBan is a kick's ban of a network (Member.Net) for new seats.
@@ -449,7 +453,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	r.rev++
 	r.dirty = false
 	snap := r.Snapshot()
-	r.send(p, &protocol.Joined{Code: r.code, Invite: r.invite, Slot: s.slot, Reconnected: reconnected, Room: snap})
+	r.send(p, &protocol.Joined{Code: r.code, Invite: r.invite, Slot: s.slot, Reconnected: reconnected, Room: snap,
+		ICEServers: m.ICEServers})
 	s.sentRev = r.rev
 	r.owed = true // the others hear of the join with the next room state
 	for _, o := range r.seats {

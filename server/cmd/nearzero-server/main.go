@@ -80,8 +80,10 @@ type options struct {
 
 	recipient room.Config // -recipient-*, -reliable-backlog: only those fields
 
-	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
-	stun multi
+	turn      server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url, -stun-addr, -public-addr
+	stun      multi
+	stunAddr  string // -stun-addr
+	turnPorts string // -turn-ports
 }
 
 // area is a -spawn-area flag: a box, "minx,miny,minz,maxx,maxy,maxz" (3D)
@@ -196,7 +198,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.StringVar(&o.turn.Addr, "turn-addr", "", "UDP listen address of an embedded TURN relay for direct links, e.g. :3478 (default: none)")
 	fs.StringVar(&o.turn.Realm, "turn-realm", server.DefaultTURNRealm, "realm of the embedded TURN relay")
-	fs.StringVar(&o.turn.PublicIP, "turn-public-ip", "", "IP players reach the embedded TURN relay at (default: the -turn-addr IP, 127.0.0.1 when unspecified)")
+	fs.StringVar(&o.turn.PublicHost, "public-addr", "", "host (IP or DNS name) players reach this server at, named in the STUN and TURN addresses handed to them and, resolved, the relay's relayed address (default: each player gets the host it connected to; set it behind NAT or a proxy)")
+	fs.StringVar(&o.stunAddr, "stun-addr", "", "UDP listen address of the server's STUN responder, which lets players behind NATs link directly (default: the -addr address over UDP; none: off)")
+	fs.StringVar(&o.turn.PublicIP, "turn-public-ip", "", "relayed address of the embedded TURN relay (default: -public-addr, else the -turn-addr IP, else the host's first global address)")
+	fs.StringVar(&o.turnPorts, "turn-ports", "", "UDP port range of the embedded relay's relayed sockets, e.g. 50000-50999, for a firewall (default: any port)")
 	fs.StringVar(&o.turn.URL, "turn-url", "", "external TURN server for direct links, e.g. turn:turn.example.com:3478, with -turn-secret (instead of -turn-addr)")
 	fs.StringVar(&o.turn.Secret, "turn-secret", "", "shared secret of the TURN REST scheme (required with -turn-url; default for -turn-addr: generated); prefer $NEARZERO_TURN_SECRET: command lines are visible to every local user")
 	fs.DurationVar(&o.turn.TTL, "turn-ttl", server.DefaultTURNTTL, "lifetime of the TURN credentials handed out in the welcome")
@@ -228,6 +233,20 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	return o, nil
+}
+
+// parsePorts parses -turn-ports: "LOW-HIGH", or empty for none.
+func parsePorts(s string) ([2]uint16, error) {
+	if s == "" {
+		return [2]uint16{}, nil
+	}
+	lo, hi, ok := strings.Cut(s, "-")
+	a, errA := strconv.ParseUint(lo, 10, 16)
+	b, errB := strconv.ParseUint(hi, 10, 16)
+	if !ok || errA != nil || errB != nil || a == 0 || b < a {
+		return [2]uint16{}, fmt.Errorf("-turn-ports %q: want LOW-HIGH, e.g. 50000-50999", s)
+	}
+	return [2]uint16{uint16(a), uint16(b)}, nil
 }
 
 // clusterFlags are the -nats, -node-* and -region flags.
@@ -361,6 +380,16 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	}
 	tc := o.turn
 	tc.STUN = o.stun
+	switch o.stunAddr {
+	case "":
+		tc.STUNAddr = o.addr // the same port number, over UDP
+	case "none":
+	default:
+		tc.STUNAddr = o.stunAddr
+	}
+	if tc.RelayPorts, err = parsePorts(o.turnPorts); err != nil {
+		return err
+	}
 	if tc.Secret == "" {
 		tc.Secret = os.Getenv("NEARZERO_TURN_SECRET")
 	}
@@ -370,6 +399,7 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	}
 	defer turnSrv.Close()
 	deps.TURN = turnSrv // seated players only; its sockets count in -max-sockets
+	deps.ICEFor = turnSrv.ICEServersFor
 	switch o.analytics {
 	case "":
 	case "-":
