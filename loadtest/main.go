@@ -2,6 +2,13 @@
 // play at 60 Hz against a room server on loopback, then reports relayed
 // states per second, relay latency (p50, p99, max) and errors.
 //
+// By default (-relay both) the same bots then play against a bare fan-out
+// relay in the same process (bare.go: the server's WebSocket library,
+// framing and write batching, nothing else), and the report gives the
+// room server's throughput, p99 and CPU per relayed state as ratios of
+// the bare relay's: figures that hold across machines where the absolute
+// ones do not (README, "Load test").
+//
 //	go run ./loadtest                         # in-process server, 50 rooms x 8 players, 60 s
 //	go run ./loadtest -url ws://127.0.0.1:8787/ws -rooms 10 -duration 20s
 //	go run ./loadtest -url ws://127.0.0.1:8801/ws,ws://127.0.0.1:8802/ws -rooms 10
@@ -188,6 +195,10 @@ type Report struct {
 	// throughput (0: unknown).
 	CPUCores    float64
 	CPUPerState time.Duration
+	// LoadAvg is the machine's load average over a minute (Linux's
+	// /proc/loadavg) as the bots stopped: how much else wanted the CPUs
+	// besides this run (0: unknown).
+	LoadAvg float64 `json:",omitempty"`
 	// Bare is the same bots' run against the bare relay, after this one
 	// (-relay both), and Ratio this run's figures as a share of it.
 	Bare  *Report `json:",omitempty"`
@@ -202,6 +213,11 @@ type Ratio struct {
 	// P99 is the room server's relay latency p99 over the bare relay's
 	// (1: as fast; more is slower).
 	P99 float64
+	// CPU is the process's CPU per relayed state against the room server
+	// over the same against the bare relay (1: as cheap; more costs
+	// more). It counts CPU time, not wall time, so a machine that other
+	// work shares skews it less than the other two (0: unknown).
+	CPU float64
 }
 
 // Latency summarises a set of durations.
@@ -307,6 +323,9 @@ func runAll(c *config, stderr io.Writer) (*Report, error) {
 	if bare.LatencyP99 > 0 {
 		room.Ratio.P99 = float64(room.LatencyP99) / float64(bare.LatencyP99)
 	}
+	if bare.CPUPerState > 0 {
+		room.Ratio.CPU = float64(room.CPUPerState) / float64(bare.CPUPerState)
+	}
 	return room, nil
 }
 
@@ -408,11 +427,13 @@ loop:
 	progress.Stop()
 	elapsed := time.Since(start)
 	cpu := processCPU() - cpu0
+	load := loadAvg()
 	after, missAfter := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
 	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
-		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay}
+		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay,
+		LoadAvg: load}
 	var jd, jr, cd, cr, rec []time.Duration
 	var lat hist
 	for _, r := range rooms {
@@ -778,14 +799,17 @@ func printReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "\n")
 	printOne(w, r.Bare)
 	b := r.Bare
-	fmt.Fprintf(w, "\nroom server / bare relay: throughput %.2f, p99 %.2fx\n", r.Ratio.Throughput, r.Ratio.P99)
+	fmt.Fprintf(w, "\nroom server / bare relay: throughput %.2f, p99 %.2fx, CPU per relayed state %.2fx\n", r.Ratio.Throughput,
+		r.Ratio.P99, r.Ratio.CPU)
 	ms := func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	}
 	k := func(v float64) string { return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k" }
-	fmt.Fprintf(w, "| %d x %d | %s (%s) | %s / %s / %s ms | %.0f | %s / %s / %s ms | %.2f | %.2f |\n",
+	// One row of the README's table (README "Load test").
+	fmt.Fprintf(w, "| %d x %d | %s (%s) | %s / %s / %s ms | %.0f | %s | %s / %s / %s ms | %.2f | %.2f | %.2f | %.1f / %.1f |\n",
 		r.Rooms, r.Players, k(r.ServerRelayedPS), k(r.ExpectedPerSec), ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax),
-		r.ServerRejected, ms(b.LatencyP50), ms(b.LatencyP99), ms(b.LatencyMax), r.Ratio.Throughput, r.Ratio.P99)
+		r.ServerRejected, k(b.ServerRelayedPS), ms(b.LatencyP50), ms(b.LatencyP99), ms(b.LatencyMax), r.Ratio.Throughput, r.Ratio.P99,
+		r.Ratio.CPU, r.LoadAvg, b.LoadAvg)
 }
 
 // printOne prints one run's figures.
@@ -810,6 +834,9 @@ func printOne(w io.Writer, r *Report) {
 	if r.CPUCores > 0 {
 		fmt.Fprintf(w, "process CPU            %.2f cores, %v per relayed state (bots and in-process relay)\n", r.CPUCores,
 			r.CPUPerState.Round(10*time.Nanosecond))
+	}
+	if r.LoadAvg > 0 {
+		fmt.Fprintf(w, "machine load           %.2f (1-minute load average as the bots stopped)\n", r.LoadAvg)
 	}
 	fmt.Fprintf(w, "relay latency          p50 %v  p99 %v  max %v  (%d samples)\n",
 		r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond), r.LatencyMax.Round(10*time.Microsecond), r.Samples)
