@@ -25,12 +25,20 @@ type backlog struct {
 	name  string
 	stops [][2]time.Duration // [from, to): nothing read
 	slow  [][3]time.Duration // [from, to): one message read per [2]
+	// lag [from, to): every message that arrives then is read [2] late
+	// (a queue the server keeps that long), then it drains at once.
+	lag [][3]time.Duration
 }
 
 // readAt returns when a message that arrived at arr is read, when the one
 // before it on the same connection was read at prev.
 func (b *backlog) readAt(arr, prev time.Duration) time.Duration {
 	at := max(arr, prev)
+	for _, l := range b.lag {
+		if arr >= l[0] && arr < l[1] {
+			at = max(at, arr+l[2])
+		}
+	}
 	for _, s := range b.slow {
 		if at >= s[0] && at < s[1] {
 			at = max(at, prev+s[2])
@@ -60,6 +68,11 @@ func (b *backlog) delay(t time.Duration) time.Duration {
 			d = max(d, s[2])
 		}
 	}
+	for _, l := range b.lag {
+		if t >= l[0] && t < l[1]+held {
+			d = max(d, l[2])
+		}
+	}
 	return d
 }
 
@@ -72,7 +85,10 @@ func (b *backlog) delay(t time.Duration) time.Duration {
 // states a second, on networks with jitter, and ping every 2 s from 6 s
 // before the round (clock sync); the room's limits are the defaults, and
 // the server measures its own delay (Hooks.Behind) as it would: how long
-// it stalled, or how long each read waits while it reads slowly.
+// it stalled, or how long each read waits while it reads slowly. One case
+// is behind from the players' first message (their connections began on
+// a server already 1.8 s behind: a round on a starved server, players
+// reconnecting) and drains later: the room never read them on time first.
 //
 // Within Config.BacklogCredit (2 s) not one state may be refused. Past it
 // (a spell that falls 4 s behind) the states later than the credit may be
@@ -97,6 +113,12 @@ func TestBusyServerRefusesNoHonestPlayer(t *testing.T) {
 		{backlog: backlog{name: "all of it", stops: [][2]time.Duration{{0, 1 * s}, {16 * s, 17 * s}, {30 * s, 31*s + 200*ms}},
 			slow: [][3]time.Duration{{4 * s, 8 * s, s / 40}, {20 * s, 23 * s, s / 30}}}},
 		{backlog: backlog{name: "4 s behind", slow: [][3]time.Duration{{2 * s, 14 * s, s / 40}}}, beyond: true},
+		// Behind from the players' first message (a round started, or
+		// players reconnected, on a server already behind), then it
+		// catches up: the room never saw a message of theirs on time
+		// before the backlog drains.
+		{backlog: backlog{name: "behind from the start", lag: [][3]time.Duration{{-7 * s, 10 * s, 1800 * ms},
+			{15 * s, 25 * s, 900 * ms}}, stops: [][2]time.Duration{{20 * s, 21 * s}}}},
 	}
 	limit := motion.DefaultSpeedFactor * motion.DefaultTopSpeed
 	for _, tc := range cases {
@@ -124,7 +146,7 @@ func TestBusyServerRefusesNoHonestPlayer(t *testing.T) {
 				prevRead := -time.Hour
 				read := func(sent time.Duration) time.Duration { // one TCP stream: in order
 					arr := sent + delay + time.Duration(rng.Int64N(int64(20*ms)))
-					prevRead = tc.readAt(max(arr, prevRead), prevRead)
+					prevRead = tc.readAt(arr, prevRead)
 					return origin + prevRead
 				}
 				nextPing := -6*s + phase

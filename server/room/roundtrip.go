@@ -166,7 +166,7 @@ func (t *roundTrip) reset() { *t = roundTrip{} }
 func (r *Room) pong(now time.Duration, s *seat, m *protocol.Ping) {
 	// The ping's time is the player's clock, as its states' stamps are:
 	// the room learns the clock before the first state (timeline.go).
-	s.clk.observe(now, wire.StampOf(protocol.DurationUS(m.TUS)))
+	s.clk.observe(now, wire.StampOf(protocol.DurationUS(m.TUS)), r.serverDelay())
 	claim := m.RTTUS > 0
 	if claim {
 		s.rt.claimed = protocol.DurationUS(m.RTTUS)

@@ -17,7 +17,13 @@ import (
 // state's stamp and every ping's time, against their arrival, give the
 // smallest gap (the clock offset plus the fastest delivery) over a long
 // window; a state's sender time plus that gap is when it would have been
-// read on time. A state is judged at that time, but never after its
+// read on time. A connection may begin while the server is behind, and
+// not be read on time before the backlog drains: then its smallest gap
+// holds the backlog, and the states read at once as it drains would all
+// take the time they were read. So the gap is also bounded from below by
+// the arrivals less the server's own delay at the time (Hooks.Behind, at
+// least as long as a message waited, by the server's measure), the
+// largest of those over the window, and the smaller bound counts. A state is judged at that time, but never after its
 // arrival, never before the previous state's, and never earlier than its
 // arrival less the credit: nothing while the server keeps up
 // (Hooks.Behind is 0), else the larger of the server's own measure of its
@@ -26,7 +32,8 @@ import (
 // can raise it for itself, nor one lower it much in a full room), at most
 // Config.BacklogCredit. A forged stamp buys nothing arrival times did not
 // while the server keeps up, and no more than the server's real delay
-// when it does not.
+// when it does not (the lower bound only ever makes a state's time
+// earlier, and the credit bounds how much).
 //
 // A state refused on time (rate, distance) while the room's evidence
 // shows it behind, and which itself came late, is refused as late: no
@@ -54,6 +61,7 @@ const behindAfter = 250 * time.Millisecond
 // clock).
 type senderClock struct {
 	low  [2]time.Duration // smallest gap (arrival - sender time) in this half window and the last
+	high [2]time.Duration // largest gap less the server's delay then, likewise
 	half time.Duration    // arrival time this half window began
 	set  bool             // a gap was observed
 	// heard is the newest sender time read, on the server clock, and
@@ -69,24 +77,32 @@ type senderClock struct {
 	ever     bool          // judge is set
 }
 
-// offset returns the smallest gap over the window.
-func (c *senderClock) offset() time.Duration { return min(c.low[0], c.low[1]) }
+// offset returns the smallest gap over the window, or the largest gap
+// less the server's delay if that is smaller.
+func (c *senderClock) offset() time.Duration {
+	return min(c.low[0], c.low[1], max(c.high[0], c.high[1]))
+}
 
-// observe records sender time stamp arriving at now, and returns it on the
+// observe records sender time stamp arriving at now, while the server
+// says it is behind by lag (0 while it keeps up), and returns it on the
 // server clock: when it would have arrived with the fastest delivery seen
-// (now for the first one).
-func (c *senderClock) observe(now time.Duration, stamp wire.Stamp) time.Duration {
+// (now less lag for the first one).
+func (c *senderClock) observe(now time.Duration, stamp wire.Stamp, lag time.Duration) time.Duration {
+	lag = max(0, lag)
 	if !c.set {
 		gap := now - stamp.Near(0)
-		*c = senderClock{low: [2]time.Duration{gap, gap}, half: now, set: true, heard: now, last: now, lateHalf: now}
-		return now
+		*c = senderClock{low: [2]time.Duration{gap, gap}, high: [2]time.Duration{gap - lag, gap - lag}, half: now,
+			set: true, heard: now - lag, last: now - lag, lateHalf: now}
+		c.late[0] = lag
+		return now - lag
 	}
 	off := c.offset()
 	sent := stamp.Near(now - off)
+	gap := now - sent
 	if now-c.half >= clockWindow/2 {
-		c.low[1], c.low[0], c.half = c.low[0], now-sent, now
+		c.low[1], c.low[0], c.high[1], c.high[0], c.half = c.low[0], gap, c.high[0], gap-lag, now
 	}
-	c.low[0] = min(c.low[0], now-sent)
+	c.low[0], c.high[0] = min(c.low[0], gap), max(c.high[0], gap-lag)
 	at := sent + off
 	c.rhythm, c.last = max(0, at-c.last), at
 	c.heard = max(c.heard, min(at, now))
@@ -137,20 +153,26 @@ func (c *senderClock) reset() { *c = senderClock{} }
 // behind by its evidence and the state came late: then what refuses it on
 // time (rate, distance) is the room's delay, not the player's doing.
 func (r *Room) stateTime(now time.Duration, s *seat, stamp wire.Stamp) (time.Duration, bool) {
-	at := s.clk.observe(now, stamp)
-	credit, evidence := r.backlog(now)
+	d := r.serverDelay()
+	at := s.clk.observe(now, stamp, d)
+	credit, evidence := r.backlog(now, d)
 	return s.clk.judgeAt(now, at, credit), evidence >= behindAfter && now-at >= behindAfter
 }
 
-// backlog returns, at now, the credit states are judged with (0 while
-// the server keeps up) and the room's evidence of its backlog: the lower
-// median, over its connected players, of how far behind it was in reading
-// each lately (senderClock.behind).
-func (r *Room) backlog(now time.Duration) (credit, evidence time.Duration) {
-	var d time.Duration
-	if r.hooks.Behind != nil {
-		d = r.hooks.Behind()
+// serverDelay is Hooks.Behind: how far behind its own work the server
+// says it runs, 0 while it keeps up or when the credit is off.
+func (r *Room) serverDelay() time.Duration {
+	if r.hooks.Behind == nil || r.cfg.BacklogCredit <= 0 {
+		return 0
 	}
+	return max(0, r.hooks.Behind())
+}
+
+// backlog returns, at now, with the server's delay d, the credit states
+// are judged with (0 while the server keeps up) and the room's evidence
+// of its backlog: the lower median, over its connected players, of how far
+// behind it was in reading each lately (senderClock.behind).
+func (r *Room) backlog(now, d time.Duration) (credit, evidence time.Duration) {
 	if r.cfg.BacklogCredit <= 0 || d <= 0 {
 		return 0, 0
 	}
