@@ -198,7 +198,9 @@ func runCase(t *testing.T, c Case) *Outcome {
 	t.Cleanup(cancel)
 	start := time.Now()
 
-	srvArgs := append([]string{"-addr", fmt.Sprintf("0.0.0.0:%d", ServerPort), "-db", ":memory:", "-log-level", "info"}, c.Server...)
+	// -overload-after -1s: a loaded test machine must not refuse the lab's rooms.
+	srvArgs := append([]string{"-addr", fmt.Sprintf("0.0.0.0:%d", ServerPort), "-db", ":memory:", "-log-level", "info",
+		"-overload-after", "-1s"}, c.Server...)
 	srv, err := lab.Start(ctx, "server", lab.Pub, serverBin, srvArgs...)
 	if err != nil {
 		t.Fatal(err)
