@@ -161,6 +161,13 @@ type Room struct {
 	stats     Stats
 	undrawn   map[int]undrawnSpan // by slot: a remote player's own states with nothing bound (Undrawn)
 	isClosed  bool
+	// shown is the View the getters return while showing (SetView): the
+	// event a signal handler runs for.
+	shown   View
+	showing bool
+	// reserved marks slots a node placed in the level stands for
+	// (ReserveSlot): they get no EventSpawn.
+	reserved [MaxSlots]any
 
 	// Goroutines hand results over through mu.
 	mu      sync.Mutex
@@ -246,29 +253,64 @@ func (r *Room) SetName(name string) error {
 // Name returns the display name as set.
 func (r *Room) Name() string { return r.cfg.Name }
 
-// Status returns the connection's state.
-func (r *Room) Status() Status { return r.status }
+// Status returns the connection's state (the View's while one is shown:
+// SetView).
+func (r *Room) Status() Status {
+	if r.showing {
+		return r.shown.Status
+	}
+	return r.status
+}
 
 // Synced reports whether the clock is synchronised to the server.
 func (r *Room) Synced() bool { return r.synced }
 
-// InRoom reports whether we have a seat.
-func (r *Room) InRoom() bool { return r.inRoom }
+// InRoom reports whether we have a seat (the View's while one is shown).
+func (r *Room) InRoom() bool {
+	if r.showing {
+		return r.shown.InRoom
+	}
+	return r.inRoom
+}
 
-// Code returns the room's code, "" when in none.
-func (r *Room) Code() string { return r.code }
+// Code returns the room's code, "" when in none (the View's while one is
+// shown).
+func (r *Room) Code() string {
+	if r.showing {
+		return r.shown.Code
+	}
+	return r.code
+}
 
 // Invite returns the room's invite link, "" when in none.
 func (r *Room) Invite() string { return r.invite }
 
-// Slot returns our slot, -1 when in no room.
-func (r *Room) Slot() int { return r.slot }
+// Slot returns our slot, -1 when in no room (the View's while one is
+// shown).
+func (r *Room) Slot() int {
+	if r.showing {
+		return r.shown.Slot
+	}
+	return r.slot
+}
 
-// Host returns the host's slot, -1 when in no room or hostless.
-func (r *Room) Host() int { return r.room.Host }
+// Host returns the host's slot, -1 when in no room or hostless (the
+// View's while one is shown).
+func (r *Room) Host() int {
+	if r.showing {
+		return r.shown.Host
+	}
+	return r.room.Host
+}
 
-// Phase returns the room's phase, "" when in no room.
-func (r *Room) Phase() protocol.Phase { return r.room.Phase }
+// Phase returns the room's phase, "" when in no room (the View's while
+// one is shown).
+func (r *Room) Phase() protocol.Phase {
+	if r.showing {
+		return r.shown.Phase
+	}
+	return r.room.Phase
+}
 
 // State returns the room's latest state; its Players slice is Players().
 func (r *Room) State() protocol.RoomState { return r.room }
@@ -331,7 +373,9 @@ func (r *Room) Connect() error {
 	}
 	url, err := ServerURL(r.cfg.Server)
 	if err != nil {
-		return r.fail(fmt.Errorf("connect: %w", err))
+		err = fmt.Errorf("connect: %w: %w", errBadAddress, err)
+		r.connFailed(err)
+		return err
 	}
 	r.gen++
 	gen := r.gen
@@ -410,7 +454,10 @@ func (r *Room) start(q request) {
 }
 
 // Leave gives up the seat. The outcome comes as EventLeft, or EventError.
-// While a create or join is still in flight, the leave waits for it.
+// While a create or join is still in flight, the leave waits for it; one
+// still waiting for the connection is dropped. Outside a room (and while
+// disconnected) there is nothing to leave: Leave does nothing, like a
+// second leave while one is in flight.
 func (r *Room) Leave() error {
 	switch {
 	case r.isClosed:
@@ -418,10 +465,11 @@ func (r *Room) Leave() error {
 	case r.busy && r.want.kind == 0 && r.link != nil:
 		r.want = request{kind: opLeave}
 		return nil
-	case !r.inRoom || r.link == nil:
-		return r.fail(fmt.Errorf("leave: %w", ErrNotInRoom))
-	case r.busy:
-		return r.fail(fmt.Errorf("leave: %w", ErrBusy))
+	case r.want.kind == opCreate || r.want.kind == opJoin:
+		r.want = request{} // never sent: nothing to undo
+		return nil
+	case !r.inRoom || r.link == nil || r.busy:
+		return nil
 	}
 	r.start(request{kind: opLeave})
 	return nil
@@ -692,8 +740,12 @@ func (r *Room) Update(now time.Duration) []Event {
 	return r.out
 }
 
-// emit queues an event for the next Update's result.
-func (r *Room) emit(e Event) { r.pending = append(r.pending, e) }
+// emit queues an event for the next Update's result, with the room as
+// it stands now (its View).
+func (r *Room) emit(e Event) {
+	e.View = r.view()
+	r.pending = append(r.pending, e)
+}
 
 // fail queues EventError for a local failure and returns err.
 func (r *Room) fail(err error) error {
@@ -711,14 +763,9 @@ func errorEvent(err error) Event {
 	if code < 0 {
 		code = CodeLocal
 	}
-	text := err.Error()
-	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Message != "" {
-		text = pe.Message
-	}
+	text := UserText(err)
 	if code == protocol.CodeUpdateRequired {
-		text = fmt.Sprintf("update required: this game speaks nearzero protocol %d, rules %d, and the server another version (%s)",
-			wire.ProtocolVersion, wire.RulesVersion, text)
+		text = updateText(err)
 	}
 	return Event{Kind: EventError, Code: code, Text: text,
 		Internal: errors.Is(err, ErrPanic) || errors.Is(err, serverlink.ErrPanic)}
@@ -743,9 +790,12 @@ func (r *Room) applyResult(res *opResult) {
 			r.status = StatusDisconnected
 			r.want = request{}
 			if !res.panicked {
-				r.emit(errorEvent(fmt.Errorf("connect: %w", res.err)))
+				r.connFailed(res.err)
+				if ConnErrorOf(res.err) == ConnUpdateRequired {
+					r.emit(errorEvent(res.err)) // also a room error, as before connection_error
+				}
 			}
-			r.emit(Event{Kind: EventDisconnected, Text: res.err.Error()})
+			r.emit(Event{Kind: EventDisconnected, Text: UserText(res.err)})
 			return
 		}
 		r.link, r.status = res.link, StatusConnected
@@ -777,10 +827,12 @@ func (r *Room) applyEvent(ev *serverlink.Event) {
 		r.synced = true
 		r.emit(Event{Kind: EventSynced})
 	case serverlink.EventReconnecting:
+		r.status = StatusReconnecting
 		if errors.Is(ev.Err, serverlink.ErrPanic) {
 			r.emit(errorEvent(ev.Err)) // a bug, not the network: say so
+		} else {
+			r.connFailed(ev.Err)
 		}
-		r.status = StatusReconnecting
 		r.emit(Event{Kind: EventReconnecting, Text: errText(ev.Err)})
 	case serverlink.EventReconnected:
 		r.status = StatusConnected
@@ -796,16 +848,14 @@ func (r *Room) applyEvent(ev *serverlink.Event) {
 			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, serverlink.ErrPanic)) {
 			r.emit(errorEvent(ev.Err))
 		}
+		if ev.Err != nil && !errors.Is(ev.Err, serverlink.ErrPanic) {
+			r.connFailed(gaveUp(ev.Err))
+		}
 		r.gone(errText(ev.Err), false)
 	}
 }
 
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
+func errText(err error) string { return UserText(err) }
 
 // gone ends the connection on our side: seat, link and status. With
 // leave, the seat is given up first (in the goodbye goroutine).
@@ -833,9 +883,9 @@ func (r *Room) applyMessage(m protocol.Message) {
 		rejoin := r.inRoom && m.Code == r.code && m.Slot == r.slot
 		r.code, r.invite, r.slot, r.inRoom = m.Code, m.Invite, m.Slot, true
 		if !rejoin {
-			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 			r.room = protocol.RoomState{Host: -1}
 			r.players = r.players[:0]
+			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 		}
 		r.applyRoom(&m.Room, !rejoin)
 	case *protocol.RoomState:
@@ -877,10 +927,14 @@ func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
 			r.despawn(p.Slot)
 		}
 	}
+	// Each change lands just before the event that announces it (View):
+	// player_left of the old host still sees it host, host_changed the new.
 	if first || st.Host != r.room.Host {
+		r.room.Host = st.Host
 		r.emit(Event{Kind: EventHostChanged, Slot: st.Host})
 	}
 	if first || st.Phase != r.room.Phase {
+		r.room.Phase = st.Phase
 		next := st.DeadlineUS
 		if next == 0 && st.Phase == protocol.PhaseCountdown {
 			next = st.GoUS
