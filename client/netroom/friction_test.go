@@ -7,7 +7,6 @@ import (
 	"net"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -176,10 +175,10 @@ func TestUserText(t *testing.T) {
 	assert.Contains(t, evs[0].Text, "not a room code")
 
 	for in, want := range map[string]string{
-		"leave: client: not connected":                     "leave: not connected",
-		"join: protocol: not a room code or invite link":   "join: not a room code or invite link",
-		"set_ready: netroom: not in a room":                "set_ready: not in a room",
-		"send state: serverlink: closed":                   "send state: closed",
+		"leave: client: not connected":                      "leave: not connected",
+		"join: protocol: not a room code or invite link":    "join: not a room code or invite link",
+		"set_ready: netroom: not in a room":                 "set_ready: not in a room",
+		"send state: serverlink: closed":                    "send state: closed",
 		"event \"x\": typedargs: argument not carried: ...": "event \"x\": argument not carried: ...",
 	} {
 		assert.Equal(t, want, UserText(errors.New(in)))
@@ -217,5 +216,4 @@ func TestConnectionErrorsApartFromRoomErrors(t *testing.T) {
 	h.until(has(EventConnected))
 	h.room.Disconnect()
 	assert.Empty(t, eventsOf(h.update(), EventConnectionError))
-	_ = time.Second
 }
