@@ -30,11 +30,17 @@ const (
 	// ModeShared: a shared object (a ball): sample and send while this
 	// player owns it, draw it from received states while another does.
 	ModeShared
+	// ModeIdle: a node placed for a player slot (SetPlayerSlot) that no
+	// player holds yet (or we are in no room): it neither sends nor
+	// draws, and the root stays as the scene placed it.
+	ModeIdle
 )
 
-// String returns "unbound", "local", "remote", "fed" or "shared".
+// String returns "unbound", "local", "remote", "fed", "shared" or "idle".
 func (m Mode) String() string {
 	switch m {
+	case ModeIdle:
+		return "idle"
 	case ModeUnbound:
 		return "unbound"
 	case ModeLocal:
@@ -106,6 +112,17 @@ type Predictor struct {
 	states    uint64
 	errs      []error // configuration errors to report, drained by Errors
 	lastErr   string
+	// playerSlot is the slot a node placed in the level stands for
+	// (SetPlayerSlot), -1 for none: the usual local or spawned entity.
+	playerSlot int
+	reserved   bool // playerSlot is reserved in room
+	byRoom     bool // bound by the NetRoom that spawned its scene (BindRemote)
+	// reset is a reset_to waiting for a shared object's ownership (the
+	// host claimed it to reset it).
+	reset    Reset
+	hasReset bool
+	watch    moveWatch // roots moved between physics frames (movewatch.go)
+	counts   drawCounts
 }
 
 // NewPredictor returns an unbound Predictor with the defaults the
@@ -115,7 +132,7 @@ func NewPredictor() *Predictor {
 	cfg := DefaultProfile.Apply(predict.DefaultConfig(false))
 	cfg.TeleportDistance, cfg.Width = 0, 0 // per dimension, at build
 	return &Predictor{profile: DefaultProfile, pcfg: cfg, sendRate: sender.DefaultRate,
-		applyVis: true, ghostAlpha: 0.5, slot: -1, ownerSlot: -1}
+		applyVis: true, ghostAlpha: 0.5, slot: -1, ownerSlot: -1, playerSlot: -1}
 }
 
 // Mode returns what the entity does now.
@@ -197,6 +214,7 @@ func (p *Predictor) Extras() (anim, input int64) {
 // NetRoom that spawned its scene, before the scene enters the tree. A
 // shared object in that scene stays shared (nobody's in particular).
 func (p *Predictor) BindRemote(room *netroom.Room, slot int) {
+	p.byRoom = true
 	if p.shared {
 		p.mode, p.room = ModeShared, room
 		return
@@ -330,6 +348,11 @@ func (p *Predictor) Dim() Dim { return p.dim }
 func (p *Predictor) Ready(room *netroom.Room) {
 	if p.mode == ModeUnbound && room != nil {
 		p.mode, p.room = p.boundMode(), room
+		if p.mode == ModeIdle {
+			p.reserve()
+			p.SyncSlot()
+			return
+		}
 	}
 	p.build()
 }
@@ -354,13 +377,22 @@ func (p *Predictor) BindLocal(room *netroom.Room) {
 		return
 	}
 	p.mode, p.room = p.boundMode(), room
+	if p.mode == ModeIdle {
+		p.reserve()
+		p.SyncSlot()
+		return
+	}
 	p.build()
 }
 
-// boundMode is the mode of an entity found by its room: local, or shared.
+// boundMode is the mode of an entity found by its room: local, shared,
+// or, for a node standing for a player slot, idle until SyncSlot.
 func (p *Predictor) boundMode() Mode {
-	if p.shared {
+	switch {
+	case p.shared:
 		return ModeShared
+	case p.playerSlot >= 0:
+		return ModeIdle
 	}
 	return ModeLocal
 }
@@ -370,6 +402,10 @@ func (p *Predictor) boundMode() Mode {
 func (p *Predictor) ExitTree() {
 	if p.room == nil {
 		return
+	}
+	if p.reserved {
+		p.room.ReleaseSlot(p.playerSlot, p)
+		p.reserved = false
 	}
 	switch p.mode {
 	case ModeRemote:
@@ -388,6 +424,12 @@ func (p *Predictor) ExitTree() {
 // Ready).
 func (p *Predictor) EnterTree() {
 	if p.room == nil {
+		return
+	}
+	if p.slotted() {
+		p.reserve()
+		p.bindSlot(ModeIdle)
+		p.SyncSlot()
 		return
 	}
 	switch {
@@ -511,6 +553,7 @@ func (p *Predictor) Frame(now time.Duration) (predict.Pose, Change) {
 	}
 	pose, ch := p.remote.Frame(now)
 	p.states = p.remote.Added()
+	p.counts.frame(now, &pose, p.dim == Dim2D)
 	return pose, ch
 }
 
@@ -565,6 +608,7 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 		return false // a second entity for the local player: reported, not sent
 	}
 	p.local.Sample(t, pos, rot, vel, hasVel)
+	p.watch.sampled(pos)
 	if p.mode == ModeShared {
 		p.last, p.hasLast = predict.Sample{Time: t, Pos: pos, Rot: rot, Vel: vel}, true
 	}
@@ -579,9 +623,12 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 	return true
 }
 
-// Teleport makes remote copies of a local entity snap to its next state.
+// Teleport makes remote copies of a local entity (or of a shared object
+// we own) snap to its next state. The server lets a shared object jump
+// only for the senders its rules allow (the host, by default): ResetTo
+// says why it would not.
 func (p *Predictor) Teleport() {
-	if p.local != nil {
+	if p.local != nil && p.IsLocal() {
 		p.local.Teleport()
 	}
 }
@@ -616,6 +663,8 @@ func (p *Predictor) Slot() int {
 	switch p.mode {
 	case ModeRemote:
 		return p.slot
+	case ModeIdle:
+		return p.playerSlot
 	case ModeLocal:
 		return p.room.Slot()
 	case ModeShared:

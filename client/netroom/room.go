@@ -945,7 +945,7 @@ func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
 	r.players = append(r.players[:0], st.Players...)
 	r.room.Players = r.players
 	for _, p := range r.players {
-		if p.Slot != r.slot && p.Slot >= 0 && p.Slot < MaxSlots && !r.spawned[p.Slot] {
+		if p.Slot != r.slot && p.Slot >= 0 && p.Slot < MaxSlots && !r.spawned[p.Slot] && r.reserved[p.Slot] == nil {
 			r.spawned[p.Slot] = true
 			r.emit(Event{Kind: EventSpawn, Slot: p.Slot})
 		}

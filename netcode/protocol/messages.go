@@ -207,6 +207,10 @@ type Settings struct {
 	RoundUS int64 `json:"round_us,omitempty"`
 	// Game is opaque game data (track, mode...), at most MaxGameSettings bytes of JSON.
 	Game json.RawMessage `json:"game,omitempty"`
+	// MaxPlayers is the room's size: at most this many seats (held ones
+	// included); 0 means the server's maximum. A room state carries the
+	// size in force. Protocol 5 and later.
+	MaxPlayers int `json:"max_players,omitempty"`
 }
 
 // MaxGameSettings is the largest Settings.Game in bytes.

@@ -83,7 +83,7 @@ func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
-	if !r.admit(now, s, &st, &s.mo) {
+	if !r.admit(now, s, &st, &s.mo, false) {
 		return
 	}
 	s.n = copy(s.buf[:], frame)
@@ -145,7 +145,10 @@ func (r *Room) fanOut(now time.Duration, s *seat, out []byte, mode fanMode, hit 
 // decoding and the sequence: the room's dimension, world bounds, and the
 // motion checks against mo, which it then moves on to st. It reports
 // whether st passed; a refusal is already counted and answered.
-func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool {
+//
+// jumps allows a shared object's flagged state to jump (a reset the room's
+// rules allow this sender: sharedJumps).
+func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track, jumps bool) bool {
 	// One game, one dimension: the host's first state sets it, so nobody
 	// can have a 3D world's moves judged in pixels (or the reverse).
 	if r.dimSet && st.Dim2D != r.dim2D {
@@ -161,11 +164,16 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		return false
 	}
 	lim := r.limits
+	lim.SharedJumps = jumps
 	v := motion.Verdict{At: now}
 	if !r.cfg.NoMotionChecks {
 		var why motion.Reason
 		if why, v = mo.Check(now, &lim, st); why != motion.Pass {
-			r.reject(now, s, rejectOf(why), nil)
+			var err error
+			if why == motion.Teleport && wire.Shared(st.Entity) && st.Flags&wire.FlagTeleport != 0 {
+				err = r.sharedResetRule(jumps)
+			}
+			r.reject(now, s, rejectOf(why), err)
 			return false
 		}
 	}
