@@ -333,7 +333,9 @@ func (r *Room) ReleaseSlot(slot int, holder any) {
 }
 
 // Reserved reports whether a node in the level stands for slot.
-func (r *Room) Reserved(slot int) bool { return slot >= 0 && slot < MaxSlots && r.reserved[slot] != nil }
+func (r *Room) Reserved(slot int) bool {
+	return slot >= 0 && slot < MaxSlots && r.reserved[slot] != nil
+}
 
 // applyEntityMessage handles the entity messages; it reports whether m
 // was one.
