@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -174,8 +175,8 @@ func connText(c ConnError, server string, err error) string {
 // updateText is the message of "update required": both versions, so a
 // player can tell which side is older.
 func updateText(err error) string {
-	return fmt.Sprintf("update required: this game speaks nearzero protocol %d, rules %d, and the server another version (%s)",
-		wire.ProtocolVersion, wire.RulesVersion, UserText(err))
+	return fmt.Sprintf("update required: this game is nearzero %s (protocol %d, rules %d), and the server another version (%s)",
+		version.Version, wire.ProtocolVersion, wire.RulesVersion, UserText(err))
 }
 
 // internalPrefixes are the package names Go errors start their text with;
