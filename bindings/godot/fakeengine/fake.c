@@ -922,7 +922,15 @@ static void register_method(void *lib, const void *cls, const gdx_method_info *m
 		n += snprintf(line + n, sizeof line - (size_t)n, " -> %u", m->return_value_info->type);
 		const char *rc = sn_text(m->return_value_info->class_name);
 		if (*rc && n < (int)sizeof line) {
-			snprintf(line + n, sizeof line - (size_t)n, " class=%s usage=%u", rc, m->return_value_info->usage);
+			n += snprintf(line + n, sizeof line - (size_t)n, " class=%s usage=%u", rc, m->return_value_info->usage);
+		}
+	}
+	for (uint32_t i = 0; i < m->default_argument_count && n < (int)sizeof line; i++) {
+		const fvariant *d = m->default_arguments[i];
+		if (d->type == T_INT) {
+			n += snprintf(line + n, sizeof line - (size_t)n, " default=%lld", (long long)d->v.i);
+		} else {
+			n += snprintf(line + n, sizeof line - (size_t)n, " default=type%d", (int)d->type);
 		}
 	}
 	record("%s", line);
