@@ -69,6 +69,7 @@ type Peer struct {
 	every  time.Duration
 	pings  int
 	pingAt time.Duration
+	rtt    time.Duration // the last round trip a pong measured
 }
 
 // NewPeer returns a Peer re-stamping with cfg (zero fields: defaults) and
@@ -131,8 +132,16 @@ func (p *Peer) ObserveRTT(rtt, now time.Duration) { p.rs.ObserveRTT(rtt, now) }
 func (p *Peer) Pong(pong []byte, now time.Duration) {
 	if rtt, ok := RTTOf(pong, now); ok {
 		p.rs.ObserveRTT(rtt, now)
+		p.rtt = rtt
 	}
 }
+
+// RTT returns the last round trip a pong measured, 0 before the first.
+func (p *Peer) RTT() time.Duration { return p.rtt }
+
+// Offset returns the re-stamper's offset at now: the local clock minus the
+// sender's, as applied to its stamps.
+func (p *Peer) Offset(now time.Duration) time.Duration { return p.rs.Offset(now) }
 
 // State decodes a state frame (KindState) arrived at now into rs, with the
 // sample time re-stamped onto the local clock. The slot is the caller's

@@ -88,6 +88,8 @@ type peer struct {
 	core    *core.Peer       // pings and re-stamping (client/core)
 	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
 	bad     int
+	// bytesIn and bytesOut count the link's messages each way (PeerFigures).
+	bytesIn, bytesOut int64
 }
 
 // Mesh is one player's direct links to the other players of a room. Make
@@ -442,6 +444,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	if p == nil || !p.open || m.closed {
 		return
 	}
+	p.bytesIn += int64(len(data))
 	switch core.KindOf(data) {
 	case core.KindPing:
 		m.outq = append(m.outq, outMsg{slot, core.AppendPong(make([]byte, 0, core.PingLen), data)})
@@ -502,11 +505,38 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 	if _, err := dc.WriteDataChannel(data, false); err != nil {
 		return // the read loop and the ICE agent report a link that went down
 	}
+	m.mu.Lock()
 	if state {
-		m.mu.Lock()
 		m.stats.Sent++
-		m.mu.Unlock()
 	}
+	if p := m.peers[slot]; p != nil {
+		p.bytesOut += int64(len(data))
+	}
+	m.mu.Unlock()
+}
+
+// PeerFigures are one direct link's figures, for the editor's debugger.
+type PeerFigures struct {
+	Open bool
+	// RTT is the last round trip its pings measured (0 before the first);
+	// Offset the local clock minus the peer's, as its stamps are mapped.
+	RTT, Offset time.Duration
+	// BytesIn and BytesOut count its messages' bytes each way.
+	BytesIn, BytesOut int64
+}
+
+// PeerFigures returns the link to slot's figures; false when there is no
+// link to it.
+func (m *Mesh) PeerFigures(slot int) (PeerFigures, bool) {
+	now := m.cfg.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil || p.core == nil {
+		return PeerFigures{}, false
+	}
+	return PeerFigures{Open: p.open, RTT: p.core.RTT(), Offset: p.core.Offset(now), BytesIn: p.bytesIn,
+		BytesOut: p.bytesOut}, true
 }
 
 // Signal implements Links.

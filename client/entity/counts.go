@@ -61,7 +61,15 @@ type DrawFigures struct {
 	Speed       float64
 }
 
+// DrawFigures returns the entity's counts since it was made.
+func (r *Remote) DrawFigures() DrawFigures {
+	return DrawFigures{Pops: r.counts.pops, Snaps: r.counts.snaps, Speed: r.counts.speed}
+}
+
 // DrawFigures returns the drawn entity's counts (zero unless drawn).
 func (p *Predictor) DrawFigures() DrawFigures {
-	return DrawFigures{Pops: p.counts.pops, Snaps: p.counts.snaps, Speed: p.counts.speed}
+	if p.remote == nil {
+		return DrawFigures{}
+	}
+	return p.remote.DrawFigures()
 }

@@ -122,7 +122,6 @@ type Predictor struct {
 	reset    Reset
 	hasReset bool
 	watch    moveWatch // roots moved between physics frames (movewatch.go)
-	counts   drawCounts
 }
 
 // NewPredictor returns an unbound Predictor with the defaults the
@@ -553,7 +552,6 @@ func (p *Predictor) Frame(now time.Duration) (predict.Pose, Change) {
 	}
 	pose, ch := p.remote.Frame(now)
 	p.states = p.remote.Added()
-	p.counts.frame(now, &pose, p.dim == Dim2D)
 	return pose, ch
 }
 

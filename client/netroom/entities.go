@@ -112,6 +112,13 @@ func (r *Room) UnbindEntity(k Key, rem Receiver) {
 	}
 }
 
+// EachReceiver calls fn for every Receiver bound, in no set order.
+func (r *Room) EachReceiver(fn func(Key, Receiver)) {
+	for k, rem := range r.remotes {
+		fn(k, rem)
+	}
+}
+
 // BoundEntity returns the Receiver bound to k, or nil.
 func (r *Room) BoundEntity(k Key) Receiver { return r.remotes[KeyOf(k.Slot, k.Entity)] }
 

@@ -336,6 +336,10 @@ func (r *Room) Spawned(slot int) bool { return slot >= 0 && slot < MaxSlots && r
 // Stats returns the counters.
 func (r *Room) Stats() Stats { return r.stats }
 
+// Link returns the server link, nil while disconnected (the debugger reads
+// its byte counts through it).
+func (r *Room) Link() ServerLink { return r.link }
+
 // RTT returns the best recent round trip to the server, 0 when disconnected.
 func (r *Room) RTT() time.Duration {
 	if r.link == nil {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -51,6 +52,8 @@ type Conn struct {
 	opts  Options // read-only after Dial
 	clock realtime.Clock
 	log   *slog.Logger
+
+	bytesIn, bytesOut atomic.Int64 // Stats.BytesIn, BytesOut: the reader and writer add
 
 	closedCh  chan struct{}   // closed by Close
 	life      context.Context // cancelled by Close
@@ -96,6 +99,10 @@ type Stats struct {
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
 	Redirects        int64 // redirects followed to another node of a cluster
+	// BytesIn and BytesOut count the WebSocket messages' payloads read
+	// and written, every connection of the Conn together (the editor's
+	// debugger shows them per second).
+	BytesIn, BytesOut int64
 }
 
 // session is one WebSocket connection.
@@ -521,6 +528,7 @@ func (c *Conn) readLoop(s *session) error {
 				return fmt.Errorf("serverlink: message over %d bytes", maxMessage)
 			}
 		}
+		c.bytesIn.Add(int64(n))
 		if typ != websocket.MessageBinary {
 			continue
 		}
@@ -676,12 +684,14 @@ func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 				if err := s.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
 					return
 				}
+				c.bytesOut.Add(int64(len(f)))
 				w.ctl[i] = nil
 			}
 			if len(w.batch) > 0 {
 				if err := s.ws.Write(ctx, websocket.MessageBinary, w.batch); err != nil {
 					return
 				}
+				c.bytesOut.Add(int64(len(w.batch)))
 			}
 		}
 	}
@@ -1073,6 +1083,7 @@ func (c *Conn) Stats() Stats {
 	s := c.stats
 	c.mu.Unlock()
 	s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
+	s.BytesIn, s.BytesOut = c.bytesIn.Load(), c.bytesOut.Load()
 	return s
 }
 

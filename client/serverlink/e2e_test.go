@@ -66,6 +66,11 @@ func TestLagSimulator(t *testing.T) {
 	assert.Greater(t, len(got), 40)
 	st := lagged.Stats()
 	assert.Positive(t, st.LagDropped)
+	// The bytes each way: at least the states that went out (30 bytes
+	// each, batched) and the room's messages that came in.
+	assert.Greater(t, st.BytesOut, int64(60*30), "states written")
+	assert.Positive(t, plain.Stats().BytesIn)
+	assert.Greater(t, plain.Stats().BytesIn, int64(len(got)*30), "states read")
 	for i := 1; i < len(got); i++ {
 		assert.Greater(t, got[i].Local, got[i-1].Local-20*time.Millisecond, "sample times follow the sender's clock")
 	}
