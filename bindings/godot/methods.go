@@ -115,7 +115,7 @@ var (
 // Singletons used by the wrappers, fetched at SCENE init; read-only afterwards.
 var (
 	engineSingleton, timeSingleton, osSingleton, resourceLoaderSingleton, classDBSingleton unsafe.Pointer
-	engineDebuggerSingleton, projectSettingsSingleton                                       unsafe.Pointer
+	engineDebuggerSingleton, projectSettingsSingleton                                      unsafe.Pointer
 
 	singletonRows = []struct {
 		name string
