@@ -13,6 +13,7 @@ import (
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/internal/testkit"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server"
 )
 
@@ -102,4 +103,22 @@ func TestCrashedServerIsAConnectionError(t *testing.T) {
 	assert.Contains(t, last.Text, "not running", "every attempt after the crash was refused")
 	assert.Empty(t, bob.of(netroom.EventError), "no room_error for a connection failure")
 	assert.True(t, ann.room.InRoom(), "the server itself runs on: Ann keeps her seat")
+}
+
+// TestRoomSizeOnLoopback: a game of two (create_room(2)): the third
+// player is refused as room_full, which the game can match on. Before, a
+// room always held the server's 16, and the third joined.
+func TestRoomSizeOnLoopback(t *testing.T) {
+	srv := testkit.StartServer(t, server.Deps{})
+	ann, bob, cy := newPeer(t, srv, "Ann"), newPeer(t, srv, "Bob"), newPeer(t, srv, "Cy")
+	require.NoError(t, ann.room.CreateSized(2))
+	frames(t, func() bool { return ann.room.InRoom() && ann.room.State().Settings.MaxPlayers == 2 }, ann)
+	require.NoError(t, bob.room.Join(ann.room.Code()))
+	frames(t, bob.room.InRoom, ann, bob)
+	require.NoError(t, cy.room.Join(ann.room.Code()))
+	frames(t, func() bool { return cy.saw(netroom.EventError) }, ann, bob, cy)
+	errs := cy.of(netroom.EventError)
+	assert.Equal(t, protocol.CodeRoomFull, errs[0].Code, errs[0].Text)
+	assert.False(t, cy.room.InRoom())
+	assert.Error(t, ann.room.CreateSized(-1))
 }

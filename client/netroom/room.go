@@ -91,6 +91,7 @@ type opResult struct {
 type request struct {
 	kind opKind // opCreate or opJoin; 0 for none
 	code string
+	size int // opCreate: the room's size, 0 for the server's maximum
 }
 
 // Stats are counters for debug figures and tests.
@@ -399,6 +400,16 @@ func (r *Room) Connect() error {
 // as EventJoined, or EventError.
 func (r *Room) Create() error { return r.request(request{kind: opCreate}) }
 
+// CreateSized is Create for a room of at most maxPlayers seats (0: the
+// server's maximum, 16 by default): a player joining a full room gets
+// room_full. A size the server cannot hold is refused with bad_request.
+func (r *Room) CreateSized(maxPlayers int) error {
+	if maxPlayers < 0 || maxPlayers > MaxSlots {
+		return r.fail(fmt.Errorf("create room: max_players %d: 0 (the server's maximum) to %d", maxPlayers, MaxSlots))
+	}
+	return r.request(request{kind: opCreate, size: maxPlayers})
+}
+
 // Join takes a seat in the room with codeOrLink (a code, any case, or an
 // invite link); it connects first when needed. The outcome comes as
 // EventJoined, or EventError.
@@ -447,7 +458,11 @@ func (r *Room) start(q request) {
 		var err error
 		switch q.kind {
 		case opCreate:
-			_, err = link.Create(ctx, nil)
+			var settings *protocol.Settings
+			if q.size > 0 {
+				settings = &protocol.Settings{MaxPlayers: q.size}
+			}
+			_, err = link.Create(ctx, settings)
 		case opJoin:
 			_, err = link.Join(ctx, q.code)
 		case opLeave:

@@ -184,6 +184,18 @@ func FreeOnSignal(name string) {
 	C.fake_free_on_signal(cs)
 }
 
+// ReadOnSignal makes every emission of signal ("": any) call the
+// no-argument method cls.method on the emitter, as a handler reading a
+// property would, and record "read in SIGNAL: METHOD = N" (its int
+// result). An empty method stops it.
+func ReadOnSignal(signal, cls, method string) {
+	cs, cc, cm := C.CString(signal), C.CString(cls), C.CString(method)
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(cc))
+	defer C.free(unsafe.Pointer(cm))
+	C.fake_read_on_signal(cs, cc, cm)
+}
+
 // SetName names obj (node names for NodePaths and records).
 func SetName(obj unsafe.Pointer, name string) {
 	cs := C.CString(name)

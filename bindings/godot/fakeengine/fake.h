@@ -37,6 +37,7 @@ void fake_string_destroy(void *s);
 
 void fake_set_double(int on);
 void fake_free_on_signal(const char *name);
+void fake_read_on_signal(const char *signal, const char *cls, const char *method);
 void fake_set_name(void *obj, const char *name);
 void fake_add_child(void *parent, void *child);
 void fake_set_in_tree(void *root, int on);
