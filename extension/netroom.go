@@ -648,7 +648,7 @@ func (n *NetRoom) ConfigurationWarnings() []string {
 // setup is what the model's warnings need of the node's settings.
 func (n *NetRoom) setup() netroom.RoomSetup {
 	return netroom.RoomSetup{Server: n.server, HasPlayerScene: !n.scene.Get().IsNull(),
-		Lag: netroom.LagConfig{Latency: fromMs(n.lagLatency), Jitter: fromMs(n.lagJitter), Loss: n.lagLoss / 100},
+		Lag:   netroom.LagConfig{Latency: fromMs(n.lagLatency), Jitter: fromMs(n.lagJitter), Loss: n.lagLoss / 100},
 		LagOn: n.lagOn, DirectLag: n.model.DirectLag(), DirectLagApart: n.model.DirectLagApart()}
 }
 
