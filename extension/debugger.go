@@ -80,9 +80,14 @@ func (n *NetRoom) debugTick() {
 	data.Destroy()
 }
 
-// debugSource names the NetRoom in the tab: its node name and instance,
-// for games with more than one.
-func (n *NetRoom) debugSource() string { return n.Name() }
+// debugSource names the NetRoom in the tab, for games with more than one:
+// its parent's name and its own ("Host/NetRoom").
+func (n *NetRoom) debugSource() string {
+	if p := n.Parent(); !p.IsNull() {
+		return p.Name() + "/" + n.Name()
+	}
+	return n.Name()
+}
 
 // sampleDict converts a sample into the Dictionary the editor plugin
 // reads (addons/nearzero/debugger/nearzero_debugger.gd): times in seconds

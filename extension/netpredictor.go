@@ -201,6 +201,9 @@ func init() {
 		pos, _ := p.m.NewestStatePosition()
 		return vec3To(pos)
 	}).Const()
+	godot.Method0R(c, "get_drawn_velocity", func(p *NetPredictor) godot.Vector3 {
+		return vec3To(p.m.Pose().Vel)
+	}).Const()
 	godot.Method1R(c, "get_interpolated_position", func(p *NetPredictor, delayMs float64) godot.Vector3 {
 		pos, _ := p.m.InterpolatedPosition(procClock.Now(), fromMs(max0(delayMs)))
 		return vec3To(pos)
