@@ -1,6 +1,7 @@
 package netdebug_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,9 +11,11 @@ import (
 	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netdebug"
 	"github.com/nearzero/nearzero/client/netroom"
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/internal/testkit"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/predict"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/server"
 )
@@ -104,4 +107,47 @@ func TestSampleOnLoopback(t *testing.T) {
 	assert.Equal(t, "visible", e.Visibility)
 	assert.InDelta(t, 3, e.Speed, 1.5, "drawn at 3 m/s")
 	assert.Less(t, e.Age, 500*time.Millisecond)
+}
+
+// BenchmarkSample64 is one sample of a room drawing 64 remote players: the
+// work a NetRoom adds ten times a second while the editor's tab listens
+// (the node's conversion to engine Dictionaries comes on top).
+func BenchmarkSample64(b *testing.B) {
+	link := testkit.NewFakeLink("tok")
+	clock := &testkit.Clock{}
+	cfg := netroom.Config{Server: "127.0.0.1:1", NoDirect: true}
+	cfg.Clock = clock
+	cfg.Dial = func(context.Context, string, *serverlink.Options) (netroom.ServerLink, error) { return link, nil }
+	r, err := netroom.New(cfg)
+	require.NoError(b, err)
+	defer r.Close()
+	require.NoError(b, r.Create())
+	players := []protocol.PlayerState{{Slot: 0, Name: "me", Connected: true}}
+	for i := 1; i <= 64; i++ {
+		players = append(players, protocol.PlayerState{Slot: i, Name: "p", Connected: true})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Status() != netroom.StatusConnected && time.Now().Before(deadline) {
+		r.Update(clock.Now())
+		time.Sleep(time.Millisecond)
+	}
+	link.Msg(&protocol.Joined{Code: "ABCDEF", Slot: 0, Room: protocol.RoomState{Code: "ABCDEF", Rev: 1,
+		Phase: protocol.PhaseLobby, Host: 0, Players: players}})
+	r.Update(clock.Now())
+	for i := 1; i <= 64; i++ {
+		rem, err := entity.NewRemote(predict.Config{})
+		require.NoError(b, err)
+		require.NoError(b, r.Bind(i, rem))
+		rem.AddSample(predict.PathServer, predict.Sample{Time: 0, Seq: 1, Rot: geom.Identity}, 0)
+		rem.Frame(time.Millisecond)
+	}
+	var f netdebug.Feed
+	var s netdebug.Sample
+	f.Sample(r, 0, &s)
+	require.Len(b, s.Entities, 64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		f.Sample(r, time.Duration(i)*time.Millisecond, &s)
+	}
 }

@@ -270,12 +270,25 @@ func TestPackageFiles(t *testing.T) {
 	t.Logf("%s: %d bytes", filepath.Base(zipPath), st.Size())
 	files := readZip(t, zipPath)
 
-	want := []string{addonDir + "LICENSE", addonDir + "README.md", addonDir + "nearzero.gdextension"}
+	want := []string{addonDir + "LICENSE", addonDir + "README.md", addonDir + "nearzero.gdextension", addonDir + "plugin.cfg"}
 	icons, err := filepath.Glob(filepath.Join(root, addonRepo, "icons", "*.svg"))
 	require.NoError(t, err)
 	require.NotEmpty(t, icons)
 	for _, icon := range icons {
 		want = append(want, addonDir+"icons/"+filepath.Base(icon))
+	}
+	// The editor plugin (the Debugger's nearzero tab), as in the repository.
+	scripts, err := filepath.Glob(filepath.Join(root, addonRepo, "debugger", "*.gd"))
+	require.NoError(t, err)
+	require.NotEmpty(t, scripts)
+	for _, sc := range append(scripts, filepath.Join(root, addonRepo, "plugin.cfg")) {
+		rel, err := filepath.Rel(filepath.Join(root, addonRepo), sc)
+		require.NoError(t, err)
+		rel = filepath.ToSlash(rel)
+		if rel != "plugin.cfg" {
+			want = append(want, addonDir+rel)
+		}
+		assert.Equal(t, string(readRepo(t, addonRepo+rel)), string(files[addonDir+rel]), "%s as in the repository", rel)
 	}
 	for _, l := range zipLibraries(t) {
 		want = append(want, addonDir+"bin/"+l.file)
