@@ -209,3 +209,20 @@ func TestDrawFigures(t *testing.T) {
 	assert.InDelta(t, 5, f.Speed, 1, "drawn at 5 m/s")
 	assert.Equal(t, predict.PathServer, p.Pose().Path)
 }
+
+// TestPlacedExtraEntity: a placed node standing for another entity of a
+// slot's player (entity_id 1: a paddle beside the avatar) reserves
+// nothing: the player's scene is still spawned.
+func TestPlacedExtraEntity(t *testing.T) {
+	h := seated(t, 0, 0, player(0, "Ann"), player(1, "Bob"))
+	p := NewPredictor()
+	require.NoError(t, p.SetEntity(1, false))
+	require.NoError(t, p.SetPlayerSlot(1))
+	p.SetDim(Dim3D)
+	p.Ready(h.room)
+	p.SyncSlot()
+	assert.Equal(t, ModeRemote, p.Mode())
+	assert.False(t, h.room.Reserved(1))
+	assert.Equal(t, netroom.KeyOf(1, 1), p.key())
+	assert.NotNil(t, h.room.BoundEntity(netroom.KeyOf(1, 1)))
+}

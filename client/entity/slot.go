@@ -13,7 +13,7 @@ import (
 // is the local entity (sampled and sent), on every other it draws that
 // player's entity; while nobody holds the slot (or before a room) it is
 // idle, left as the scene placed it. The room spawns no player scene for
-// a slot a node stands for (netroom.Room.ReserveSlot).
+// a slot a node stands for with entity_id 0 (netroom.Room.ReserveSlot).
 
 // ErrPlayerSlot indicates a player slot a NetPredictor cannot stand for.
 var ErrPlayerSlot = errors.New("entity: player_slot must be -1 (none) or a slot 0..255, on an entity that is not a shared object")
@@ -53,10 +53,13 @@ func (p *Predictor) PlayerSlot() int { return p.playerSlot }
 // slotted reports whether the entity is a placed node standing for a slot.
 func (p *Predictor) slotted() bool { return p.playerSlot >= 0 && !p.shared && !p.byRoom }
 
-// reserve reserves the slot in the room (no player scene is spawned for
-// it); a second node for one slot is reported.
+// reserve reserves the slot in the room for a node standing for the
+// player's own entity (entity_id 0): no player scene is spawned for it; a
+// second such node for one slot is reported. A node standing for another
+// of the player's entities (entity_id 1..127: its paddle beside its
+// spawned avatar) reserves nothing.
 func (p *Predictor) reserve() {
-	if p.room == nil || p.reserved || !p.slotted() {
+	if p.room == nil || p.reserved || !p.slotted() || p.entity != 0 {
 		return
 	}
 	if err := p.room.ReserveSlot(p.playerSlot, p); err != nil {
