@@ -3,14 +3,20 @@ package godottest
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/client/netroom"
 )
 
 // TestGodotFriction runs two Godot processes (tests/friction_peer.tscn)
@@ -114,4 +120,56 @@ func TestGodotFriction(t *testing.T) {
 	// 4. The root moved in _process is warned about once.
 	assert.Contains(t, aOut.String(), "moved between physics frames", "a:\n%s", tail(aOut.String(), 30))
 	assert.Empty(t, got.Errors, "b saw no room_error")
+}
+
+// TestGodotCrashedHost: a game hosting with host_local is killed
+// (SIGKILL, as a crash); the other player hears of it as connection_error
+// CONNECTION_LOST, a reason it can match on. Before, nothing told it but
+// reconnecting's text, and disconnected with a raw message 20 s later. The
+// time from the kill to the signal is logged.
+func TestGodotCrashedHost(t *testing.T) {
+	bin := os.Getenv("GODOT")
+	if bin == "" {
+		t.Skip("skipped: GODOT is not set (a Godot 4.4+ editor binary)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	godotVersion(t, ctx, bin)
+	root := buildAddon(t, ctx)
+	g := &godot{t: t, bin: bin, project: filepath.Join(t.TempDir(), "project")}
+	require.NoError(t, copyProject(filepath.Join(root, "godot_project"), g.project))
+	g.env = isolatedEnv(t)
+	g.importProject(ctx)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	require.NoError(t, ln.Close())
+	dir := t.TempDir()
+	start := func(args ...string) (*exec.Cmd, *lockedBuffer, chan struct{}) {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"--headless", "--path", g.project, "res://tests/crash_peer.tscn", "--",
+			"--nz-port=" + port, "--nz-out=" + dir}, args...)...)
+		cmd.Env, cmd.WaitDelay = g.env, 10*time.Second
+		var out lockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, cmd.Start())
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		return cmd, &out, done
+	}
+	host, hostOut, hostDone := start("--nz-role=host")
+	code := waitFile(t, ctx, filepath.Join(dir, "code.txt"), time.Minute, hostDone, hostOut)
+	_, joinOut, joinDone := start("--nz-role=join", "--nz-code="+code)
+	waitFile(t, ctx, filepath.Join(dir, "joined"), time.Minute, joinDone, joinOut)
+	time.Sleep(500 * time.Millisecond) // in the room, synced
+
+	killed := time.Now()
+	require.NoError(t, host.Process.Signal(syscall.SIGKILL))
+	lost := waitFile(t, ctx, filepath.Join(dir, "lost.txt"), 30*time.Second, joinDone, joinOut)
+	noticed := time.Since(killed)
+	t.Logf("the joiner noticed the host's crash after %v: connection_error %s", noticed.Round(time.Millisecond), lost)
+	reason, _, _ := strings.Cut(lost, " ")
+	assert.Equal(t, strconv.Itoa(int(netroom.ConnLost)), reason, "CONNECTION_LOST: %s", lost)
+	assert.Less(t, noticed, 10*time.Second, "noticed, not waited out (a hang bound, not a timing goal)")
 }
