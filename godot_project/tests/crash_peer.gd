@@ -24,10 +24,7 @@ func _ready() -> void:
 	add_child(room)
 	var out: String = args.get("out", "")
 	room.room_joined.connect(func(code, _slot): _write(out.path_join("code.txt" if args.role == "host" else "joined"), code))
-	room.connection_error.connect(func(reason, message):
-		print("NZ_CRASH: connection_error %d %s" % [reason, message])
-		if not FileAccess.file_exists(out.path_join("lost.txt")):
-			_write(out.path_join("lost.txt"), "%d %s" % [reason, message]))
+	room.connection_error.connect(_on_connection_error)
 	room.disconnected.connect(func(reason): print("NZ_CRASH: disconnected ", reason); get_tree().quit(0))
 	if args.role == "host":
 		room.host_local(int(args.port))
@@ -35,6 +32,13 @@ func _ready() -> void:
 	else:
 		room.server_address = "127.0.0.1:%s" % args.port
 		room.join_room(args.code)
+
+
+func _on_connection_error(reason: int, message: String) -> void:
+	print("NZ_CRASH: connection_error %d %s" % [reason, message])
+	var lost: String = args.get("out", "").path_join("lost.txt")
+	if not FileAccess.file_exists(lost):
+		_write(lost, "%d %s" % [reason, message])
 
 
 func _write(path: String, text: String) -> void:

@@ -4,7 +4,7 @@ extends EditorDebuggerPlugin
 ## ten a second) and shows them in a "nearzero" tab of each debugger
 ## session (one per game instance run from the editor).
 
-const Panel := preload("res://addons/nearzero/debugger/panel.gd")
+const NearzeroPanel := preload("res://addons/nearzero/debugger/panel.gd")
 
 var _panels := {} # session id -> panel
 
@@ -23,7 +23,7 @@ func _capture(message: String, data: Array, session_id: int) -> bool:
 
 
 func _setup_session(session_id: int) -> void:
-	var panel := Panel.new()
+	var panel := NearzeroPanel.new()
 	panel.name = "nearzero"
 	_panels[session_id] = panel
 	var session := get_session(session_id)

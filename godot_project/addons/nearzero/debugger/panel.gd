@@ -237,7 +237,7 @@ func refresh() -> void:
 	_time.text = "%.1f s" % end
 	var from := end - _window
 
-	var ent := {} # key -> {metric -> PackedVector2Array}
+	var ent := {} # key -> {metric -> Array of Vector2(time, value)}
 	var lnk := {}
 	var names := {}
 	var prev_counts := {}
@@ -260,7 +260,7 @@ func refresh() -> void:
 			if s.is_empty():
 				ent[key] = s
 				for p in ENTITY_PLOTS:
-					s[p[0]] = PackedVector2Array()
+					s[p[0]] = [] # an Array: a packed array in a Dictionary would be copied on append
 			s.age_ms.append(Vector2(t, e.age_ms))
 			s.correction.append(Vector2(t, e.correction))
 			s.speed.append(Vector2(t, e.speed))
@@ -275,7 +275,7 @@ func refresh() -> void:
 			if s.is_empty():
 				lnk[k.name] = s
 				for p in LINK_PLOTS:
-					s[p[0]] = PackedVector2Array()
+					s[p[0]] = [] # an Array: a packed array in a Dictionary would be copied on append
 			s.rtt_ms.append(Vector2(t, k.rtt_ms))
 			s.offset_ms.append(Vector2(t, k.offset_ms))
 			if k.loss >= 0:

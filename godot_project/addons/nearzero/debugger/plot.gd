@@ -13,7 +13,7 @@ var levels := {}
 var t_from := 0.0
 var t_to := 10.0
 
-## [{name, color, points: PackedVector2Array of (time, value)}]
+## [{name, color, points: Array of Vector2(time, value)}]
 var _series: Array = []
 
 
