@@ -147,4 +147,3 @@ func readCost(t *testing.T, path, out string) costReport {
 	require.Positive(t, c.Frames)
 	return c
 }
-
