@@ -51,8 +51,8 @@ func (p *Predictor) RenderedAt(pos geom.Vec3) (warning string, ok bool) {
 		return "", false
 	}
 	w.warned = true
-	return fmt.Sprintf("its root moved between physics frames in %d rendered frames (moved in _process?). "+
-		"NetPredictor samples the root at the end of each physics frame, so a move made in _process reaches the "+
-		"other players up to a frame late and unevenly: move it in _physics_process (move_and_slide, or by "+
-		"velocity * delta there)", w.moved), true
+	return fmt.Sprintf("its root moved between physics frames in %d rendered frames (moved in _process, or in a "+
+		"_physics_process that runs after this node's?). NetPredictor samples the root at the end of each physics "+
+		"frame, in its own _physics_process, so such a move reaches the other players up to a frame late and "+
+		"unevenly: move the root in its own _physics_process (move_and_slide, or by velocity * delta there)", w.moved), true
 }
