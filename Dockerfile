@@ -3,8 +3,12 @@
 # base, as a non-root user, with its SQLite database on the /data volume.
 #
 #   docker build -t nearzero-server .
-#   docker run -d --name nearzero -p 8787:8787 -v nearzero-data:/data \
+#   docker run -d --name nearzero -p 8787:8787 -p 8787:8787/udp -v nearzero-data:/data \
 #       --stop-timeout 300 nearzero-server -public-url https://play.example.com
+#
+# UDP 8787 is the server's STUN responder, which lets players behind NATs
+# link directly; behind NAT (Docker's included) the server does not know
+# the address players reach it at, so add -public-addr with it.
 #
 # Arguments after the image name are extra server flags (a later flag wins
 # over the same one in ENTRYPOINT). Stopping: docker stop sends SIGTERM,
@@ -35,6 +39,7 @@ COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 VOLUME ["/data"]
 EXPOSE 8787
+EXPOSE 8787/udp
 STOPSIGNAL SIGTERM
 # The image has no shell or curl: the server probes itself. /healthz is 503
 # while draining, so a draining container reports unhealthy (on purpose: a

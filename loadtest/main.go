@@ -12,6 +12,11 @@
 // the join latency of direct and redirected joins, and sums the relayed
 // states of every node.
 //
+// The bots reconnect as a game does (the client's back-off, then the
+// rejoin; -no-reconnect turns it off): kill or stop a node during a run and
+// the report says how many bots reconnected, how long they took (from
+// reconnecting to reconnected, p50 and max) and how many lost their room.
+//
 // It refuses any address that is not loopback, and bounds rooms, players
 // and duration. Relay latency is measured from the sender's SendState to
 // the receiver's arrival on one shared clock (all bots share a process).
@@ -71,6 +76,7 @@ type config struct {
 	rate     float64
 	jsonOut  bool
 	cpuProf  string
+	noRecon  bool
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -84,6 +90,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.duration, "duration", 60*time.Second, fmt.Sprintf("how long the bots play (at most %v)", maxDuration))
 	fs.Float64Var(&c.rate, "rate", 60, "states per second per bot")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
+	fs.BoolVar(&c.noRecon, "no-reconnect", false, "bots give up when their connection drops, instead of reconnecting and rejoining")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -129,13 +136,16 @@ func loopbackOnly(raw string) error {
 
 // Report is the outcome of a run.
 type Report struct {
-	Rooms, Players   int
-	Duration         time.Duration
-	Rate             float64
-	SentPerSec       float64 // states the bots handed to the network
-	ReceivedPerSec   float64 // relayed states the bots received
-	ServerRelayedPS  float64 // from the server's metrics
-	ExpectedPerSec   float64 // rooms x players x (players-1) x rate
+	Rooms, Players  int
+	Duration        time.Duration
+	Rate            float64
+	SentPerSec      float64 // states the bots handed to the network
+	ReceivedPerSec  float64 // relayed states the bots received
+	ServerRelayedPS float64 // from the server's metrics; see MetricsMissing
+	// MetricsMissing are the /metrics pages that could not be read
+	// before or after the run: the server figures are then unknown.
+	MetricsMissing   []string `json:",omitempty"`
+	ExpectedPerSec   float64  // rooms x players x (players-1) x rate
 	LatencyP50       time.Duration
 	LatencyP99       time.Duration
 	LatencyMax       time.Duration
@@ -151,6 +161,10 @@ type Report struct {
 	// latency likewise (a create placed on another node is redirected).
 	JoinDirect, JoinRedirected     Latency
 	CreateDirect, CreateRedirected Latency
+	// Recovery: bots that lost their connection and got it back (from
+	// reconnecting to reconnected), and bots that lost their room.
+	Reconnects Latency
+	RoomsLost  int
 }
 
 // Latency summarises a set of durations.
@@ -279,7 +293,7 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 	}
 	fmt.Fprintf(stderr, "loadtest: %d of %d rooms playing\n", ready, c.rooms)
 
-	before := scrapeAll(metricsURLs)
+	before, missBefore := scrapeAll(metricsURLs)
 	start := time.Now()
 	end := start.Add(c.duration)
 	for _, r := range rooms {
@@ -307,16 +321,23 @@ loop:
 	}
 	progress.Stop()
 	elapsed := time.Since(start)
-	after := scrapeAll(metricsURLs)
+	after, missAfter := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
 	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
 		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls)}
-	var lat, jd, jr, cd, cr []time.Duration
+	var lat, jd, jr, cd, cr, rec []time.Duration
 	for _, r := range rooms {
 		jd, jr = append(jd, r.joins[0]...), append(jr, r.joins[1]...)
 		cd, cr = append(cd, r.creates[0]...), append(cr, r.creates[1]...)
+		rec = append(rec, r.recovered...)
+		for _, lost := range r.lost {
+			if lost {
+				rep.RoomsLost++
+			}
+		}
 	}
+	rep.Reconnects = latencyOf(rec)
 	rep.JoinDirect, rep.JoinRedirected = latencyOf(jd), latencyOf(jr)
 	rep.CreateDirect, rep.CreateRedirected = latencyOf(cd), latencyOf(cr)
 	var sent, recv int64
@@ -334,7 +355,8 @@ loop:
 	}
 	sec := elapsed.Seconds()
 	rep.SentPerSec, rep.ReceivedPerSec = float64(sent)/sec, float64(recv)/sec
-	if before != nil && after != nil {
+	rep.MetricsMissing = slices.Compact(slices.Sorted(slices.Values(append(missBefore, missAfter...))))
+	if len(rep.MetricsMissing) == 0 {
 		rep.ServerRelayedPS = (after["nearzero_states_relayed_total"] - before["nearzero_states_relayed_total"]) / sec
 		rep.ServerDropped = after["nearzero_states_dropped_total"] - before["nearzero_states_dropped_total"]
 		rep.ServerRejected = after["nearzero_rejected_total"] - before["nearzero_rejected_total"]
@@ -367,6 +389,9 @@ type botRoom struct {
 	sent      atomic.Int64
 	received  atomic.Int64
 	latencies []time.Duration // owned by the room's goroutine until it ends
+	down      []time.Time     // when each bot began reconnecting (zero: connected); the room's goroutine
+	recovered []time.Duration // reconnecting to reconnected; the room's goroutine
+	lost      []bool          // bots whose room is gone; the room's goroutine
 }
 
 var botSync = clock.SyncConfig{WarmupInterval: 50 * time.Millisecond, SyncedAfter: 4}
@@ -378,7 +403,7 @@ func (r *botRoom) setup(ctx context.Context, urls []string) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range r.bots {
 		b, err := serverlink.Dial(ctx, urls[(r.idx+i)%len(urls)], &serverlink.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
-			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: true, StateQueue: 4096})
+			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: r.cfg.noRecon, StateQueue: 4096})
 		if err != nil {
 			r.errs.add("dial")
 			return
@@ -459,12 +484,17 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 	tick := time.NewTicker(time.Duration(float64(time.Second) / r.cfg.rate))
 	defer tick.Stop()
 	var buf []serverlink.RemoteState
+	var evs []serverlink.Event
+	r.down, r.lost = make([]time.Time, len(r.bots)), make([]bool, len(r.bots))
 	seq := 0
 	for time.Now().Before(end) && ctx.Err() == nil {
 		<-tick.C
 		seq++
 		t := float64(seq) / r.cfg.rate
 		for slot, b := range r.bots {
+			if r.lost[slot] {
+				continue
+			}
 			// Each bot drives a circle of radius 20 at 10 units/s.
 			phase := float64(slot) + t*0.5
 			st := &wire.State{Seq: wire.Seq(seq), Pos: geom.Vec3{X: 20 * math.Cos(phase), Z: 20 * math.Sin(phase)},
@@ -478,7 +508,7 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 			}
 			r.sent.Add(1)
 		}
-		for _, b := range r.bots {
+		for i, b := range r.bots {
 			buf = b.PollStates(buf[:0])
 			for _, rs := range buf {
 				if int(rs.State.Slot) >= r.cfg.players {
@@ -489,9 +519,23 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 				}
 			}
 			r.received.Add(int64(len(buf)))
-			for _, ev := range b.PollEvents(nil) {
+			evs = b.PollEvents(evs[:0])
+			for _, ev := range evs {
 				switch ev.Kind {
-				case serverlink.EventDisconnected, serverlink.EventReconnecting:
+				case serverlink.EventReconnecting:
+					if r.down[i].IsZero() {
+						r.down[i] = time.Now()
+					}
+				case serverlink.EventReconnected:
+					if !r.down[i].IsZero() {
+						r.recovered = append(r.recovered, time.Since(r.down[i]))
+						r.down[i] = time.Time{}
+					}
+				case serverlink.EventRoomLost:
+					r.lost[i] = true
+					r.errs.add("room lost: " + protocol.CodeOf(ev.Err).String())
+				case serverlink.EventDisconnected:
+					r.lost[i] = true
 					r.errs.add("disconnected: " + protocol.CodeOf(ev.Err).String())
 				case serverlink.EventMessage:
 					if e, ok := ev.Msg.(*protocol.Error); ok {
@@ -551,29 +595,37 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 	}, "ws://" + ln.Addr().String() + "/ws", nil
 }
 
-// scrapeAll sums the counters of several servers' metrics pages; nil if
-// any cannot be read.
-func scrapeAll(urls []string) map[string]float64 {
+// scrapeAll sums the counters of several servers' metrics pages, and
+// names those that could not be read.
+func scrapeAll(urls []string) (sum map[string]float64, missing []string) {
 	out := map[string]float64{}
 	for _, u := range urls {
 		m, err := scrape(u)
 		if err != nil {
-			return nil
+			missing = append(missing, u)
+			continue
 		}
 		for k, v := range m {
 			out[k] += v
 		}
 	}
-	return out
+	return out, missing
 }
+
+// metricsClient reads /metrics; a node that is hung must not hang the
+// report.
+var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
 // scrape reads the counters of a Prometheus text page, summing series.
 func scrape(u string) (map[string]float64, error) {
-	resp, err := http.Get(u)
+	resp, err := metricsClient.Get(u)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", u, resp.Status)
+	}
 	out := map[string]float64{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -599,12 +651,19 @@ func scrape(u string) (map[string]float64, error) {
 func printReport(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "rooms x players        %d x %d at %.0f Hz for %.1f s\n", r.Rooms, r.Players, r.Rate, r.Duration.Seconds())
 	fmt.Fprintf(w, "states sent/s          %.0f\n", r.SentPerSec)
-	fmt.Fprintf(w, "relayed/s (server)     %.0f   (ideal %.0f)\n", r.ServerRelayedPS, r.ExpectedPerSec)
+	if len(r.MetricsMissing) == 0 {
+		fmt.Fprintf(w, "relayed/s (server)     %.0f   (ideal %.0f)\n", r.ServerRelayedPS, r.ExpectedPerSec)
+	} else {
+		fmt.Fprintf(w, "relayed/s (server)     unknown: no metrics from %s   (ideal %.0f)\n",
+			strings.Join(r.MetricsMissing, ", "), r.ExpectedPerSec)
+	}
 	fmt.Fprintf(w, "received/s (bots)      %.0f\n", r.ReceivedPerSec)
 	fmt.Fprintf(w, "relay latency          p50 %v  p99 %v  max %v  (%d samples)\n",
 		r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond), r.LatencyMax.Round(10*time.Microsecond), r.Samples)
-	fmt.Fprintf(w, "server rejected        %.0f\n", r.ServerRejected)
-	fmt.Fprintf(w, "server dropped (slow)  %.0f\n", r.ServerDropped)
+	if len(r.MetricsMissing) == 0 {
+		fmt.Fprintf(w, "server rejected        %.0f\n", r.ServerRejected)
+		fmt.Fprintf(w, "server dropped (slow)  %.0f\n", r.ServerDropped)
+	}
 	fmt.Fprintf(w, "client queue drops     %d\n", r.ClientQueueDrops)
 	lat := func(what string, l Latency) {
 		if l.N > 0 {
@@ -619,6 +678,10 @@ func printReport(w io.Writer, r *Report) {
 	lat("create (redirected)", r.CreateRedirected)
 	lat("join", r.JoinDirect)
 	lat("join (redirected)", r.JoinRedirected)
+	if r.Reconnects.N > 0 || r.RoomsLost > 0 {
+		fmt.Fprintf(w, "reconnects             %d, back in p50 %v  max %v; bots whose room was lost %d\n", r.Reconnects.N,
+			r.Reconnects.P50.Round(time.Millisecond), r.Reconnects.Max.Round(time.Millisecond), r.RoomsLost)
+	}
 	if len(r.Errors) == 0 {
 		fmt.Fprintf(w, "errors                 none\n")
 		return

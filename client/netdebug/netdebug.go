@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/client/serverlink"
@@ -73,8 +72,7 @@ type Link struct {
 	// last sample; -1 before the second sample.
 	InPerSec, OutPerSec float64
 	// Candidates are the ICE candidate types of a direct link's selected
-	// pair ("host/srflx"), when the direct links report them; "" when
-	// this build's do not.
+	// pair, local then remote ("host/srflx"); "" while it is down.
 	Candidates string
 }
 
@@ -132,12 +130,6 @@ func (f *Feed) Due(now time.Duration) bool {
 // (*serverlink.Conn).
 type statser interface{ Stats() serverlink.Stats }
 
-// peerFigurer is the part of the direct links that reports each link
-// (*direct.Mesh).
-type peerFigurer interface {
-	PeerFigures(slot int) (direct.PeerFigures, bool)
-}
-
 // Sample fills s (its slices reused) with room's state at now.
 func (f *Feed) Sample(room *netroom.Room, now time.Duration, s *Sample) {
 	s.Time = now
@@ -174,18 +166,18 @@ func (f *Feed) Sample(room *netroom.Room, now time.Duration, s *Sample) {
 		server.InPerSec, server.OutPerSec = rate(-1, traffic{st.BytesIn, st.BytesOut})
 	}
 	s.Links = append(s.Links, server)
-	if mesh := room.Direct(); mesh != nil {
-		pf, _ := mesh.(peerFigurer)
+	if room.Direct() != nil {
 		for _, p := range room.Players() {
 			if p.Slot == room.Slot() {
 				continue
 			}
 			l := Link{Name: "direct " + strconv.Itoa(p.Slot), Slot: p.Slot, Up: room.DirectUp(p.Slot), Loss: -1,
 				InPerSec: -1, OutPerSec: -1}
-			if pf != nil {
-				if fig, ok := pf.PeerFigures(p.Slot); ok {
-					l.RTT, l.Offset = fig.RTT, fig.Offset
-					l.InPerSec, l.OutPerSec = rate(p.Slot, traffic{fig.BytesIn, fig.BytesOut})
+			if fig, ok := room.DirectLinkStats(p.Slot); ok {
+				l.RTT, l.Offset = fig.RTT, fig.Offset
+				l.InPerSec, l.OutPerSec = rate(p.Slot, traffic{fig.BytesIn, fig.BytesOut})
+				if fig.Local != "" {
+					l.Candidates = fig.Local + "/" + fig.Remote
 				}
 			}
 			s.Links = append(s.Links, l)

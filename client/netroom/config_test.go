@@ -112,7 +112,7 @@ func TestDialGetsEveryOption(t *testing.T) {
 	opts := serverlink.Options{Name: "Ann", Token: "tok", ClientName: "game 1.2",
 		DialTimeout: time.Second, RequestTimeout: 2 * time.Second, CloseTimeout: 3 * time.Second,
 		NoReconnect: true, ReconnectFor: 4 * time.Second, BackoffMin: time.Millisecond, BackoffMax: time.Second,
-		EventQueue: 5, StateQueue: 6, SendQueue: 7, SendLead: 8 * time.Millisecond, Seed: 9,
+		EventQueue: 5, StateQueue: 6, SendQueue: 7, SendLead: 8 * time.Millisecond, Seed: 9, SilenceTimeout: 10 * time.Second,
 		Lag: serverlink.LagConfig{Latency: 10 * time.Millisecond}}
 	h := newHarness(t, Config{Options: opts})
 	require.NoError(t, h.room.Connect())

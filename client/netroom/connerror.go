@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -105,7 +106,8 @@ func ConnErrorOf(err error) ConnError {
 		return ConnRefused
 	case errors.As(err, &dns), errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return ConnUnreachable
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), isTimeout(err):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), isTimeout(err),
+		errors.Is(err, serverlink.ErrServerSilent):
 		return ConnTimeout
 	}
 	return ConnLost

@@ -151,6 +151,7 @@ func TestConnErrorOf(t *testing.T) {
 		{refused, ConnRefused},
 		{&net.DNSError{Err: "no such host", Name: "nowhere.invalid"}, ConnUnreachable},
 		{fmt.Errorf("dial: %w", context.DeadlineExceeded), ConnTimeout},
+		{fmt.Errorf("%w: nothing for 2.4s", serverlink.ErrServerSilent), ConnTimeout},
 		{errors.New("failed to get reader: EOF"), ConnLost},
 		{&protocol.CloseError{Code: protocol.CodeGoingAway}, ConnServerClosed},
 		{&protocol.CloseError{Code: protocol.CodeDraining}, ConnServerClosed},

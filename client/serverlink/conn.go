@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,18 +36,24 @@ var (
 	ErrConnectionLost = errors.New("serverlink: connection lost")
 	// ErrBusy indicates a Create or Join while another is still waiting.
 	ErrBusy = errors.New("serverlink: another request is in flight")
+	// ErrServerSilent indicates a connection taken for dead: the server
+	// sent nothing, not even the answer to a ping, for
+	// Options.SilenceTimeout and the round trip (EventReconnecting's Err).
+	ErrServerSilent = errors.New("serverlink: the server stopped answering")
 )
 
 // Conn is a connection to a room server: the sockets and goroutines
-// around client/core's Server, which holds the logic (clock sync, stamp
+// around client/core's ServerPath, which holds the logic (clock sync, stamp
 // mapping, the outgoing queue and its batching). All methods are safe for
 // concurrent use and none blocks except Dial, Create, Join, Leave and Close,
 // which take a context and time out. The engine's main thread calls
 // PollEvents and PollStates once per frame; nothing is ever called back.
 //
 // Goroutines: one supervisor for the client's life (reconnects), and per
-// connection a reader and a writer (which also sends the clock-sync pings);
-// two more with the lag simulator on. All end at Close.
+// connection a reader and a writer (which also sends the clock-sync pings),
+// and a watchdog timer (no goroutine while it waits) that pings a silent
+// server and gives it up after Options.SilenceTimeout; two more with the
+// lag simulator on. All end at Close.
 type Conn struct {
 	home  string  // read-only: the URL given to Dial (a load balancer, or any node)
 	opts  Options // read-only after Dial
@@ -74,17 +81,22 @@ type Conn struct {
 	welcome protocol.Welcome
 	name    string
 	code    string // the room, "" when in none
-	slot    int
-	room    protocol.RoomState
-	sess    *session // current connection; nil while reconnecting
-	pending chan result
-	events  ring[Event]
-	states  ring[RemoteState]
-	outCtl  [][]byte
-	stats   Stats
-	rng     *rand.Rand
-	notify  chan struct{}
-	lastErr error
+	// rejoining is set while a reconnect's rejoin waits for its answer:
+	// nothing but the rejoin goes out (the server refuses a state or a
+	// room message from a connection not yet in the room).
+	rejoining bool
+	nodes     []string // the other nodes of a cluster, from the last welcome
+	slot      int
+	room      protocol.RoomState
+	sess      *session // current connection; nil while reconnecting
+	pending   chan result
+	events    ring[Event]
+	states    ring[RemoteState]
+	outCtl    [][]byte
+	stats     Stats
+	rng       *rand.Rand
+	notify    chan struct{}
+	lastErr   error
 }
 
 // Stats are counters for debugging and tests.
@@ -94,7 +106,8 @@ type Stats struct {
 	StatesUnsynced   int64 // remote states dropped before the clock synced
 	StatesDropped    int64 // states dropped from a full queue (either way)
 	EventsDropped    int64
-	LagDropped       int64 // states the lag simulator lost on purpose
+	LagDropped       int64 // states the lag simulator lost on purpose (none: the server link is a stream)
+	LagRetransmitted int64 // transmissions the lag simulator lost and made again (a state late, not lost)
 	Reconnects       int64
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
@@ -107,12 +120,18 @@ type Stats struct {
 
 // session is one WebSocket connection.
 type session struct {
-	ws   *websocket.Conn
-	wake chan struct{} // writer wake-up
-	done chan struct{} // closed when reader and writer have ended
-	err  error         // why it ended; valid after done
+	ws    *websocket.Conn
+	wake  chan struct{} // writer wake-up
+	done  chan struct{} // closed when reader and writer have ended
+	err   error         // why it ended; valid after done
+	heard atomic.Int64  // local clock when the last message arrived
 	// fault is a panic that ended it (ErrPanic); guarded by Conn.mu.
 	fault error
+	// live, dog and silent are the watchdog: the liveness of the link, its
+	// timer, and the silence that ended it; guarded by Conn.mu.
+	live   core.Liveness
+	dog    *time.Timer
+	silent error
 }
 
 type result struct {
@@ -132,7 +151,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Conn, error) {
 	c := &Conn{home: url, url: url, opts: o, clock: o.Clock, log: o.Log, closedCh: make(chan struct{}),
 		token: o.Token, name: o.Name, slot: -1,
 		events: newRing[Event](o.EventQueue), states: newRing[RemoteState](o.StateQueue),
-		rng:    rand.New(rand.NewPCG(o.Seed, 1)),
+		rng:    rand.New(rand.NewPCG(o.backoffSeed(), 1)),
 		notify: make(chan struct{}, 1)}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	if c.log == nil {
@@ -144,8 +163,8 @@ func Dial(ctx context.Context, url string, opts *Options) (*Conn, error) {
 	}
 	c.lead.Max = o.SendLead
 	// Options were validated above, so the lines cannot refuse the config.
-	c.lagOut, _ = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
-	c.lagIn, _ = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
+	c.lagOut, _ = newDelayLine(o.Lag, o.lagSeed()+1, c.enqueueDelayed)
+	c.lagIn, _ = newDelayLine(o.Lag, o.lagSeed()+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
 	c.lagOut.onPanic(c.fault)
 	c.lagIn.onPanic(c.fault)
 	ws, err := c.connect(ctx, url)
@@ -216,6 +235,9 @@ func (c *Conn) hello(ctx context.Context, url string) (_ *websocket.Conn, err er
 		case *protocol.Welcome:
 			c.mu.Lock()
 			c.welcome, c.token, c.name = *m, m.Token, m.Name
+			if len(m.Nodes) > 0 {
+				c.nodes = m.Nodes
+			}
 			c.mu.Unlock()
 			return ws, nil
 		case *protocol.Error:
@@ -237,12 +259,19 @@ func closeErr(err error) error {
 	return err
 }
 
-// start runs a reader and a writer on ws.
+// start runs a reader, a writer and a watchdog on ws.
 func (c *Conn) start(ws *websocket.Conn) *session {
 	s := &session{ws: ws, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	now := c.clock.Now()
+	s.heard.Store(int64(now))
+	s.live = core.Liveness{Timeout: max(c.opts.SilenceTimeout, 0)}
+	s.live.Reset(now)
 	c.mu.Lock()
 	c.sess = s
 	c.core.Out().Clear()
+	if s.live.Timeout > 0 {
+		s.dog = time.AfterFunc(s.live.Next(now, 0)-now, func() { c.watch(s) })
+	}
 	c.mu.Unlock()
 	writerDone := make(chan struct{})
 	readerDone := make(chan struct{})
@@ -252,11 +281,18 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 		c.writeLoop(s, readerDone)
 	}()
 	go func() {
-		s.err = c.readSafely(s)
+		err := c.readSafely(s)
 		close(readerDone)
 		<-writerDone
 		_ = ws.CloseNow()
 		c.mu.Lock()
+		if s.dog != nil {
+			s.dog.Stop()
+		}
+		if s.silent != nil {
+			err = s.silent
+		}
+		s.err = err
 		if c.sess == s {
 			c.sess = nil
 		}
@@ -268,6 +304,40 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 		close(s.done)
 	}()
 	return s
+}
+
+// watch is s's watchdog, run by its timer: it pings after a silence and
+// cuts the connection once the server is taken for dead (core.Liveness),
+// which the supervisor then reconnects.
+func (c *Conn) watch(s *session) {
+	defer func() {
+		if err := c.recovered("watchdog", recover()); err != nil {
+			c.endSession(s, err)
+		}
+	}()
+	now := c.clock.Now() // outside mu: a panic here must not leave it locked
+	c.mu.Lock()
+	if c.sess != s || s.silent != nil {
+		c.mu.Unlock()
+		return // ended, or moved to another node
+	}
+	s.live.Heard(time.Duration(s.heard.Load()))
+	rtt := c.core.RTT()
+	if s.live.Dead(now, rtt) {
+		silence := s.live.Silence(now)
+		s.silent = fmt.Errorf("%w: nothing for %v", ErrServerSilent, silence.Round(time.Millisecond))
+		c.mu.Unlock()
+		c.log.Info("the server stopped answering; reconnecting", "silence", silence)
+		_ = s.ws.CloseNow()
+		return
+	}
+	probe := s.live.Probe(now)
+	next := s.live.Next(now, rtt)
+	s.dog.Reset(next - now)
+	c.mu.Unlock()
+	if probe {
+		c.sendPing()
+	}
 }
 
 // run supervises the connection: when it drops, reconnect and rejoin.
@@ -319,15 +389,16 @@ func (c *Conn) run(s *session) {
 func (c *Conn) disconnected(err error) {
 	c.mu.Lock()
 	c.lastErr = err
-	c.code, c.slot = "", -1
+	c.code, c.slot, c.rejoining = "", -1, false
 	c.mu.Unlock()
 	c.push(Event{Kind: EventDisconnected, Err: err, At: c.clock.Now()})
 }
 
 // reconnect retries with back-off for ReconnectFor, then rejoins the room.
-// Attempts alternate between the node last connected to and the URL given
-// to Dial, when they differ (a cluster: the node may be gone, and any node
-// can say where the room is, or that it is gone).
+// Attempts go in turn to the node last connected to, the URL given to Dial
+// and the other nodes of the cluster the last welcome named (the node may
+// be gone, and any node can say where the room is, or that it is gone).
+// Until the rejoin is answered nothing else is sent (rejoining).
 func (c *Conn) reconnect() (*session, error) {
 	deadline := time.Now().Add(c.opts.ReconnectFor)
 	wait := c.opts.BackoffMin
@@ -338,14 +409,11 @@ func (c *Conn) reconnect() (*session, error) {
 			return nil, fmt.Errorf("reconnect: gave up after %d attempts over %v: %w", attempt-1, c.opts.ReconnectFor, last)
 		}
 		ctx, cancel := context.WithTimeout(c.life, left)
-		c.mu.Lock()
-		url := c.url
-		c.mu.Unlock()
-		if attempt%2 == 0 {
-			url = c.home
-		}
-		ws, err := c.connect(ctx, url)
+		ws, err := c.connect(ctx, c.target(attempt))
 		if err == nil {
+			c.mu.Lock()
+			c.rejoining = c.code != "" // before the connection is the client's
+			c.mu.Unlock()
 			s := c.start(ws)
 			c.mu.Lock()
 			c.stats.Reconnects++
@@ -364,7 +432,7 @@ func (c *Conn) reconnect() (*session, error) {
 					c.closeSession(s)
 				case err != nil:
 					c.mu.Lock()
-					c.code, c.slot = "", -1
+					c.code, c.slot, c.rejoining = "", -1, false
 					c.mu.Unlock()
 					c.push(Event{Kind: EventRoomLost, Err: err, At: c.clock.Now()})
 					err = nil
@@ -372,6 +440,9 @@ func (c *Conn) reconnect() (*session, error) {
 			}
 			if err == nil {
 				cancel()
+				c.mu.Lock()
+				c.rejoining = false // back in the room: states and messages flow again
+				c.mu.Unlock()
 				c.push(Event{Kind: EventReconnected, At: c.clock.Now()})
 				return s, nil // after a redirect, s ends and run adopts its successor
 			}
@@ -400,6 +471,21 @@ func (c *Conn) reconnect() (*session, error) {
 	}
 }
 
+// target returns the URL of reconnect attempt n (from 1): in turn, the
+// node last connected to, the URL given to Dial, and the other nodes of
+// the cluster the last welcome named.
+func (c *Conn) target(n int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	urls := make([]string, 0, 2+len(c.nodes))
+	for _, u := range append([]string{c.url, c.home}, c.nodes...) {
+		if !slices.Contains(urls, u) {
+			urls = append(urls, u)
+		}
+	}
+	return urls[(n-1)%len(urls)]
+}
+
 // maxRedirects bounds the redirects one request follows.
 const maxRedirects = 3
 
@@ -419,6 +505,15 @@ func (c *Conn) ask(ctx context.Context, m protocol.Message) (protocol.Message, e
 		}
 		c.log.Debug("redirected", "to", e.URL, "request", protocol.TypeName(m.Type()))
 		if err := c.move(ctx, e.URL); err != nil {
+			if cr, ok := m.(*protocol.Create); ok && !cr.Placed && !errors.Is(err, ErrConnectionLost) && ctx.Err() == nil {
+				// The node chosen did not answer (it may have died since
+				// its last directory entry): open the room here instead.
+				c.log.Info("the node a room was placed on did not answer; creating it here", "url", e.URL, "err", err)
+				here := *cr
+				here.Placed = true
+				m = &here
+				continue
+			}
 			return nil, fmt.Errorf("%w to %s: %w", errRedirect, e.URL, err)
 		}
 		if cr, ok := m.(*protocol.Create); ok {
@@ -529,6 +624,7 @@ func (c *Conn) readLoop(s *session) error {
 			}
 		}
 		c.bytesIn.Add(int64(n))
+		s.heard.Store(int64(c.clock.Now()))
 		if typ != websocket.MessageBinary {
 			continue
 		}
@@ -784,7 +880,7 @@ func (c *Conn) enqueue(b []byte) error {
 // none, the state is dropped).
 func (c *Conn) queueState(st *wire.State, from time.Duration) *session {
 	s := c.sess
-	if s == nil {
+	if s == nil || c.rejoining {
 		return nil // reconnecting: states are droppable
 	}
 	if c.core.Out().Push(st, from) {
@@ -925,10 +1021,14 @@ func (c *Conn) Send(m protocol.Message) error {
 		return ErrClosed
 	default:
 	}
+	c.mu.Lock()
 	if sn, ok := m.(*protocol.SetName); ok {
-		c.mu.Lock()
 		c.name = sn.Name // kept for the next hello
-		c.mu.Unlock()
+	}
+	rejoining := c.rejoining
+	c.mu.Unlock()
+	if rejoining {
+		return ErrNotConnected // the room would refuse it: we are not back in it yet
 	}
 	return c.sendMsg(m)
 }
@@ -1074,7 +1174,7 @@ func (c *Conn) Room() protocol.RoomState {
 func (c *Conn) Connected() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sess != nil
+	return c.sess != nil && !c.rejoining
 }
 
 // Stats returns the client's counters.
@@ -1083,6 +1183,7 @@ func (c *Conn) Stats() Stats {
 	s := c.stats
 	c.mu.Unlock()
 	s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
+	s.LagRetransmitted = c.lagOut.retransmitted() + c.lagIn.retransmitted()
 	s.BytesIn, s.BytesOut = c.bytesIn.Load(), c.bytesOut.Load()
 	return s
 }

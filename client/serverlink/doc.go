@@ -34,12 +34,24 @@
 //     reused buffer, and carries a fresh one forward from its sample to
 //     the write (Options.SendLead, the one send lead), so the receivers do
 //     not take the sender's own delay for network delay.
+//   - A dead server is noticed: after a third of SilenceTimeout (2.4 s)
+//     without a message the client pings, and once nothing arrived for
+//     SilenceTimeout plus the round trip it takes the connection for dead
+//     (ErrServerSilent) and reconnects, as for a dropped one: a hung
+//     server, or a host or NAT mapping gone from the network, would
+//     otherwise leave the game frozen and "connected" for minutes.
 //   - Reconnects: a lost connection is retried with exponential back-off
-//     (BackoffMin doubling to BackoffMax, ±20% jitter) for ReconnectFor; the
-//     room is rejoined with via "reconnect", keeping the slot within the
-//     server's seat hold. Closes that must not be retried
-//     (protocol.Code.Fatal: update required, session replaced, abuse) end
-//     the client with EventDisconnected.
+//     (BackoffMin doubling to BackoffMax, ±20% jitter, seeded per client)
+//     for ReconnectFor, in turn to the node last connected to, the URL
+//     given to Dial and the other nodes of a cluster (the welcome names
+//     them); the room is rejoined with via "reconnect", keeping the slot
+//     within the server's seat hold, and nothing else is sent until the
+//     rejoin is answered. A room whose node is gone is reported
+//     EventRoomLost once the directory says so. Closes that must not be
+//     retried (protocol.Code.Fatal: update required, session replaced,
+//     abuse) end the client with EventDisconnected.
+//   - A create placed on another node of a cluster that does not answer
+//     is made on the node connected to instead.
 //   - Time-outs everywhere: DialTimeout per attempt, RequestTimeout for
 //     Create/Join/Leave, CloseTimeout for Close; nothing waits forever.
 //   - The lag simulator (Options.Lag): latency, jitter and loss under the

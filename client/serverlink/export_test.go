@@ -19,8 +19,8 @@ func Offline(opts *Options, code string, slot int) (c *Conn, write func() []byte
 		return nil, nil, nil, err
 	}
 	c.lead.Max = o.SendLead
-	c.lagOut, _ = newDelayLine(o.Lag, o.Seed+1, c.enqueueDelayed)
-	c.lagIn, _ = newDelayLine(o.Lag, o.Seed+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
+	c.lagOut, _ = newDelayLine(o.Lag, o.lagSeed()+1, c.enqueueDelayed)
+	c.lagIn, _ = newDelayLine(o.Lag, o.lagSeed()+2, func(b []byte, _ bool) { c.process(b, c.clock.Now()) })
 	s := &session{wake: make(chan struct{}, 1), done: make(chan struct{})}
 	c.sess = s
 	var w writeBufs

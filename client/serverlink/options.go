@@ -1,6 +1,8 @@
 package serverlink
 
 import (
+	crand "crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +22,10 @@ const (
 	DefaultReconnectFor   = 20 * time.Second
 	DefaultBackoffMin     = 250 * time.Millisecond
 	DefaultBackoffMax     = 4 * time.Second
+	// DefaultSilenceTimeout is Options.SilenceTimeout's default: with the
+	// round trip added, a server gone silent is noticed within 3 s on
+	// any link under 600 ms.
+	DefaultSilenceTimeout = 2400 * time.Millisecond
 	DefaultEventQueue     = 1024
 	DefaultStateQueue     = 1024
 	DefaultSendQueue      = 64
@@ -69,6 +75,14 @@ type Options struct {
 	// BackoffMin and BackoffMax bound the wait between attempts, which
 	// doubles from BackoffMin (with ±20% jitter). Defaults 250 ms and 4 s.
 	BackoffMin, BackoffMax time.Duration
+	// SilenceTimeout is how long the server may send nothing before the
+	// connection is taken for dead and the reconnect begins (the link's
+	// measured round trip is added): a hung server, or a host or NAT
+	// mapping gone from the network, sends nothing and the socket would
+	// not say so for minutes. After a third of it without a message the
+	// client pings, and the server answers every ping. Default 2.4 s;
+	// negative turns the check off.
+	SilenceTimeout time.Duration
 
 	// EventQueue is how many events wait for PollEvents before the oldest
 	// is dropped. Default 1024.
@@ -96,9 +110,35 @@ type Options struct {
 	Sync clock.SyncConfig
 	// Lag simulates a worse network under this client. Off by default.
 	Lag LagConfig
-	// Seed seeds the jitter of back-off and the lag simulator; 0 means a
-	// fixed default (runs are reproducible unless you vary it).
+	// Seed seeds the lag simulator and the jitter of the reconnect
+	// back-off. 0 means a fixed default for the lag simulator (runs are
+	// reproducible unless you vary it) and a random back-off seed per
+	// client, so that clients dropped together do not retry together.
 	Seed uint64
+}
+
+// defaultLagSeed seeds the lag simulator when Options.Seed is 0.
+const defaultLagSeed = 0x6e656172 // "near"
+
+// lagSeed returns the lag simulator's seed.
+func (o *Options) lagSeed() uint64 {
+	if o.Seed == 0 {
+		return defaultLagSeed
+	}
+	return o.Seed
+}
+
+// backoffSeed returns the seed of the back-off jitter: Seed when set,
+// else a random one of this client's own.
+func (o *Options) backoffSeed() uint64 {
+	if o.Seed != 0 {
+		return o.Seed
+	}
+	var b [8]byte
+	if _, err := crand.Read(b[:]); err != nil {
+		return uint64(time.Now().UnixNano())
+	}
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // LagConfig is the lag simulator of docs/architecture.md §5 (netcode/lagsim):
@@ -130,6 +170,7 @@ func (o *Options) WithDefaults() Options {
 	def(&d.ReconnectFor, DefaultReconnectFor)
 	def(&d.BackoffMin, DefaultBackoffMin)
 	def(&d.BackoffMax, DefaultBackoffMax)
+	def(&d.SilenceTimeout, DefaultSilenceTimeout)
 	if d.EventQueue == 0 {
 		d.EventQueue = DefaultEventQueue
 	}
@@ -147,9 +188,6 @@ func (o *Options) WithDefaults() Options {
 	}
 	if d.HTTPClient == nil {
 		d.HTTPClient = http.DefaultClient
-	}
-	if d.Seed == 0 {
-		d.Seed = 0x6e656172 // "near"
 	}
 	return d
 }

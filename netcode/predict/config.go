@@ -75,11 +75,14 @@ type Config struct {
 	// BufferLen is the number of samples kept per path. Default 32, at
 	// least 2, at most MaxBufferLen.
 	BufferLen int
-	// Auto tunes the prediction to the mover and the link, per path: the
+	// Auto tunes the drawing to the mover and the link, per entity: the
 	// predictor learns from every arrival how far behind the present to
-	// draw (from full extrapolation to an interpolation buffer) and slides
-	// there (see auto.go). PredictionCap, CoastUntil and SmoothingTau still
-	// apply. Default false.
+	// draw (from full extrapolation to an interpolation buffer), how fast
+	// to fade corrections, whether to bound their speed and whether to
+	// use acceleration and turn rate, and slides there (see the package
+	// doc). PredictionCap and CoastUntil still apply, and SmoothingTau
+	// until it has learnt. Default false here (a zero Config); the Godot
+	// NetPredictor turns it on by default (its motion profile Auto).
 	Auto bool
 	// MaxCorrectionSpeed bounds how fast the smoothing moves the drawn
 	// entity toward a new prediction (m/s; px/s in 2D), on top of the
@@ -90,13 +93,13 @@ type Config struct {
 	// AutoPopCost is what Auto counts a pop (a frame move of the drawn
 	// entity unlike any the entity was seen to make, by more than 9 cm or
 	// 2.9 px, see below) against error when it scores its candidate
-	// settings: like being this far off at one arrival (m; px in 2D), for an entity whose
-	// top speed lately is at most 8 m/s (256 px/s); above that a pop costs
-	// less, by the square of 8 m/s over the top speed, and is a larger
-	// departure (40% of a frame's travel at the top speed): a 10 cm jump is
-	// a frame's travel for a runner, a fraction of one for a car. Larger
-	// trades error for fewer pops. Default 0 (unused), except with Auto,
-	// where it is 20 m (640 px in 2D).
+	// settings: like being this far off at one arrival (m; px in 2D), for
+	// an entity whose top speed lately is at most 8 m/s (256 px/s). Above
+	// that a pop costs less, by (8 m/s over the top speed) to the power
+	// 3.5, and is a larger departure (40% of a frame's travel at the top
+	// speed): a 10 cm jump is a frame's travel for a runner, a fraction of
+	// one for a car. Larger trades error for fewer pops. Default 0
+	// (unused), except with Auto, where it is 20 m (640 px in 2D).
 	AutoPopCost float64
 }
 
@@ -135,15 +138,15 @@ func (c Config) withDefaults() Config {
 		c.BufferLen = DefaultBufferLen
 	}
 	if c.Auto && c.AutoPopCost == 0 {
-		c.AutoPopCost = autoPopCost
+		c.AutoPopCost = defaultAutoParams.popCost
 		if c.Dim2D {
-			c.AutoPopCost = autoPopCost2D
+			c.AutoPopCost = defaultAutoParams.popCost2D
 		}
 	}
 	if c.Auto && c.MaxCorrectionSpeed == 0 {
-		c.MaxCorrectionSpeed = autoCorrectionSpeed
+		c.MaxCorrectionSpeed = defaultAutoParams.correctionSpeed
 		if c.Dim2D {
-			c.MaxCorrectionSpeed = autoCorrectionSpeed2D
+			c.MaxCorrectionSpeed = defaultAutoParams.correctionSpeed2D
 		}
 	}
 	return c

@@ -31,15 +31,18 @@
 //   - Config.Auto learns, per entity, how far behind the present to draw
 //     (a render lag from 0, full extrapolation, to 160 ms, an interpolation
 //     buffer), the smoothing time constant, whether corrections are bounded
-//     and whether to use acceleration and turn rate: a bank of shadow
-//     drawings, one per setting, is kept frame by frame, and every arrival
-//     scores each against where the entity truly was at the sample's time
-//     (mean error length plus its running 95th percentile, plus a cost per
-//     pop: Config.AutoPopCost for a mover whose recent top speed is at most
+//     and whether to use acceleration and turn rate. A tuner beside the
+//     drawing keeps a bank of shadow drawings, one per setting, stepped
+//     frame by frame through the same step as the real drawing, and every
+//     arrival scores each against where the entity truly was at the
+//     sample's time: the mean error length, plus a cost per pop
+//     (Config.AutoPopCost for a mover whose recent top speed is at most
 //     8 m/s, less for faster ones, so characters glide and cars keep
-//     tracking). The best
-//     shadow's settings are used, the lag slid there at 0.1 s/s. With Auto
-//     a correction fades from the frame it arrives in. See auto.go.
+//     tracking), plus the error's running 95th percentile and its 99th
+//     (the tail a player sees after a reversal; weighed less for fast
+//     movers). The best shadow's settings are used once clearly better,
+//     the lag slid there at 0.1 s/s. With Auto a correction fades from the
+//     frame it arrives in. See auto_tuner.go.
 //
 // 3D entities turn about +Y (geom.Up3D), 2D entities about +Z (geom.Up2D);
 // both dimensions share one implementation.

@@ -82,14 +82,17 @@ func advance(p0, v0, acc geom.Vec3, q0 geom.Quat, turn float64, up geom.Vec3, t 
 
 // hermite interpolates between a (at time 0) and b (at time h > 0 seconds)
 // at time s·h, s in [0, 1]: cubic Hermite on position using both
-// velocities, slerp on rotation.
-func hermite(a, b *entry, h, s float64) kin {
+// velocities, slerp on rotation; with posOnly the position alone.
+func hermite(a, b *entry, h, s float64, posOnly bool) kin {
 	s2, s3 := s*s, s*s*s
 	h00 := 2*s3 - 3*s2 + 1
 	h10 := s3 - 2*s2 + s
 	h01 := -2*s3 + 3*s2
 	h11 := s3 - s2
 	pos := a.Pos.Scale(h00).Add(a.Vel.Scale(h10 * h)).Add(b.Pos.Scale(h01)).Add(b.Vel.Scale(h11 * h))
+	if posOnly {
+		return kin{pos: pos}
+	}
 	// Derivatives of the basis with respect to s (that of h01 is -d00, so
 	// the two positions fold into one difference), divided by h for d/dt.
 	d00 := 6*s2 - 6*s
@@ -99,11 +102,10 @@ func hermite(a, b *entry, h, s float64) kin {
 	return kin{pos: pos, vel: vel, rot: a.Rot.Slerp(b.Rot, s)}
 }
 
-// advancePos is advance's position alone, for Auto's shadows, which draw
-// positions only: the same arithmetic, so the same value
-// (TestPosOnlyMatchesFull), without the velocity and the orientation. It
-// is a copy rather than a part of advance so that the plain predictor
-// pays no extra call.
+// advancePos is advance's position alone, for Auto's shadows: a copy of
+// its arithmetic, so the same value (TestPosOnlyMatchesFull holds them
+// equal), kept because a position-only switch in advance measurably slowed
+// an Auto frame (bench/README.md, "Auto's cost").
 func advancePos(p0, v0, acc geom.Vec3, turn float64, up geom.Vec3, t float64) geom.Vec3 {
 	if turn == 0 {
 		return p0.Add(v0.Scale(t)).Add(acc.Scale(t * t / 2))
@@ -132,14 +134,4 @@ func advancePos(p0, v0, acc geom.Vec3, turn float64, up geom.Vec3, t float64) ge
 	return p0.Add(up.Scale(vPar*t + aPar*t*t/2)).
 		Add(x.Scale(s1)).Add(ux.Scale(c1)).
 		Add(y.Scale(s2)).Add(uy.Scale(c2))
-}
-
-// hermitePos is hermite's position alone (a copy, as advancePos is).
-func hermitePos(a, b *entry, h, s float64) geom.Vec3 {
-	s2, s3 := s*s, s*s*s
-	h00 := 2*s3 - 3*s2 + 1
-	h10 := s3 - 2*s2 + s
-	h01 := -2*s3 + 3*s2
-	h11 := s3 - s2
-	return a.Pos.Scale(h00).Add(a.Vel.Scale(h10 * h)).Add(b.Pos.Scale(h01)).Add(b.Vel.Scale(h11 * h))
 }

@@ -147,17 +147,17 @@ func TestHermite(t *testing.T) {
 			a := &entry{Sample: Sample{Pos: geom.Vec3{X: 1}, Vel: fwd.Scale(10), Rot: geom.Identity}}
 			b := &entry{Sample: Sample{Pos: geom.Vec3{X: 2}.Add(side.Scale(0.3)), Vel: side.Scale(4), Rot: geom.AxisAngle(up, 1)}}
 			const h = 0.1
-			k0, k1 := hermite(a, b, h, 0), hermite(a, b, h, 1)
+			k0, k1 := hermite(a, b, h, 0, false), hermite(a, b, h, 1, false)
 			assertVecNear(t, a.Pos, k0.pos, 1e-12, "start pos")
 			assertVecNear(t, b.Pos, k1.pos, 1e-12, "end pos")
 			assertVecNear(t, a.Vel, k0.vel, 1e-12, "start vel")
 			assertVecNear(t, b.Vel, k1.vel, 1e-12, "end vel")
-			assertQuatNear(t, geom.AxisAngle(up, 0.5), hermite(a, b, h, 0.5).rot, 1e-12, "mid rotation")
+			assertQuatNear(t, geom.AxisAngle(up, 0.5), hermite(a, b, h, 0.5, false).rot, 1e-12, "mid rotation")
 
 			// Constant velocity: the curve is the line, at the right place.
 			c := &entry{Sample: Sample{Pos: a.Pos.Add(a.Vel.Scale(h)), Vel: a.Vel, Rot: geom.Identity}}
 			for _, s := range []float64{0.25, 0.5, 0.9} {
-				k := hermite(a, c, h, s)
+				k := hermite(a, c, h, s, false)
 				assertVecNear(t, a.Pos.Add(a.Vel.Scale(s*h)), k.pos, 1e-12, "line pos")
 				assertVecNear(t, a.Vel, k.vel, 1e-12, "line vel")
 			}
@@ -165,9 +165,9 @@ func TestHermite(t *testing.T) {
 	}
 }
 
-// TestPosOnlyMatchesFull: advancePos and hermitePos (Auto's shadows) give
-// exactly the positions of advance and hermite, straight, in a slight turn
-// (the series) and in a sharp one.
+// TestPosOnlyMatchesFull: advancePos and hermite with posOnly (Auto's
+// shadows) give exactly the positions of advance and of hermite in full,
+// straight, in a slight turn (the series) and in a sharp one.
 func TestPosOnlyMatchesFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	vec := func(s float64) geom.Vec3 {
@@ -180,9 +180,9 @@ func TestPosOnlyMatchesFull(t *testing.T) {
 		dt := 0.3 * r.Float64()
 		full := advance(p0, v0, acc, geom.Identity, turn, up, dt)
 		require.Equal(t, full.pos, advancePos(p0, v0, acc, turn, up, dt), "advance %d", i)
-		a := &entry{Sample: Sample{Pos: p0, Vel: v0}}
-		b := &entry{Sample: Sample{Pos: vec(100), Vel: vec(30)}}
+		a := &entry{Sample: Sample{Pos: p0, Vel: v0, Rot: geom.Identity}}
+		b := &entry{Sample: Sample{Pos: vec(100), Vel: vec(30), Rot: geom.AxisAngle(up, turn)}}
 		h, s := 0.01+0.1*r.Float64(), r.Float64()
-		require.Equal(t, hermite(a, b, h, s).pos, hermitePos(a, b, h, s), "hermite %d", i)
+		require.Equal(t, hermite(a, b, h, s, false).pos, hermite(a, b, h, s, true).pos, "hermite %d", i)
 	}
 }

@@ -9,47 +9,6 @@ import (
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
-// Pose is where and how to draw a remote entity at one moment.
-type Pose struct {
-	// Valid is false until the first sample; every other field is then zero
-	// (Rot is geom.Identity, Visibility is Hidden).
-	Valid bool
-	// Pos is the position to draw: Raw plus the smoothing offset.
-	Pos geom.Vec3
-	// Rot is the orientation to draw, smoothed like Pos.
-	Rot geom.Quat
-	// Vel is the predicted velocity (unsmoothed); zero once stopped past
-	// Config.CoastUntil.
-	Vel geom.Vec3
-	// Raw is the prediction before smoothing; the bench splits the error by
-	// source with it.
-	Raw geom.Vec3
-	// Visibility is Visible, Ghost or Hidden, by time since the last arrival.
-	Visibility Visibility
-	// Collidable is true only when Visible and past the contact-trust
-	// window: false while Ghost or Hidden, or inside that window.
-	Collidable bool
-	// Snapped reports that this call cleared the smoothing offset: a
-	// teleport flag, or an offset beyond Config.TeleportDistance.
-	Snapped bool
-	// PastCap reports an age beyond Config.PredictionCap: coasting, or
-	// stopped past Config.CoastUntil.
-	PastCap bool
-	// Age is now minus the newest sample time on the drawn path; negative
-	// when that sample is stamped ahead of now.
-	Age time.Duration
-	// SinceArrival is now minus the last arrival on any path.
-	SinceArrival time.Duration
-	// Correction is the length of the smoothing offset still being faded out.
-	Correction float64
-	// Path is the path drawn from.
-	Path Path
-	// Anim and Input are the extras of the newest sample on the drawn path.
-	Anim, Input uint8
-	// Flags are the flags of the newest sample on the drawn path.
-	Flags wire.Flags
-}
-
 // Predictor predicts one remote entity. It is not safe for concurrent use;
 // Add and PoseAt never allocate.
 type Predictor struct {
@@ -85,10 +44,8 @@ type Predictor struct {
 	offPos  geom.Vec3 // drawn minus raw position
 	offRot  geom.Quat // drawn = offRot * raw rotation
 
-	auto *autoState // Config.Auto's shadows and scores (auto.go); nil unless Auto
-	// velOnly makes extrapolate ignore acceleration and turn rate (an Auto
-	// model; see auto.go); drewVelOnly is the model of the last PoseAt.
-	velOnly, drewVelOnly bool
+	auto      *tuner // Config.Auto's tuner (auto_tuner.go); nil unless Auto
+	drewModel model  // the motion model of the last PoseAt
 }
 
 // New returns a predictor for cfg (zero fields take their defaults). It
@@ -100,7 +57,7 @@ func New(cfg Config) (*Predictor, error) {
 	}
 	p := &Predictor{cfg: cfg, up: geom.Up3D, offRot: geom.Identity}
 	if cfg.Auto {
-		p.auto = &autoState{}
+		p.auto = newTuner()
 	}
 	if cfg.Dim2D {
 		p.up = geom.Up2D
@@ -122,7 +79,7 @@ func (p *Predictor) Reset() {
 	}
 	auto := p.auto
 	if auto != nil {
-		*auto = autoState{}
+		auto.reset()
 	}
 	*p = Predictor{cfg: p.cfg, up: p.up, paths: paths, offRot: geom.Identity, auto: auto}
 }
@@ -150,7 +107,7 @@ func (p *Predictor) Add(path Path, s Sample, arrival time.Duration) bool {
 	}
 	p.jitterStale[path] = true
 	if p.auto != nil && isNewest {
-		p.autoLabel(&s)
+		p.auto.label(p, &s)
 	}
 
 	switch {
@@ -178,80 +135,43 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	if p.paths[PathServer].n == 0 && p.paths[PathDirect].n == 0 {
 		return Pose{Rot: geom.Identity, Visibility: Hidden, Path: p.path}
 	}
-	tau, vmax := p.cfg.SmoothingTau, p.cfg.MaxCorrectionSpeed
-	if p.auto != nil {
-		p.warm()
-		var capped bool
-		if _, tau, capped, p.velOnly = p.autoTarget(); !capped {
-			vmax = 0
-		}
-	}
-	var dt time.Duration
-	if p.hasNow && now > p.lastNow {
-		dt = now - p.lastNow
-	}
-	if p.auto == nil {
-		p.fade(dt, tau, vmax)
-	}
+	var f frame
+	p.frameAt(now, &f)
 	if !p.hasNow || now > p.lastNow {
 		p.lastNow, p.hasNow = now, true
 	}
-
-	prevPath, hadPath := p.path, p.hasPath
-	path := p.choosePath(now)
-	lag := p.autoLag(now)
-	est, _ := p.estimate(path, now-lag, math.MaxUint64, nil)
+	set := p.settings(&f)
+	path, prevPath := f.path, f.prevPath
+	at := now - set.lag
+	est, _ := p.estimate(path, at, math.MaxUint64, nil, set.m)
 	est.age = now - est.newest.Time
-	if p.auto != nil {
-		p.autoFrame(now, dt, est.age, path, prevPath, hadPath && (p.dirty[path] || path != prevPath),
-			!hadPath || p.reappeared, p.teleport[path])
-	}
-
-	if p.auto != nil && hadPath && !p.reappeared && p.velOnly != p.drewVelOnly {
+	if p.hasPath && !p.reappeared && set.m != p.drewModel {
 		// Auto switched model: keep drawing where the old one would have,
 		// as for new data (the data change below then compares like with
 		// like, both with the new model).
-		cur := p.velOnly
-		p.velOnly = p.drewVelOnly
-		was, ok1 := p.estimate(prevPath, now-lag, p.epoch, &p.anchor)
-		p.velOnly = cur
-		is, ok2 := p.estimate(prevPath, now-lag, p.epoch, &p.anchor)
+		was, ok1 := p.shadowEstimate(prevPath, at, p.epoch, &p.anchor, p.drewModel)
+		is, ok2 := p.shadowEstimate(prevPath, at, p.epoch, &p.anchor, set.m)
 		if ok1 && ok2 {
 			p.offPos = p.offPos.Add(was.pos.Sub(is.pos))
 		}
 	}
-	p.drewVelOnly = p.velOnly
+	p.drewModel = set.m
 
-	snapped := false
-	switch {
-	case !hadPath || p.reappeared:
-		p.offPos, p.offRot = geom.Vec3{}, geom.Identity
-	case p.dirty[path] || path != prevPath:
-		// The prediction changed: keep drawing where the previous one
-		// would have drawn, and fade the difference out.
-		old, ok := p.estimate(prevPath, now-lag, p.epoch, &p.anchor)
-		if !ok {
-			break
+	// A change of prediction: keep drawing where the previous one would
+	// have drawn, and fade the difference out.
+	st := drawStep{drawFrame: &f.drawFrame, est: est.pos}
+	var oldRot geom.Quat
+	if f.changed && !f.restart {
+		if old, ok := p.estimate(prevPath, at, p.epoch, &p.anchor, set.m); ok {
+			st.corr, oldRot = old.pos.Sub(est.pos), old.rot
+			if st.corr.Len() > p.cfg.Width {
+				p.untrustedUntil = max(p.untrustedUntil, now+p.cfg.ContactTrust)
+			}
+		} else {
+			f.changed = false
 		}
-		corr := old.pos.Sub(est.pos)
-		if corr.Len() > p.cfg.Width {
-			p.untrustedUntil = max(p.untrustedUntil, now+p.cfg.ContactTrust)
-		}
-		off := p.offPos.Add(corr)
-		if p.teleport[path] || off.Len() > p.cfg.TeleportDistance {
-			p.offPos, p.offRot = geom.Vec3{}, geom.Identity
-			snapped = true
-			break
-		}
-		p.offPos = off
-		p.offRot = p.offRot.Mul(old.rot).Mul(conj(est.rot)).Normalized()
 	}
-	if p.auto != nil {
-		// Auto fades a correction from the frame it arrives in: the state
-		// came during the frame's time, and with a short time constant
-		// drawing the old prediction one more frame is a frame of error.
-		p.fade(dt, tau, vmax)
-	}
+	snapped := p.smooth(&st, set, oldRot, est.rot)
 	p.dirty, p.teleport, p.reappeared = [numPaths]bool{}, [numPaths]bool{}, false
 	p.path, p.hasPath = path, true
 	p.anchor = *est.newest
@@ -285,36 +205,95 @@ func (p *Predictor) PoseAt(now time.Duration) Pose {
 	}
 }
 
+// frame is what PoseAt works out about a frame before drawing it.
+type frame struct {
+	now            time.Duration
+	path, prevPath Path // the path to draw from; the last frame's
+	drawFrame
+}
+
+// frameAt works out the frame at now into f, changing nothing: the time
+// since the last one, the path to draw from, and what changed since.
+func (p *Predictor) frameAt(now time.Duration, f *frame) {
+	var dt time.Duration
+	if p.hasNow && now > p.lastNow {
+		dt = now - p.lastNow
+	}
+	f.now, f.path, f.prevPath = now, p.choosePath(now), p.path
+	f.drawFrame = newDrawFrame(&p.cfg, dt, !p.hasPath || p.reappeared,
+		p.hasPath && (p.dirty[f.path] || f.path != f.prevPath), p.teleport[f.path])
+}
+
+// settings returns the settings to draw frame f with: the Config's, or
+// with Auto the tuner's (which steps its shadows through f).
+func (p *Predictor) settings(f *frame) settings {
+	if p.auto != nil {
+		return p.auto.frame(p, f)
+	}
+	return settings{m: fullModel, tau: p.cfg.SmoothingTau, capped: true}
+}
+
+// smooth moves the smoothing offsets through the frame by st.step (the
+// position; the orientation alongside, oldRot and estRot being the
+// prediction's before and after new data). With Auto a correction fades
+// from the frame it arrives in, as every shadow's does: the state came
+// during the frame's time, and with a short time constant drawing the old
+// prediction one more frame is a frame of error. Without, the offset fades
+// first and a correction from the next frame (as the Config's SmoothingTau
+// was tuned). It reports a snap.
+func (p *Predictor) smooth(st *drawStep, set settings, oldRot, estRot geom.Quat) (snapped bool) {
+	fr := st.drawFrame
+	k, loss := 1.0, 0.0
+	if fr.dt > 0 {
+		k, loss = fadeOf(fr.dt, set.tau)
+	}
+	if p.auto == nil && fr.dt > 0 {
+		// The fade alone, then the events alone.
+		restart, changed := fr.restart, fr.changed
+		fr.restart, fr.changed = false, false
+		var applied float64
+		p.offPos, _, applied, _, _ = st.step(p.offPos, k, loss, set.capped)
+		p.fadeRot(applied)
+		if !restart && !changed {
+			return false
+		}
+		fr.restart, fr.changed, fr.dt = restart, changed, 0
+	}
+	var applied float64
+	var n int
+	p.offPos, _, applied, n, _ = st.step(p.offPos, k, loss, set.capped)
+	snapped = n > 0
+	switch {
+	case fr.restart || snapped:
+		p.offRot = geom.Identity
+	case fr.changed:
+		p.offRot = p.offRot.Mul(oldRot).Mul(conj(estRot)).Normalized()
+	}
+	if fr.dt > 0 {
+		p.fadeRot(applied)
+	}
+	return snapped
+}
+
+// fadeRot fades the orientation offset by k, as the position's faded.
+func (p *Predictor) fadeRot(k float64) {
+	if p.offRot != geom.Identity {
+		p.offRot = geom.Identity.Slerp(p.offRot, k)
+	}
+}
+
 // Jitter returns the standard deviation of arrival - sample time over the
 // buffer of the path the last PoseAt drew from (the server path before
-// any): a debug figure, computed when asked (a pass over the buffer at
-// every frame was 8% of an Auto frame in the engine), and kept until a
-// sample arrives on that path.
+// any): a debug figure, computed when asked rather than every frame (the
+// pass over the buffer was a measurable share of an Auto frame in the
+// engine: bench/README.md, "Auto's cost"), and kept until a sample
+// arrives on that path.
 func (p *Predictor) Jitter() time.Duration {
 	path := p.path
 	if p.jitterStale[path] {
 		p.jitter[path], p.jitterStale[path] = p.paths[path].jitter(), false
 	}
 	return p.jitter[path]
-}
-
-// fade decays the smoothing offset by dt with time constant tau, moving the
-// drawn entity at most vmax·dt (when vmax > 0).
-func (p *Predictor) fade(dt, tau time.Duration, vmax float64) {
-	if dt <= 0 {
-		return
-	}
-	k := math.Exp(-float64(dt) / float64(tau))
-	if vmax > 0 {
-		// The fade may move the drawn entity at most vmax·dt this frame.
-		if l := p.offPos.Len(); l*(1-k) > vmax*dt.Seconds() {
-			k = 1 - vmax*dt.Seconds()/l
-		}
-	}
-	p.offPos = p.offPos.Scale(k)
-	if p.offRot != geom.Identity {
-		p.offRot = geom.Identity.Slerp(p.offRot, k)
-	}
 }
 
 // choosePath returns the path to draw from at now: the one with the newest
@@ -342,168 +321,6 @@ func (p *Predictor) choosePath(now time.Duration) Path {
 		return other
 	}
 	return cur
-}
-
-// estimate is the raw prediction of one path at one moment.
-type estimate struct {
-	kin
-	newest  *entry        // the newest sample it used
-	age     time.Duration // now - newest.Time
-	pastCap bool
-	// modelFree: the motion model played no part (interpolated, held, or
-	// extrapolated without acceleration and turn rate), so the full and
-	// the velocity-only model agree (Auto steps one estimate for both).
-	modelFree bool
-	// gen is the newest gen of the samples it used (entry.gen): below the
-	// epoch, the prediction before the latest arrivals was this same one.
-	gen uint64
-}
-
-// estimate predicts path at now from the samples with gen < below (every
-// sample for math.MaxUint64). When there are none it uses fallback, if not
-// nil; ok is false when it has nothing to go on.
-func (p *Predictor) estimate(path Path, now time.Duration, below uint64, fallback *entry) (est estimate, ok bool) {
-	r := &p.paths[path]
-	var lo, hi *entry // the samples around now: lo.Time <= now < hi.Time
-	for i := r.n - 1; i >= 0; i-- {
-		e := r.at(i)
-		if e.gen >= below {
-			continue
-		}
-		if est.newest == nil {
-			est.newest = e
-		}
-		if e.Time <= now {
-			lo = e
-			break
-		}
-		hi = e
-	}
-	if est.newest == nil {
-		if fallback == nil {
-			return est, false
-		}
-		est.newest = fallback
-		if fallback.Time <= now {
-			lo = fallback
-		} else {
-			hi = fallback
-		}
-	}
-	est.age = now - est.newest.Time
-	if lo != nil {
-		est.gen = lo.gen
-	}
-	if hi != nil {
-		est.gen = max(est.gen, hi.gen)
-	}
-	switch {
-	case hi == nil:
-		est.kin, est.pastCap = p.extrapolate(lo, now-lo.Time)
-		est.modelFree = lo.accRest == (geom.Vec3{}) && lo.Turn == 0
-	case lo == nil:
-		// now is before every sample (stamped ahead by a clock error):
-		// hold the oldest rather than run the model backwards.
-		est.kin, est.modelFree = kin{pos: hi.Pos, vel: hi.Vel, rot: hi.Rot}, true
-	default:
-		h := hi.Time - lo.Time
-		est.kin = hermite(lo, hi, h.Seconds(), float64(now-lo.Time)/float64(h))
-		est.modelFree = true
-	}
-	return est, true
-}
-
-// estimatePos is estimate's position alone, with its modelFree and gen
-// (Auto's shadows; the same arithmetic, so the same position).
-func (p *Predictor) estimatePos(path Path, now time.Duration, below uint64, fallback *entry) (pos geom.Vec3, modelFree bool, gen uint64, ok bool) {
-	lo, hi, newest, gen := p.around(path, now, below, fallback)
-	switch {
-	case newest == nil:
-		return pos, false, gen, false
-	case hi == nil:
-		modelFree = lo.accRest == (geom.Vec3{}) && lo.Turn == 0
-		return p.extrapolatePos(lo, now-lo.Time), modelFree, gen, true
-	case lo == nil:
-		return hi.Pos, true, gen, true
-	default:
-		h := hi.Time - lo.Time
-		return hermitePos(lo, hi, h.Seconds(), float64(now-lo.Time)/float64(h)), true, gen, true
-	}
-}
-
-// around returns the samples of path around now with gen < below (lo.Time
-// <= now < hi.Time; either may be nil), the newest of them and the newest
-// gen of lo and hi, as estimate finds them (a copy: estimate pays no extra
-// call). When there are none it uses fallback, if not nil; newest is nil
-// when it has nothing to go on.
-func (p *Predictor) around(path Path, now time.Duration, below uint64, fallback *entry) (lo, hi, newest *entry, gen uint64) {
-	r := &p.paths[path]
-	for i := r.n - 1; i >= 0; i-- {
-		e := r.at(i)
-		if e.gen >= below {
-			continue
-		}
-		if newest == nil {
-			newest = e
-		}
-		if e.Time <= now {
-			lo = e
-			break
-		}
-		hi = e
-	}
-	if newest == nil {
-		if fallback == nil {
-			return nil, nil, nil, 0
-		}
-		newest = fallback
-		if fallback.Time <= now {
-			lo = fallback
-		} else {
-			hi = fallback
-		}
-	}
-	if lo != nil {
-		gen = lo.gen
-	}
-	if hi != nil {
-		gen = max(gen, hi.gen)
-	}
-	return lo, hi, newest, gen
-}
-
-// extrapolate carries e forward by age (>= 0): the full model up to the
-// cap, then constant speed and turn rate up to CoastUntil, then still.
-func (p *Predictor) extrapolate(e *entry, age time.Duration) (kin, bool) {
-	capAge := p.cfg.PredictionCap
-	acc, turn := e.accRest, e.Turn
-	if p.velOnly {
-		acc, turn = geom.Vec3{}, 0
-	}
-	if age <= capAge {
-		return advance(e.Pos, e.Vel, acc, e.Rot, turn, p.up, age.Seconds()), false
-	}
-	k := advance(e.Pos, e.Vel, acc, e.Rot, turn, p.up, capAge.Seconds())
-	coast := min(age, p.cfg.CoastUntil) - capAge
-	k = advance(k.pos, k.vel, geom.Vec3{}, k.rot, turn, p.up, coast.Seconds())
-	if age > p.cfg.CoastUntil {
-		k.vel = geom.Vec3{}
-	}
-	return k, true
-}
-
-// extrapolatePos is extrapolate's position alone (the same arithmetic, so
-// the same value; past the cap it runs extrapolate).
-func (p *Predictor) extrapolatePos(e *entry, age time.Duration) geom.Vec3 {
-	if age > p.cfg.PredictionCap {
-		k, _ := p.extrapolate(e, age)
-		return k.pos
-	}
-	acc, turn := e.accRest, e.Turn
-	if p.velOnly {
-		acc, turn = geom.Vec3{}, 0
-	}
-	return advancePos(e.Pos, e.Vel, acc, turn, p.up, age.Seconds())
 }
 
 // conj returns the inverse of the unit quaternion q.

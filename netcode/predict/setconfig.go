@@ -23,12 +23,12 @@ func (p *Predictor) SetConfig(cfg Config) error {
 	case next.Auto && p.auto == nil:
 		// Switching Auto on starts its scoring from scratch; the samples
 		// and the drawn offset are kept.
-		p.auto = &autoState{}
+		p.auto = newTuner()
 	case !next.Auto && p.auto != nil:
-		// Off again: drop the shadows and the velocity-only model they may
-		// have chosen, so the configured model draws from the next frame.
+		// Off again: drop the candidates; the configured model draws from
+		// the next frame.
 		p.auto = nil
-		p.velOnly, p.drewVelOnly = false, false
+		p.drewModel = fullModel
 	}
 	p.cfg = next
 	return nil

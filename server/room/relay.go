@@ -83,6 +83,12 @@ func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
+	if !s.mo.OK && !r.cfg.NoMotionChecks {
+		if err := r.spawnRefused(s, &st); err != nil { // entities.go
+			r.reject(now, s, RejectSpawn, err)
+			return
+		}
+	}
 	if !r.admit(now, s, &st, &s.mo, false) {
 		return
 	}
@@ -170,7 +176,10 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track, jump
 		var why motion.Reason
 		if why, v = mo.Check(now, &lim, st); why != motion.Pass {
 			var err error
-			if why == motion.Teleport && wire.Shared(st.Entity) && st.Flags&wire.FlagTeleport != 0 {
+			switch {
+			case why == motion.TooFar:
+				err = errTooFar
+			case why == motion.Teleport && wire.Shared(st.Entity) && st.Flags&wire.FlagTeleport != 0:
 				err = r.sharedResetRule(jumps)
 			}
 			r.reject(now, s, rejectOf(why), err)
@@ -181,6 +190,9 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track, jump
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
 	mo.Accept(now, &lim, st, v)
+	if v.Jumped && r.tm != nil {
+		r.tm.Teleported()
+	}
 	return true
 }
 
@@ -233,7 +245,7 @@ func (r *Room) reject(now time.Duration, s *seat, why Reject, err error) {
 		return
 	}
 	switch why {
-	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities:
+	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities, RejectSpawn:
 		if s.errAt != 0 && now-s.errAt < errorEvery {
 			return
 		}
@@ -264,7 +276,8 @@ func (r *Room) rejectControl(now time.Duration, s *seat, why Reject, e *protocol
 }
 
 var (
-	errBatch = errors.New("message does not split into whole state frames")
-	errDim3D = errors.New("the room carries 3D states (the host's)")
-	errDim2D = errors.New("the room carries 2D states (the host's)")
+	errBatch  = errors.New("message does not split into whole state frames")
+	errDim3D  = errors.New("the room carries 3D states (the host's)")
+	errDim2D  = errors.New("the room carries 2D states (the host's)")
+	errTooFar = errors.New("a teleport longer than the room's MaxTeleport")
 )

@@ -67,7 +67,7 @@ func TestBadFlags(t *testing.T) {
 		"entities":        {"-max-entities", "128", "-db", ":memory:"},
 		"claim radius":    {"-claim-radius", "-1", "-db", ":memory:"},
 		"teleports":       {"-teleports-per-minute", "0.5", "-db", ":memory:"},
-		"hit range":       {"-hit-range", "-5", "-db", ":memory:"},
+		"hit range":       {"-hit-range", "NaN", "-db", ":memory:"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

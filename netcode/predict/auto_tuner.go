@@ -1,0 +1,150 @@
+package predict
+
+import (
+	"time"
+
+	"github.com/nearzero/nearzero/netcode/geom"
+)
+
+// Auto (Config.Auto) tunes the drawing to the mover and the link, per
+// entity, from the states the predictor receives and nothing else. Its
+// tuner sits beside the drawing, which consults it at two points: each
+// PoseAt takes the settings to draw the frame with (tuner.frame), and each
+// new sample scores the candidates (tuner.label).
+//
+// A drawing's settings (settings) are the render lag (drawn as predicted
+// for now - lag: 0 is full extrapolation, the data age snap-on-arrival,
+// longer an interpolation buffer), the smoothing time constant, whether
+// corrections are capped by Config.MaxCorrectionSpeed (glide or pop), and
+// the motion model (velocity alone for movers whose acceleration and turn
+// rate change faster than the data age). Extrapolating a mover that turns
+// without warning overshoots each turn by up to twice its speed times the
+// data age; holding back trades that tail for a steady lag.
+//
+// The bank (auto_bank.go) keeps a shadow drawing per candidate setting,
+// stepped every frame through the same drawStep as the real drawing, its
+// positions kept for autoHist frames. Each new sample is a free label
+// (auto_score.go): it says where the entity truly was at its time, and
+// each shadow is scored on where it drew it then. The drawing takes the
+// best shadow's settings, the lag slid there. Shadows that are still
+// equal to another are neither stepped nor scored (auto_reuse.go). The
+// constants are autoParams.
+
+// tuner is the Auto state of a predictor.
+type tuner struct {
+	off   [numShadows]geom.Vec3 // each shadow's smoothing offset
+	score [numShadows]float64   // EWMA of each shadow's error length plus its pops' cost
+	// q is each shadow's running 95th and 99th percentile of the error
+	// length (the 99th: the tail a player notices), side by side for the
+	// label loop.
+	q    [numShadows][2]float64
+	pops [numShadows]int // each shadow's pops since the last label
+	// prevRaw is each model's and lag's raw prediction at the last frame.
+	prevRaw [len(shadowModels)][numAutoLags]geom.Vec3
+	// seen are the velocities of the newest samples (seenT their times),
+	// the moves the entity was seen to make: a shadow's frame move far from
+	// all of them and from its own prediction's is a pop.
+	seen      [autoSeen]geom.Vec3
+	seenT     [autoSeen]time.Duration
+	seenI     int
+	hist      [autoHist]histFrame
+	hn, hi    int // frames in hist; index of the newest
+	labels    int
+	peak      float64 // the top horizontal speed seen lately (autoParams.peakKeep)
+	lastLabel time.Duration
+	best      int // the shadow whose settings the drawing takes
+	// target is the lag the drawing slides to: the best shadow's, or
+	// between its neighbours' where the scores say (refineLag).
+	target time.Duration
+	lag    time.Duration // the drawn lag
+	at     time.Duration // receiver time of the last slide
+	slid   bool
+	// fade is each time constant's fade over fadeDt, the last frame's dt,
+	// and taus the time constants it is for (autoParams.taus, the first
+	// one a fast mover's, autoParams.fastFade).
+	fade   [numAutoTaus]float64
+	fadeDt time.Duration
+	taus   [numAutoTaus]time.Duration
+	// split marks the shadows that have parted from the one they equalled
+	// (auto_reuse.go).
+	split shadowBits
+	// sink takes warm's sum, so that its loads are not optimised away.
+	sink float64
+	par  autoParams
+}
+
+// histFrame is one frame of every shadow's drawing.
+type histFrame struct {
+	t     time.Duration
+	drawn [numShadows]geom.Vec3
+	// same marks the shadows that took another's step this frame
+	// (stepLag), so drew exactly as it: same[0] the shadow before, same[1]
+	// the first model's at the same lag (numPerModel before).
+	same [2]shadowBits
+}
+
+func newTuner() *tuner { return &tuner{par: defaultAutoParams} }
+
+// reset forgets everything learnt; the parameters stay.
+func (a *tuner) reset() { *a = tuner{par: a.par} }
+
+// frame is the tuner's part of PoseAt: it returns the settings to draw
+// frame f with (the best shadow's, the lag slid toward its target) and
+// steps every shadow through f. The settings are taken before the step,
+// so a fast mover's first time constant, which follows the data age
+// (autoParams.fastFade), is the one its shadow faded with a frame before.
+func (a *tuner) frame(p *Predictor, f *frame) settings {
+	a.warm(p)
+	set := a.settings(p)
+	set.lag = a.slide(f.now, set.lag)
+	a.step(p, f)
+	return set
+}
+
+// settings returns the best shadow's settings, the lag its target
+// (refineLag); before minLabels labels the start: lag 0, the Config's
+// SmoothingTau, capped, the full model. The time constant is as the
+// shadow's last frame faded it.
+func (a *tuner) settings(p *Predictor) settings {
+	if a.labels < a.par.minLabels {
+		return settings{m: fullModel, tau: p.cfg.SmoothingTau, capped: true}
+	}
+	b := a.best
+	return settings{lag: a.target, m: shadowModel(b), tau: a.tau(shadowTau(b)), capped: shadowCapped(b)}
+}
+
+// tau returns the time constant of index t, as the last frame faded it.
+func (a *tuner) tau(t int) time.Duration {
+	if a.taus[t] == 0 { // no frame faded yet
+		return a.par.taus[t]
+	}
+	return a.taus[t]
+}
+
+// slide moves the drawn lag toward target by autoParams.slew of the time
+// since the last slide, and returns it.
+func (a *tuner) slide(now, target time.Duration) time.Duration {
+	if a.slid && now > a.at {
+		step := time.Duration(float64(now-a.at) * a.par.slew)
+		switch {
+		case target > a.lag:
+			a.lag = min(target, a.lag+step)
+		case target < a.lag:
+			a.lag = max(target, a.lag-step)
+		}
+	}
+	if !a.slid || now > a.at {
+		a.at, a.slid = now, true
+	}
+	return a.lag
+}
+
+// AutoSettings returns the render lag an Auto predictor draws with and the
+// smoothing time constant it fades with (debug figures; 0 and SmoothingTau
+// unless Auto).
+func (p *Predictor) AutoSettings() (lag, tau time.Duration) {
+	if p.auto == nil {
+		return 0, p.cfg.SmoothingTau
+	}
+	return p.auto.lag, p.auto.settings(p).tau
+}
