@@ -48,8 +48,10 @@ const (
 	// 11.49, macOS arm64 10.48, macOS x86_64 11.39; down from 21.4 MB
 	// (linux x86_64) when the game library still linked Prometheus,
 	// html/template and pion/webrtc's media stack (README, Release, says
-	// what each step took).
-	maxLibrary = 13_300_000
+	// what each step took). Linux x86_64 grew to 13.28 MB with the
+	// security limits and real networks, and 13.41 MB with the editor's
+	// debugger feed.
+	maxLibrary = 13_500_000
 )
 
 // A library the zip must hold, and how to read it. These three always;
