@@ -695,6 +695,7 @@ static void *cast_to(void *obj, void *tag) {
 }
 
 static int double_build; // OS.has_feature("double")
+static int debugger_active; // EngineDebugger.is_active
 static char free_on_signal[64]; // emit_signal of this name frees the emitter, as a handler calling free() would
 // emit_signal of read_signal calls read_class.read_method (no arguments)
 // on the emitter and records its int result, as a handler reading a
@@ -765,6 +766,12 @@ static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
 	} else if (strcmp(m, "has_feature") == 0) {
 		const fstr *tag = *(fstr *const *)args[0];
 		*(uint8_t *)ret = double_build && tag && strcmp(tag->data, "double") == 0;
+	} else if (strcmp(b->cls, "EngineDebugger") == 0 && strcmp(m, "is_active") == 0) {
+		*(uint8_t *)ret = (uint8_t)debugger_active;
+	} else if (strcmp(b->cls, "EngineDebugger") == 0 && strcmp(m, "send_message") == 0) {
+		const fstr *msg = *(fstr *const *)args[0];
+		const fcoll *data = *(fcoll *const *)args[1];
+		record("debugger send_message %s %lld", msg ? msg->data : "", (long long)(data ? data->n : 0));
 	} else if (strcmp(m, "load") == 0) {
 		// ResourceLoader.load: a PackedScene named by its path (see instantiate).
 		const fstr *path = *(fstr *const *)args[0];
@@ -1202,6 +1209,7 @@ int fake_method_call(const char *cls, const char *name, void *obj, const void **
 
 // ---- scene helpers for tests ----
 void fake_set_double(int on) { double_build = on; }
+void fake_set_debugger(int on) { debugger_active = on; }
 void fake_free_on_signal(const char *name) { snprintf(free_on_signal, sizeof free_on_signal, "%s", name); }
 void fake_read_on_signal(const char *signal, const char *cls, const char *method) {
 	read_on = method[0] != 0;

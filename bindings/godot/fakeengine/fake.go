@@ -176,6 +176,17 @@ func SetDouble(on bool) {
 	C.fake_set_double(C.int(v))
 }
 
+// SetDebugger makes EngineDebugger.is_active answer on: a game run from
+// the editor. EngineDebugger.send_message is recorded either way, as
+// "debugger send_message MESSAGE N" (N: the data Array's size).
+func SetDebugger(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.fake_set_debugger(C.int(v))
+}
+
 // FreeOnSignal makes the next emission of signal name free the emitting
 // object during the emission, as a handler calling free() would.
 func FreeOnSignal(name string) {
