@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/entity"
 	"github.com/nearzero/nearzero/client/netdebug"
 	"github.com/nearzero/nearzero/client/netroom"
@@ -107,6 +108,74 @@ func TestSampleOnLoopback(t *testing.T) {
 	assert.Equal(t, "visible", e.Visibility)
 	assert.InDelta(t, 3, e.Speed, 1.5, "drawn at 3 m/s")
 	assert.Less(t, e.Age, 500*time.Millisecond)
+}
+
+// TestSampleDirectLink: a direct link's row carries its round trip, its
+// selected candidate pair's types and its bytes each way.
+func TestSampleDirectLink(t *testing.T) {
+	srv := testkit.StartServer(t, server.Deps{})
+	newRoom := func(name string) *netroom.Room {
+		var dc direct.Config
+		testkit.LoopbackDirect(&dc)
+		cfg := netroom.Config{Server: srv.Addr, Direct: dc}
+		cfg.Name = name
+		r, err := netroom.New(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { r.Close(); r.Wait(5 * time.Second) })
+		return r
+	}
+	ann, bob := newRoom("Ann"), newRoom("Bob")
+	rooms := []*netroom.Room{ann, bob}
+	locals := make([]*entity.Local, 2)
+	for i := range locals {
+		l, err := entity.NewLocal(sender.Config{})
+		require.NoError(t, err)
+		locals[i] = l
+	}
+	frame := func() {
+		for i, r := range rooms {
+			now := r.Now()
+			r.Update(now)
+			locals[i].Sample(now, geom.Vec3{X: float64(i) + now.Seconds()}, geom.Identity, geom.Vec3{X: 1}, true)
+			if st, ok := locals[i].PollAt(now, r.Slot()); ok && r.InRoom() {
+				_ = r.SendState(st)
+			}
+			r.Route()
+		}
+	}
+	require.NoError(t, ann.Create())
+	for !ann.InRoom() {
+		frame()
+		time.Sleep(time.Millisecond)
+	}
+	require.NoError(t, bob.Join(ann.Code()))
+	var feed netdebug.Feed
+	var s netdebug.Sample
+	link := func() *netdebug.Link {
+		for i := range s.Links {
+			if s.Links[i].Slot == 0 {
+				return &s.Links[i]
+			}
+		}
+		return nil
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		require.True(t, time.Now().Before(deadline), "timed out: %+v", s.Links)
+		frame()
+		if bob.InRoom() && feed.Due(bob.Now()) {
+			feed.Sample(bob, bob.Now(), &s)
+			if l := link(); l != nil && l.Up && l.RTT > 0 && l.InPerSec > 0 && l.OutPerSec > 0 {
+				break
+			}
+		}
+		time.Sleep(time.Second / 60)
+	}
+	l := link()
+	assert.Equal(t, "direct 0", l.Name)
+	assert.Equal(t, "host/host", l.Candidates, "a loopback pair")
+	assert.Less(t, l.RTT, time.Second)
+	assert.Equal(t, -1.0, l.Loss, "loss is the server row's")
 }
 
 // BenchmarkSample64 is one sample of a room drawing 64 remote players: the
