@@ -348,7 +348,7 @@ func _show_facts(d: Dictionary) -> void:
 		t += "[cell]%s%s%s[/cell][cell]%.1f ms[/cell][cell]%.1f ms[/cell][cell]%s[/cell][cell]%s[/cell][cell]%s[/cell][cell]%s[/cell]" % [
 			_swatch(_color("l" + k.name)), k.name, "" if k.up else " (down)", k.rtt_ms, k.offset_ms,
 			("%.1f%%" % (100.0 * k.loss)) if k.loss >= 0 else "-", _rate(k.in_bps), _rate(k.out_bps),
-			k.candidates if k.candidates != "" else ("-" if k.slot < 0 else "not reported")]
+			k.candidates if k.candidates != "" else "-"]
 	t += "[/table]"
 	_table.text = t
 
