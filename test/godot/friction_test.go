@@ -161,8 +161,7 @@ func TestGodotCrashedHost(t *testing.T) {
 	host, hostOut, hostDone := start("--nz-role=host")
 	code := waitFile(t, ctx, filepath.Join(dir, "code.txt"), time.Minute, hostDone, hostOut)
 	_, joinOut, joinDone := start("--nz-role=join", "--nz-code="+code)
-	waitFile(t, ctx, filepath.Join(dir, "joined"), time.Minute, joinDone, joinOut)
-	time.Sleep(500 * time.Millisecond) // in the room, synced
+	waitFile(t, ctx, filepath.Join(dir, "joined"), time.Minute, joinDone, joinOut) // in the room
 
 	killed := time.Now()
 	require.NoError(t, host.Process.Signal(syscall.SIGKILL))
