@@ -1,8 +1,8 @@
 // Package netdebug samples a game's room for the editor's debugger: the
 // nearzero tab of Godot's Debugger panel (addons/nearzero/debugger/),
 // which plots each remote entity's data age, correction, drawn speed,
-// path and pops, and each link's round trip, clock offset, loss and bytes
-// per second, beside the room's facts. The NetRoom node samples its room
+// path and pops, and each link's round trip, clock offset, loss, candidate
+// pair and bytes per second, beside the room's facts. The NetRoom node samples its room
 // with a Feed at DefaultEvery, only while a debugger is attached, and
 // sends each Sample to the editor (EngineDebugger.send_message).
 //
