@@ -65,6 +65,7 @@ type conn struct {
 	head, n int      // ring start and count
 	dropped int      // states dropped since last flushed to metrics
 	closing bool
+	woken   bool // a Send signalled the writer since it last took the queues
 	code    protocol.Code
 	reason  string
 	wake    chan struct{} // cap 1
@@ -780,8 +781,14 @@ func (c *conn) Send(frame []byte, reliable bool) {
 		copy(c.ring[i+1:], frame)
 		c.n++
 	}
+	// One wake-up per batch: the states of a tick after the first find
+	// the writer signalled already.
+	woken := c.woken
+	c.woken = true
 	c.qmu.Unlock()
-	c.signal()
+	if !woken {
+		c.signal()
+	}
 }
 
 // Close implements room.Peer.
@@ -833,14 +840,12 @@ func (c *conn) writeLoop() {
 	var ctl [][]byte
 	for {
 		<-c.wake
-		// Let the goroutines that are relaying to us this instant (the other
-		// players' states of the same tick) queue theirs first, so that one
-		// write carries them all. Costs nothing when the server is idle.
-		runtime.Gosched()
+		c.coalesce()
 		for {
 			c.qmu.Lock()
 			ctl, c.ctl = c.ctl, ctl[:0]
 			c.ctlSize = 0
+			c.woken = false
 			batch = c.takeStatesLocked(batch[:0])
 			closing, code, reason := c.closing, c.code, c.reason
 			if c.dropped > 0 {
@@ -871,7 +876,7 @@ func (c *conn) writeLoop() {
 				// a reliable frame still leads (Joined before the states).
 				if !closing && i < len(ctl)-1 {
 					if batch = c.takeStates(batch); len(batch) > 0 {
-						if !c.write(ctx, batch) {
+						if !c.writeStates(ctx, batch) {
 							c.drainQueues()
 							return
 						}
@@ -880,13 +885,30 @@ func (c *conn) writeLoop() {
 				}
 			}
 			if len(batch) > 0 && !closing {
-				if !c.write(ctx, batch) {
+				if !c.writeStates(ctx, batch) {
 					c.drainQueues()
 					return
 				}
 			}
 		}
 	}
+}
+
+// coalesce lets the other players' states of the same tick reach the
+// queue before the writer takes it, so that one write carries them all:
+// it waits Config.WriteCoalesce when only states wait, and yields to the
+// goroutines relaying to us this instant in any case.
+func (c *conn) coalesce() {
+	if w := c.s.cfg.WriteCoalesce; w > 0 {
+		c.qmu.Lock()
+		states := c.n > 0 && len(c.ctl) == 0 && !c.closing
+		c.qmu.Unlock()
+		if states {
+			time.Sleep(w)
+			return
+		}
+	}
+	runtime.Gosched()
 }
 
 // takeStates moves queued states into batch, up to maxBatch bytes.
@@ -931,6 +953,12 @@ func (c *conn) write(ctx context.Context, b []byte) bool {
 		return false
 	}
 	return true
+}
+
+// writeStates writes one message of states, counting it.
+func (c *conn) writeStates(ctx context.Context, b []byte) bool {
+	c.s.m.StateWritesTotal.Inc()
+	return c.write(ctx, b)
 }
 
 // finish ends the connection with a close frame.
