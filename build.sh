@@ -260,7 +260,10 @@ target_package() {
 		echo "build.sh: no zig (set ZIG, or put zig on PATH): the zip has no macOS libraries"
 	fi
 	cp godot_project/addons/nearzero/icons/*.svg "$addon/icons/"
-	cp godot_project/addons/nearzero/README.md LICENSE "$addon/"
+	cp godot_project/addons/nearzero/README.md godot_project/addons/nearzero/plugin.cfg LICENSE "$addon/"
+	# The editor plugin: the Debugger's nearzero tab (GDScript).
+	mkdir -p "$addon/debugger"
+	cp godot_project/addons/nearzero/debugger/*.gd "$addon/debugger/"
 	package_gdextension "$addon/bin" "$v" >"$addon/nearzero.gdextension"
 	# The class reference is compiled into the libraries (extension/doc_classes).
 

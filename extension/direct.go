@@ -19,7 +19,7 @@ func registerDirect(c *godot.Class[NetRoom]) {
 	godot.Property(c, "direct_share_host_candidates", func(n *NetRoom) bool { return n.model.ShareHostCandidates() },
 		func(n *NetRoom, v bool) { n.model.SetShareHostCandidates(v) })
 	godot.Property(c, "direct_lag_apart", func(n *NetRoom) bool { return n.model.DirectLagApart() },
-		func(n *NetRoom, v bool) { _ = n.model.SetDirectLagApart(v) }) // an error reaches room_error
+		func(n *NetRoom, v bool) { n.settingsRev++; _ = n.model.SetDirectLagApart(v) }) // an error reaches room_error
 	godot.Property(c, "direct_lag_latency_ms", func(n *NetRoom) float64 { return ms(n.model.DirectLag().Latency) },
 		func(n *NetRoom, v float64) { l := n.model.DirectLag(); l.Latency = msDur(v); n.setDirectLag(l) }).
 		Range(0, 1000, 1, "or_greater", "suffix:ms")
@@ -37,4 +37,8 @@ func registerDirect(c *godot.Class[NetRoom]) {
 
 func msDur(v float64) time.Duration { return time.Duration(max(v, 0) * float64(time.Millisecond)) }
 
-func (n *NetRoom) setDirectLag(l serverlink.LagConfig) { _ = n.model.SetDirectLag(l) } // an error reaches room_error
+func (n *NetRoom) setDirectLag(l serverlink.LagConfig) {
+	n.settingsRev++
+	_ = n.model.SetDirectLag(l) // an error reaches room_error
+	n.UpdateConfigurationWarnings()
+}

@@ -116,9 +116,10 @@ type classDoc struct {
 }
 
 type docParam struct {
-	Name string `xml:"name,attr"`
-	Type string `xml:"type,attr"`
-	Enum string `xml:"enum,attr"`
+	Name    string `xml:"name,attr"`
+	Type    string `xml:"type,attr"`
+	Enum    string `xml:"enum,attr"`
+	Default string `xml:"default,attr"`
 }
 
 // typeOf is the type Describe prints: the enum for an int typed with one.
@@ -132,7 +133,11 @@ func typeOf(typ, enum string) string {
 func params(ps []docParam) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, p.Name+": "+typeOf(p.Type, p.Enum))
+		a := p.Name + ": " + typeOf(p.Type, p.Enum)
+		if p.Default != "" {
+			a += " = " + p.Default
+		}
+		out = append(out, a)
 	}
 	if len(out) == 0 {
 		return nil

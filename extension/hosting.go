@@ -39,7 +39,7 @@ var (
 
 func init() {
 	c := netRoomClass
-	godot.Method1R(c, "host_local", (*NetRoom).hostLocal, "port")
+	godot.Method2R(c, "host_local", (*NetRoom).hostLocal, "port", "max_players").Defaults(int64(0), int64(0))
 	godot.Method0(c, "stop_local_server", func(n *NetRoom) { n.lan.stopServer() })
 	godot.Method2R(c, "start_udp_relay", (*NetRoom).startUDPRelay, "target_host", "target_port")
 	godot.Method0(c, "stop_udp_relays", func(n *NetRoom) { n.lan.stopRelays() })
@@ -59,7 +59,7 @@ func init() {
 // hostLocal starts the room server in this process on port (0: 8787),
 // points server_address at it and returns the address other machines
 // join with; "" and a room_error when the port is taken.
-func (n *NetRoom) hostLocal(port int64) string {
+func (n *NetRoom) hostLocal(port, maxPlayers int64) string {
 	n.lan.mu.Lock()
 	if s := n.lan.server; s != nil && s.Running() && ((port == 0 && s.Port() == embedded.DefaultPort) || int64(s.Port()) == port) {
 		n.lan.mu.Unlock()
@@ -72,7 +72,12 @@ func (n *NetRoom) hostLocal(port int64) string {
 		n.hostFailed(port, fmt.Errorf("port %d is not between 0 and 65535", port))
 		return ""
 	}
-	s, err := embedded.Start(embedded.Config{Port: int(port), Log: logger().With("part", "embedded server")})
+	if maxPlayers < 0 || maxPlayers > 32 {
+		n.hostFailed(port, fmt.Errorf("max_players %d is not between 0 (16) and 32", maxPlayers))
+		return ""
+	}
+	s, err := embedded.Start(embedded.Config{Port: int(port), MaxPlayers: int(maxPlayers),
+		Log: logger().With("part", "embedded server")})
 	if err != nil {
 		n.hostFailed(cmp.Or(port, embedded.DefaultPort), err)
 		return ""

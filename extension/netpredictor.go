@@ -182,6 +182,22 @@ func init() {
 	godot.Property(c, "debug_input_delay_ms", func(p *NetPredictor) float64 { return ms(p.m.InputDelay()) }, nil)
 
 	godot.Method0(c, "teleport", func(p *NetPredictor) { p.m.Teleport() })
+	godot.Method1(c, "reset_to", func(p *NetPredictor, tr godot.Transform3D) {
+		p.resetTo(entity.Reset{Pos: vec3From(tr.Origin), Rot: quatFrom(tr.Basis.Quaternion())})
+	}, "transform")
+	godot.Method1(c, "reset_to_2d", func(p *NetPredictor, tr godot.Transform2D) {
+		p.resetTo(entity.Reset{Pos: vec2From(tr.Origin), Rot: geom.Angle2D(float64(tr.Rotation()))})
+	}, "transform")
+	godot.Property(c, "player_slot", func(p *NetPredictor) int64 { return int64(p.m.PlayerSlot()) },
+		func(p *NetPredictor, v int64) {
+			draws := p.m.Draws()
+			if err := p.m.SetPlayerSlot(int(v)); err != nil {
+				godot.PrintErrorf("NetPredictor %s: %v", p.Name(), err)
+			}
+			if p.ready && onMainThread("NetPredictor.player_slot") {
+				p.modeChanged(draws)
+			}
+		}).Range(-1, 255, 1)
 	godot.Method3(c, "push_state", func(p *NetPredictor, localTime float64, tr godot.Transform3D, vel godot.Vector3) {
 		p.push(localTime, vec3From(tr.Origin), quatFrom(tr.Basis.Quaternion()), vec3From(vel))
 	}, "local_time", "transform", "velocity")
@@ -193,6 +209,9 @@ func init() {
 	godot.Method0R(c, "get_newest_state_position", func(p *NetPredictor) godot.Vector3 {
 		pos, _ := p.m.NewestStatePosition()
 		return vec3To(pos)
+	}).Const()
+	godot.Method0R(c, "get_drawn_velocity", func(p *NetPredictor) godot.Vector3 {
+		return vec3To(p.m.Pose().Vel)
 	}).Const()
 	godot.Method1R(c, "get_interpolated_position", func(p *NetPredictor, delayMs float64) godot.Vector3 {
 		pos, _ := p.m.InterpolatedPosition(procClock.Now(), fromMs(max0(delayMs)))
@@ -365,7 +384,9 @@ func (p *NetPredictor) Process(delta float64) {
 	if !onMainThread("NetPredictor._process") || !p.syncOwner() {
 		return
 	}
+	p.syncSlot()
 	if !p.m.Draws() {
+		p.watchLocal()
 		p.drawDelayed()
 		return
 	}
@@ -453,7 +474,11 @@ func (p *NetPredictor) setVisible(on bool) {
 // and sends when a state is due; an unbound one looks for a NetRoom once a
 // second.
 func (p *NetPredictor) PhysicsProcess(delta float64) {
-	if !onMainThread("NetPredictor._physics_process") || !p.syncOwner() || p.m.Draws() {
+	if !onMainThread("NetPredictor._physics_process") || !p.syncOwner() {
+		return
+	}
+	p.syncSlot()
+	if p.m.Draws() {
 		return
 	}
 	if p.m.SearchDue() {
@@ -552,4 +577,88 @@ func (p *NetPredictor) ConfigurationWarnings() []string {
 	out := append(entity.PredictorWarnings(s), entity.SyncedWarnings(p.synced.paths)...) // synced.go
 	id, shared := p.m.Entity()
 	return append(out, entity.EntityWarnings(id, shared, s.RootClass, len(p.synced.paths) > 0)...)
+}
+
+// syncSlot follows the room for a node standing for a player slot
+// (player_slot): local, drawn or idle as the room's seats say.
+func (p *NetPredictor) syncSlot() {
+	draws := p.m.Draws()
+	if p.m.SyncSlot() {
+		p.modeChanged(draws)
+	}
+}
+
+// modeChanged hands the root over after the entity started or stopped
+// being drawn (player_slot): a drawn root is hidden until its first state
+// and not interpolated by the engine; one that stops being drawn is shown
+// again and interpolated as the project says.
+func (p *NetPredictor) modeChanged(drew bool) {
+	p.reportErrors()
+	now := p.m.Draws()
+	if now == drew || !p.rootAlive() {
+		return
+	}
+	if now {
+		p.afterBind()
+		return
+	}
+	p.root().SetPhysicsInterpolationMode(godot.PhysicsInterpolationInherit)
+	if p.m.ApplyVisibility() {
+		p.setVisible(true)
+	}
+}
+
+// resetTo places the root at r and has every other player draw one jump
+// there (entity.Predictor.ResetTo); a shared object the host does not own
+// yet is placed once its claim is granted (placeReset).
+func (p *NetPredictor) resetTo(r entity.Reset) {
+	if !onMainThread("NetPredictor.reset_to") {
+		return
+	}
+	now, err := p.m.ResetTo(r)
+	if err != nil {
+		godot.PrintErrorf("NetPredictor %s: %v", p.Name(), err)
+		return
+	}
+	if now {
+		p.placeAt(r)
+	}
+}
+
+// placeReset places a reset that waited for a shared object's claim.
+func (p *NetPredictor) placeReset() {
+	if r, ok := p.m.TakeReset(); ok {
+		p.placeAt(r)
+	}
+}
+
+// placeAt moves the root to r at once (no engine interpolation across the
+// jump).
+func (p *NetPredictor) placeAt(r entity.Reset) {
+	if !p.rootAlive() {
+		return
+	}
+	pose := predict.Pose{Pos: r.Pos, Rot: r.Rot}
+	p.place(&pose)
+	p.root().ResetPhysicsInterpolation()
+}
+
+// watchLocal tells the model where a local root is at a rendered frame,
+// to warn once when it keeps moving between physics frames (moved in
+// _process). Roots the physics engine moves (rigid bodies) are not
+// watched: they move between the callbacks by design.
+func (p *NetPredictor) watchLocal() {
+	if !p.m.IsLocal() || p.vel == velRigid3D || p.vel == velRigid2D || !p.rootAlive() {
+		return
+	}
+	var pos geom.Vec3
+	switch p.m.Dim() {
+	case entity.Dim3D:
+		pos = vec3From(p.root3.GlobalTransform().Origin)
+	case entity.Dim2D:
+		pos = vec2From(p.root2.GlobalTransform().Origin)
+	}
+	if w, ok := p.m.RenderedAt(pos); ok {
+		godot.PrintWarningf("NetPredictor %s: %s", p.Name(), w)
+	}
 }

@@ -43,6 +43,7 @@ func (p *NetPredictor) syncOwner() bool {
 		return true
 	}
 	p.handOverBody()
+	p.placeReset() // a reset_to that waited for the host's claim
 	if err := sigOwnerChanged.Emit(p, int64(p.m.OwnerSlot()), p.m.Owned()); !p.alive() {
 		return false
 	} else if err != nil {

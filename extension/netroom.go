@@ -40,6 +40,11 @@ type NetRoom struct {
 	delayMode    int64          // input_delay_mode as set (netroom_delay.go)
 	delayMS      float64        // input_delay_ms as set
 	ents         roomEntities   // netroom_spawn.go: spawned entities
+	dbg          debugFeed      // debugger.go: samples for the editor's debugger
+	// settingsRev counts lag setting changes; noEffectChecked is the one
+	// warnNoEffect last checked, noEffectWarned what it printed.
+	settingsRev, noEffectChecked uint64
+	noEffectWarned               []string
 }
 
 var (
@@ -57,6 +62,7 @@ var (
 			Value("INPUT_DELAY_OFF", 0).
 			Value("INPUT_DELAY_FIXED", 1).
 			Value("INPUT_DELAY_ADAPTIVE", 2)
+	connError = newConnErrorEnum()
 
 	sigConnected       = godot.NewSignal0(netRoomClass, "connected")
 	sigDisconnected    = godot.NewSignal1[string](netRoomClass, "disconnected", "reason")
@@ -66,6 +72,7 @@ var (
 	sigRoomJoined      = godot.NewSignal2[string, int64](netRoomClass, "room_joined", "code", "slot")
 	sigRoomLeft        = godot.NewSignal0(netRoomClass, "room_left")
 	sigRoomError       = godot.NewSignal2[int64, string](netRoomClass, "room_error", "code", "message").ArgEnum(0, roomError)
+	sigConnError       = godot.NewSignal2[int64, string](netRoomClass, "connection_error", "reason", "message").ArgEnum(0, connError)
 	sigPlayerJoined    = godot.NewSignal2[int64, string](netRoomClass, "player_joined", "slot", "name")
 	sigPlayerLeft      = godot.NewSignal1[int64](netRoomClass, "player_left", "slot")
 	sigPlayerUpdated   = godot.NewSignal1[int64](netRoomClass, "player_updated", "slot")
@@ -77,25 +84,37 @@ var (
 	sigPlayerDespawned = godot.NewSignal1[int64](netRoomClass, "player_despawned", "slot")
 )
 
-// roomErrors are the error codes a script is likely to test, as constants
-// of the NetRoom.RoomError enum.
-var roomErrors = []struct {
+// roomErrors are the NetRoom.RoomError enum: ERROR_LOCAL, then every
+// protocol error code a room_error may carry, named after it (4012
+// implausible is ERROR_IMPLAUSIBLE). TestRoomErrorsComplete checks that
+// none is missing.
+var roomErrors = func() []struct {
 	name string
 	code protocol.Code
-}{
-	{"ERROR_LOCAL", netroom.CodeLocal},
-	{"ERROR_UPDATE_REQUIRED", protocol.CodeUpdateRequired},
-	{"ERROR_SESSION_REPLACED", protocol.CodeSessionReplaced},
-	{"ERROR_ROOM_FULL", protocol.CodeRoomFull},
-	{"ERROR_ROOM_NOT_FOUND", protocol.CodeRoomNotFound},
-	{"ERROR_SERVER_FULL", protocol.CodeServerFull},
-	{"ERROR_DRAINING", protocol.CodeDraining},
-	{"ERROR_NOT_HOST", protocol.CodeNotHost},
-	{"ERROR_WRONG_PHASE", protocol.CodeWrongPhase},
-	{"ERROR_NOT_READY", protocol.CodeNotReady},
-	{"ERROR_BAD_NAME", protocol.CodeBadName},
-	{"ERROR_KICKED", protocol.CodeKicked},
-	{"ERROR_RATE_LIMITED", protocol.CodeRateLimited},
+} {
+	out := []struct {
+		name string
+		code protocol.Code
+	}{{"ERROR_LOCAL", netroom.CodeLocal}}
+	for _, c := range protocol.Codes() {
+		if c >= 4000 && c != protocol.CodeRedirect { // a redirect is followed, never reported
+			out = append(out, struct {
+				name string
+				code protocol.Code
+			}{"ERROR_" + strings.ToUpper(c.String()), c})
+		}
+	}
+	return out
+}()
+
+// newConnErrorEnum declares NetRoom.ConnectionError: CONNECTION_ and the
+// reason's name, in netroom.ConnErrors' order.
+func newConnErrorEnum() *godot.ClassEnum {
+	e := netRoomClass.Enum("ConnectionError")
+	for _, c := range netroom.ConnErrors {
+		e.Value("CONNECTION_"+strings.ToUpper(c.String()), int64(c))
+	}
+	return e
 }
 
 // newPhaseEnum declares NetRoom.Phase: PHASE_NONE (-1, not in a room)
@@ -185,7 +204,8 @@ func init() {
 
 	godot.Method0(c, "connect_to_server", func(n *NetRoom) { _ = n.model.Connect() })
 	godot.Method0(c, "disconnect_from_server", func(n *NetRoom) { n.model.Disconnect() })
-	godot.Method0(c, "create_room", func(n *NetRoom) { _ = n.model.Create() })
+	godot.Method1(c, "create_room", func(n *NetRoom, maxPlayers int64) { _ = n.model.CreateSized(int(maxPlayers)) },
+		"max_players").Defaults(int64(0))
 	godot.Method1(c, "join_room", func(n *NetRoom, code string) { _ = n.model.Join(code) }, "code")
 	godot.Method0(c, "leave_room", func(n *NetRoom) { _ = n.model.Leave() })
 	godot.Method1(c, "set_ready", func(n *NetRoom, ready bool) { _ = n.model.SetReady(ready) }, "ready")
@@ -338,6 +358,7 @@ func (n *NetRoom) Process(delta float64) {
 	if !n.apply(n.model.Update(procClock.Now())) {
 		return // freed by a signal handler
 	}
+	n.warnNoEffect()
 	n.despawnFreed() // netroom_spawn.go
 	if n.spawnPending {
 		n.spawnPending = false
@@ -347,6 +368,7 @@ func (n *NetRoom) Process(delta float64) {
 		}
 	}
 	n.model.Route()
+	n.debugTick() // debugger.go: the editor's nearzero tab, when attached
 	if !n.warnedScene {
 		if slot, ok := n.model.Undrawn(procClock.Now()); ok && n.scene.Get().IsNull() {
 			n.warnedScene = true
@@ -388,6 +410,7 @@ func (n *NetRoom) PhysicsProcess(delta float64) {
 // applyLag applies the lag simulator settings, live on the open connection.
 // The UDP relays (hosting.go) get the same settings.
 func (n *NetRoom) applyLag() {
+	n.settingsRev++
 	var cfg serverlink.LagConfig
 	if n.lagOn {
 		cfg = serverlink.LagConfig{
@@ -417,10 +440,12 @@ func (n *NetRoom) physicsServerTime() float64 {
 func (n *NetRoom) apply(evs []netroom.Event) bool {
 	n.applying = true
 	// n's Go value outlives its engine object, so this write is safe even
-	// after a free; only engine calls on n are not.
-	defer func() { n.applying = false }()
+	// after a free; only engine calls on n are not. Each signal's handlers
+	// read the room as that event left it (netroom.View).
+	defer func() { n.applying = false; n.model.ClearView() }()
 	for i := range evs {
 		e := &evs[i]
+		n.model.SetView(e.View)
 		var err error
 		switch e.Kind {
 		case netroom.EventConnected:
@@ -457,7 +482,11 @@ func (n *NetRoom) apply(evs []netroom.Event) bool {
 		case netroom.EventNotice:
 			err = sigNotice.Emit(n, e.Text, e.Detail)
 		case netroom.EventSpawn:
-			err = n.spawn(e.Slot)
+			if n.spawned[e.Slot].Object().IsNull() { // a handler's spawn_players() may have spawned it
+				err = n.spawn(e.Slot)
+			}
+		case netroom.EventConnectionError:
+			err = sigConnError.Emit(n, int64(e.Conn), e.Text)
 		case netroom.EventDespawn:
 			err = n.despawn(e.Slot)
 		case netroom.EventGameEvent, netroom.EventChat, netroom.EventHit, netroom.EventProp:
@@ -606,7 +635,7 @@ func resultsDict(r *protocol.Results) godot.Dictionary {
 
 // ConfigurationWarnings are shown on the node in the editor.
 func (n *NetRoom) ConfigurationWarnings() []string {
-	s := netroom.RoomSetup{Server: n.server, HasPlayerScene: !n.scene.Get().IsNull()}
+	s := n.setup()
 	if !n.spawnPath.IsEmpty() && n.IsInsideTree() {
 		s.SpawnPath = n.spawnPath.String()
 		s.SpawnPathOK = !n.GetNodeOrNull(n.spawnPath).IsNull()
@@ -622,4 +651,28 @@ func (n *NetRoom) ConfigurationWarnings() []string {
 		}
 	}
 	return netroom.RoomWarnings(s)
+}
+
+// setup is what the model's warnings need of the node's settings.
+func (n *NetRoom) setup() netroom.RoomSetup {
+	return netroom.RoomSetup{Server: n.server, HasPlayerScene: !n.scene.Get().IsNull(),
+		Lag:   netroom.LagConfig{Latency: fromMs(n.lagLatency), Jitter: fromMs(n.lagJitter), Loss: n.lagLoss / 100},
+		LagOn: n.lagOn, DirectLag: n.model.DirectLag(), DirectLagApart: n.model.DirectLagApart()}
+}
+
+// warnNoEffect prints, once each, the settings a running game set that
+// have no effect as the others stand (netroom.NoEffect): a game that set
+// direct_lag_latency_ms alone had it ignored without a word. Checked each
+// frame, cheaply, so that settings made in any order settle first.
+func (n *NetRoom) warnNoEffect() {
+	if n.noEffectChecked == n.settingsRev {
+		return
+	}
+	n.noEffectChecked = n.settingsRev
+	for _, w := range netroom.NoEffect(n.setup()) {
+		if !slices.Contains(n.noEffectWarned, w) {
+			n.noEffectWarned = append(n.noEffectWarned, w)
+			godot.PrintWarning("NetRoom " + n.Name() + ": " + w)
+		}
+	}
 }

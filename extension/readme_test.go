@@ -54,6 +54,8 @@ var notMembers = []string{
 	// the README's own example code
 	"net_room", "_on_touch", "try_pick_up", "item_id", "pick_up", "picked_up", "give_item", "_on_event_received",
 	"door_opened", "next_time", "next_phase_time", "start_countdown", "show_full",
+	"get_axis", "max_players", "show_banner", "_on_goal", "editor_plugins", "send_message", "is_active",
+	"two_players", "_on_start", "_on_point", "paddle_hit", "ball_speed", "max_clients",
 }
 
 // classNames returns every name NetRoom and NetPredictor register:

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/room"
 )
@@ -112,6 +113,10 @@ func TestBadInputEndsConnection(t *testing.T) {
 				require.NotEmpty(t, errs, "a clear error comes before the close")
 				assert.Equal(t, tc.errMsg, errs[0].Code, errs[0].Message)
 				assert.NotEmpty(t, errs[0].Message)
+			}
+			if tc.close == protocol.CodeUpdateRequired && len(errs) > 0 {
+				assert.Contains(t, errs[0].Message, "the server is nearzero "+version.Version,
+					"the server's release, so a player can tell the builds apart")
 			}
 			_, body := e.get("/metrics")
 			assert.Contains(t, body, "nearzero_rejected_total{"+tc.metric+"} ")

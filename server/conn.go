@@ -16,6 +16,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
+	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server/metrics"
 	"github.com/nearzero/nearzero/server/room"
@@ -449,12 +450,20 @@ func (c *conn) decodeError(err error) {
 	switch {
 	case errors.Is(err, wire.ErrUpdateRequired):
 		c.s.m.RejectedConn(metrics.ReasonVersion)
-		c.fatal(protocol.Errorf(protocol.CodeUpdateRequired, "%v", err))
+		c.fatal(updateRequired(err))
 	case errors.Is(err, protocol.ErrUnknownType):
 		c.strike(protocol.Errorf(protocol.CodeUnknownType, "%v", err), protocol.CodeBadFrame)
 	default:
 		c.strike(protocol.Errorf(protocol.CodeBadRequest, "%v", err), protocol.CodeBadFrame)
 	}
+}
+
+// updateRequired is the refusal of a client of another protocol or rules
+// version: what differs, and this server's release, so a player can tell
+// the two builds apart.
+func updateRequired(err error) *protocol.Error {
+	return protocol.Errorf(protocol.CodeUpdateRequired, "%v; the server is nearzero %s (protocol %d, rules %d)",
+		err, version.Version, wire.ProtocolVersion, wire.RulesVersion)
 }
 
 // hello handles the first message.
@@ -464,7 +473,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 		if errors.Is(err, wire.ErrUpdateRequired) {
 			c.s.m.RejectedConn(metrics.ReasonVersion)
 			c.s.connectionFailed("", "", protocol.CodeUpdateRequired)
-			c.fatal(protocol.Errorf(protocol.CodeUpdateRequired, "%v", err))
+			c.fatal(updateRequired(err))
 			return
 		}
 		c.s.m.RejectedConn(metrics.ReasonBadHello)
@@ -480,7 +489,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 	if err := wire.CheckVersions(wire.ProtocolVersion, hello.Rules); err != nil {
 		c.s.m.RejectedConn(metrics.ReasonVersion)
 		c.s.connectionFailed("", "", protocol.CodeUpdateRequired)
-		c.fatal(protocol.Errorf(protocol.CodeUpdateRequired, "%v", err))
+		c.fatal(updateRequired(err))
 		return
 	}
 	user, token := "", hello.Token

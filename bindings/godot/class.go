@@ -86,6 +86,9 @@ type methodDecl struct {
 	args  []argInfo
 	ret   *argInfo
 	flags uint32
+	// defaults are the values of the last len(defaults) arguments when a
+	// call leaves them out (Method.Defaults).
+	defaults []any
 
 	ptrcall func(self any, args, ret unsafe.Pointer)
 	// call returns the index of an argument it could not convert, or -1.
@@ -332,7 +335,7 @@ func (c *Class[T]) Describe() string {
 		}
 	}
 	for _, m := range ci.methods {
-		fmt.Fprintf(&b, "  method %s(%s)", m.name, joinArgs(m.args))
+		fmt.Fprintf(&b, "  method %s(%s)", m.name, joinArgsDefaults(m.args, m.defaults))
 		if m.ret != nil {
 			fmt.Fprintf(&b, " -> %s", m.ret.typeName())
 		}
@@ -354,6 +357,20 @@ func (c *Class[T]) Describe() string {
 	return b.String()
 }
 
+// joinArgsDefaults is joinArgs with " = value" after the arguments that
+// have a default (the last len(defaults)).
+func joinArgsDefaults(args []argInfo, defaults []any) string {
+	parts := make([]string, len(args))
+	first := len(args) - len(defaults)
+	for i, a := range args {
+		parts[i] = a.name + ": " + a.typeName()
+		if i >= first {
+			parts[i] += fmt.Sprintf(" = %v", defaults[i-first])
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 func joinArgs(args []argInfo) string {
 	parts := make([]string, len(args))
 	for i, a := range args {
@@ -367,6 +384,32 @@ type Method struct{ decl *methodDecl }
 
 // Const marks the method as not changing the object (shown as const).
 func (m *Method) Const() *Method { m.decl.flags |= methodFlagConst; return m }
+
+// Defaults gives the method's last len(vals) arguments default values,
+// which the engine fills in when a call leaves them out (GDScript
+// room.create_room() for create_room(max_players = 0)). Each value is a
+// bool, int, int64, float64 or string of its argument's type.
+func (m *Method) Defaults(vals ...any) *Method {
+	m.decl.defaults = vals
+	return m
+}
+
+// defaultVariant converts a default argument value for the engine.
+func defaultVariant(v any) (Variant, bool) {
+	switch v := v.(type) {
+	case bool:
+		return NewVariant(v), true
+	case int:
+		return NewVariant(int64(v)), true
+	case int64:
+		return NewVariant(v), true
+	case float64:
+		return NewVariant(v), true
+	case string:
+		return NewVariant(v), true
+	}
+	return Variant{}, false
+}
 
 func (ci *classInfo) addMethod(name string, args []argInfo, ret *argInfo) *methodDecl {
 	m := &methodDecl{name: name, args: args, ret: ret, flags: methodFlagNormal}

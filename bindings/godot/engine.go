@@ -362,3 +362,28 @@ func HasFeature(tag string) bool {
 func CallerThreadID() uint64 {
 	return fromBlob[uint64](mbOSGetThreadCallerID.words(osSingleton, 0, 0, 0))
 }
+
+// DebuggerActive reports whether a debugger is attached to the game: it
+// runs from the editor, or with --remote-debug (EngineDebugger.is_active).
+func DebuggerActive() bool {
+	return fromBlob[bool](mbEngineDebuggerIsActive.words(engineDebuggerSingleton, 0, 0, 0))
+}
+
+// DebuggerSend sends message ("prefix:name") with data to the attached
+// debugger (EngineDebugger.send_message), where an EditorDebuggerPlugin
+// that captures the prefix receives it. Check DebuggerActive first: the
+// engine prints an error when none is attached.
+func DebuggerSend(message string, data Array) {
+	m := NewString(message)
+	defer m.Destroy()
+	mbEngineDebuggerSendMessage.words(engineDebuggerSingleton, m.raw, uint64(data.raw), 0)
+}
+
+// ProjectSetting returns the project setting name, with its feature-tag
+// overrides (ProjectSettings.get_setting_with_override): Nil when unset.
+// Destroy the result.
+func ProjectSetting(name string) Variant {
+	sn := NewStringName(name)
+	defer sn.Destroy()
+	return fromBlob[Variant](mbProjectSettingsGetSetting.words(projectSettingsSingleton, uint64(sn.raw), 0, 0))
+}

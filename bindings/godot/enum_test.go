@@ -51,3 +51,20 @@ func TestClassEnums(t *testing.T) {
 	Property(bad, "label", func(*plainNode) string { return "" }, nil).OfEnum(e, "")
 	assert.ErrorContains(t, bad.Err(), "only an integer")
 }
+
+type defaultsProbe struct{ Node }
+
+// TestMethodDefaults: default arguments show in the declaration (and the
+// class reference's params) and are checked when the class registers.
+func TestMethodDefaults(t *testing.T) {
+	c := NewClass[defaultsProbe]("DefaultsProbe")
+	m := Method2(c, "open", func(*defaultsProbe, int64, string) {}, "size", "name").Defaults(int64(0), "lobby")
+	assert.Contains(t, c.Describe(), `method open(size: int = 0, name: String = lobby)`)
+	for _, d := range m.decl.defaults {
+		v, ok := defaultVariant(d)
+		assert.True(t, ok, "%T", d)
+		v.Destroy()
+	}
+	_, ok := defaultVariant([]int{1})
+	assert.False(t, ok, "only scalars")
+}

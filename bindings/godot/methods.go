@@ -93,6 +93,10 @@ var (
 	mbOSGetThreadCallerID    = engineMethod("OS", "get_thread_caller_id", 3905245786)
 	mbOSHasFeature           = engineMethod("OS", "has_feature", 3927539163)
 	mbClassDBClassExists     = engineMethod("ClassDB", "class_exists", 2619796661)
+
+	mbEngineDebuggerIsActive    = engineMethod("EngineDebugger", "is_active", 2240911060)
+	mbEngineDebuggerSendMessage = engineMethod("EngineDebugger", "send_message", 1209351045)
+	mbProjectSettingsGetSetting = engineMethod("ProjectSettings", "get_setting_with_override", 2760726917)
 )
 
 // Builtin-type methods (Variant::get_builtin_method_hash), same rules.
@@ -111,6 +115,7 @@ var (
 // Singletons used by the wrappers, fetched at SCENE init; read-only afterwards.
 var (
 	engineSingleton, timeSingleton, osSingleton, resourceLoaderSingleton, classDBSingleton unsafe.Pointer
+	engineDebuggerSingleton, projectSettingsSingleton                                      unsafe.Pointer
 
 	singletonRows = []struct {
 		name string
@@ -121,6 +126,8 @@ var (
 		{"OS", &osSingleton},
 		{"ResourceLoader", &resourceLoaderSingleton},
 		{"ClassDB", &classDBSingleton},
+		{"EngineDebugger", &engineDebuggerSingleton},
+		{"ProjectSettings", &projectSettingsSingleton},
 	}
 )
 

@@ -13,9 +13,10 @@ import (
 // arena holds the C memory of one registration call: the engine copies
 // everything it is given, so it is all released right after.
 type arena struct {
-	blocks  []unsafe.Pointer
-	strings []unsafe.Pointer // engine Strings to destroy
-	names   []unsafe.Pointer // engine StringNames to destroy
+	blocks   []unsafe.Pointer
+	strings  []unsafe.Pointer // engine Strings to destroy
+	names    []unsafe.Pointer // engine StringNames to destroy
+	variants []unsafe.Pointer // Variants to destroy (default arguments)
 }
 
 func (a *arena) alloc(size uintptr) unsafe.Pointer {
@@ -69,6 +70,9 @@ func (a *arena) free() {
 	}
 	for _, p := range a.names {
 		C.gdx_destroy(C.uint32_t(TypeStringName), p)
+	}
+	for _, p := range a.variants {
+		C.gdx_variant_destroy(p)
 	}
 	for _, p := range a.blocks {
 		C.free(p)
@@ -151,6 +155,26 @@ func (ci *classInfo) register() error {
 		}
 		mi.argument_count = C.uint32_t(len(m.args))
 		mi.arguments_info = a.propertyInfos(m.args)
+		if n := len(m.defaults); n > 0 {
+			if n > len(m.args) {
+				return fmt.Errorf("class %s: method %s: %d defaults for %d arguments", ci.name, m.name, n, len(m.args))
+			}
+			// The engine copies the values: the arena and the Variants
+			// go after registration.
+			ptrs := unsafe.Slice((*unsafe.Pointer)(a.alloc(uintptr(n)*unsafe.Sizeof(unsafe.Pointer(nil)))), n)
+			for i, d := range m.defaults {
+				v, ok := defaultVariant(d)
+				if !ok {
+					return fmt.Errorf("class %s: method %s: default %v (%T) is not a bool, int, float or string", ci.name, m.name, d, d)
+				}
+				slot := a.alloc(unsafe.Sizeof(Variant{}))
+				*(*Variant)(slot) = v
+				a.variants = append(a.variants, slot)
+				ptrs[i] = slot
+			}
+			mi.default_argument_count = C.uint32_t(n)
+			mi.default_arguments = &ptrs[0]
+		}
 		if len(m.args) > 0 {
 			metas := unsafe.Slice((*C.uint32_t)(a.alloc(uintptr(len(m.args))*4)), len(m.args))
 			for i, arg := range m.args {

@@ -57,6 +57,10 @@ var variantTypeNames = map[VariantType]string{
 	TypePackedInt64Array: "PackedInt64Array", TypePackedFloat32Array: "PackedFloat32Array",
 	TypePackedFloat64Array: "PackedFloat64Array", TypePackedVector2Array: "PackedVector2Array",
 	TypePackedVector3Array: "PackedVector3Array",
+	// Types the package does not convert, named for messages ("a Rect2i
+	// is not carried", not "Type(8)").
+	8: "Rect2i", 13: "Vector4i", 14: "Plane", 16: "AABB", 19: "Projection",
+	37: "PackedColorArray", 38: "PackedVector4Array",
 }
 
 // String returns the engine's name of the type ("Vector3"), or "Type(n)".

@@ -72,5 +72,11 @@ func TestVariantTypeString(t *testing.T) {
 	assert.Equal(t, "PackedStringArray", TypePackedStringArray.String())
 	assert.Equal(t, "PackedVector3Array", TypePackedVector3Array.String())
 	assert.Equal(t, "Vector4", TypeVector4.String())
-	assert.Equal(t, "Type(38)", VariantType(38).String())
+	// Types the package does not convert are named too: a message about a
+	// Rect2i read "Type(8)" before.
+	for n := range typeMax {
+		assert.NotContains(t, n.String(), "Type(", "Variant type %d has a name", n)
+	}
+	assert.Equal(t, "Rect2i", VariantType(8).String())
+	assert.Equal(t, "Type(39)", VariantType(39).String())
 }

@@ -167,6 +167,10 @@ func (p *Peer) Pong(pong []byte, now time.Duration) {
 	}
 }
 
+// Offset returns the re-stamper's offset at now: the local clock minus the
+// sender's, as applied to its stamps.
+func (p *Peer) Offset(now time.Duration) time.Duration { return p.rs.Offset(now) }
+
 // State decodes a state frame (KindState) arrived at now into rs, with the
 // sample time re-stamped onto the local clock. The slot is the caller's
 // to set: the link says who sent it, whatever the frame says.

@@ -65,8 +65,9 @@ type LinkStats struct {
 	// pairs go straight between the two players.
 	Local, Remote string
 	// RTT is the latest round trip measured by a ping on the link; 0
-	// before the first.
-	RTT time.Duration
+	// before the first. Offset is the local clock minus the peer's, as
+	// its stamps are mapped onto ours.
+	RTT, Offset time.Duration
 	// Since is when the link came up (on Config.Now's clock), and Took
 	// how long it took: from its attempt's start (the offer, or the
 	// offer's arrival) to the open channel.
@@ -81,6 +82,9 @@ type LinkStats struct {
 	// Ignored is how many of the peer's candidates were not taken, and
 	// OffersIgnored how many of its offers were not answered (Stats).
 	Ignored, OffersIgnored uint64
+	// BytesIn and BytesOut count the link's messages (states and pings)
+	// each way since it came up.
+	BytesIn, BytesOut int64
 }
 
 // Links is what a room needs of its direct links; *Mesh is the real one,
@@ -126,7 +130,7 @@ type peer struct {
 	offers  ratelimit.Bucket // offers answered, at OfferRate up to OfferBurst
 	warned  bool             // an ignored offer was logged as a warning
 	bad     int
-	stats   LinkStats // Open, Local, Remote and RTT are filled in by LinkStats
+	stats   LinkStats // Open, Local, Remote, RTT and Offset are filled in by LinkStats
 }
 
 // Mesh is one player's direct links to the other players of a room. Make
@@ -198,6 +202,7 @@ func (m *Mesh) Stats() Stats {
 // LinkStats returns the figures of the link to slot; ok is false when
 // slot is not a peer.
 func (m *Mesh) LinkStats(slot int) (LinkStats, bool) {
+	now := m.cfg.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p := m.peers[slot]
@@ -209,7 +214,7 @@ func (m *Mesh) LinkStats(slot int) (LinkStats, bool) {
 	if !p.open {
 		st.Local, st.Remote = "", ""
 	}
-	st.RTT = p.core.RTT()
+	st.RTT, st.Offset = p.core.RTT(), p.core.Offset(now)
 	return st, true
 }
 
@@ -471,7 +476,7 @@ func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel, pair pa
 	p.core.ObserveRTT(pair.rtt, now)
 	m.stats.Opened++
 	p.stats.Local, p.stats.Remote, p.stats.Since, p.stats.Took = pair.local, pair.remote, now, now-p.started
-	p.stats.Sent, p.stats.Received, p.stats.Early = 0, 0, 0
+	p.stats.Sent, p.stats.Received, p.stats.Early, p.stats.BytesIn, p.stats.BytesOut = 0, 0, 0, 0, 0
 	m.cfg.Log.Info("direct: link up", "slot", slot, "pair", pair.local+"/"+pair.remote, "after", now-p.started)
 	m.ping(p, now)
 }
@@ -549,6 +554,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	if p == nil || !p.open || m.closed {
 		return
 	}
+	p.stats.BytesIn += int64(len(data))
 	switch core.KindOf(data) {
 	case core.KindPing:
 		m.outq = append(m.outq, outMsg{slot, p.core.AppendPong(make([]byte, 0, core.PongLen), data)})
@@ -611,13 +617,16 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 	if _, err := dc.WriteDataChannel(data, false); err != nil {
 		return // the read loop and the ICE agent report a link that went down
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if state {
-		m.mu.Lock()
 		m.stats.Sent++
-		if p := m.peers[slot]; p != nil && p.dc == dc {
+	}
+	if p := m.peers[slot]; p != nil && p.dc == dc {
+		p.stats.BytesOut += int64(len(data))
+		if state {
 			p.stats.Sent++
 		}
-		m.mu.Unlock()
 	}
 }
 

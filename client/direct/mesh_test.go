@@ -359,3 +359,18 @@ func TestBadOffers(t *testing.T) {
 	a := newMesh(t, nil, nil)
 	link(t, a, b)
 }
+
+// TestLinkBytes: a link's round trip and its bytes each way, for the
+// editor's debugger.
+func TestLinkBytes(t *testing.T) {
+	a, b := newMesh(t, nil, nil), newMesh(t, nil, nil)
+	_, ok := a.LinkStats(1)
+	assert.False(t, ok, "no link yet")
+	link(t, a, b)
+	pump(t, []*Mesh{a, b}, 10*time.Second, func() bool {
+		f, ok := a.LinkStats(1)
+		return ok && f.RTT > 0 && f.BytesIn > 0 && f.BytesOut > 0
+	})
+	f, _ := a.LinkStats(1)
+	assert.True(t, f.Open)
+}

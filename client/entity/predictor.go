@@ -31,11 +31,17 @@ const (
 	// ModeShared: a shared object (a ball): sample and send while this
 	// player owns it, draw it from received states while another does.
 	ModeShared
+	// ModeIdle: a node placed for a player slot (SetPlayerSlot) that no
+	// player holds yet (or we are in no room): it neither sends nor
+	// draws, and the root stays as the scene placed it.
+	ModeIdle
 )
 
-// String returns "unbound", "local", "remote", "fed" or "shared".
+// String returns "unbound", "local", "remote", "fed", "shared" or "idle".
 func (m Mode) String() string {
 	switch m {
+	case ModeIdle:
+		return "idle"
 	case ModeUnbound:
 		return "unbound"
 	case ModeLocal:
@@ -108,6 +114,16 @@ type Predictor struct {
 	states    uint64
 	errs      []error // configuration errors to report, drained by Errors
 	lastErr   string
+	// playerSlot is the slot a node placed in the level stands for
+	// (SetPlayerSlot), -1 for none: the usual local or spawned entity.
+	playerSlot int
+	reserved   bool // playerSlot is reserved in room
+	byRoom     bool // bound by the NetRoom that spawned its scene (BindRemote)
+	// reset is a reset_to waiting for a shared object's ownership (the
+	// host claimed it to reset it).
+	reset    Reset
+	hasReset bool
+	watch    moveWatch // roots moved between physics frames (movewatch.go)
 }
 
 // NewPredictor returns an unbound Predictor with the defaults the
@@ -117,7 +133,7 @@ func NewPredictor() *Predictor {
 	cfg := DefaultProfile.Apply(predict.DefaultConfig(false))
 	cfg.TeleportDistance, cfg.Width = 0, 0 // per dimension, at build
 	return &Predictor{profile: DefaultProfile, pcfg: cfg, sendRate: sender.DefaultRate,
-		applyVis: true, ghostAlpha: 0.5, slot: -1, ownerSlot: -1}
+		applyVis: true, ghostAlpha: 0.5, slot: -1, ownerSlot: -1, playerSlot: -1}
 }
 
 // Mode returns what the entity does now.
@@ -199,6 +215,7 @@ func (p *Predictor) Extras() (anim, input int64) {
 // NetRoom that spawned its scene, before the scene enters the tree. A
 // shared object in that scene stays shared (nobody's in particular).
 func (p *Predictor) BindRemote(room *netroom.Room, slot int) {
+	p.byRoom = true
 	if p.shared {
 		p.mode, p.room = ModeShared, room
 		return
@@ -335,6 +352,11 @@ func (p *Predictor) Dim() Dim { return p.dim }
 func (p *Predictor) Ready(room *netroom.Room) {
 	if p.mode == ModeUnbound && room != nil {
 		p.mode, p.room = p.boundMode(), room
+		if p.mode == ModeIdle {
+			p.reserve()
+			p.SyncSlot()
+			return
+		}
 	}
 	p.build()
 }
@@ -359,13 +381,22 @@ func (p *Predictor) BindLocal(room *netroom.Room) {
 		return
 	}
 	p.mode, p.room = p.boundMode(), room
+	if p.mode == ModeIdle {
+		p.reserve()
+		p.SyncSlot()
+		return
+	}
 	p.build()
 }
 
-// boundMode is the mode of an entity found by its room: local, or shared.
+// boundMode is the mode of an entity found by its room: local, shared,
+// or, for a node standing for a player slot, idle until SyncSlot.
 func (p *Predictor) boundMode() Mode {
-	if p.shared {
+	switch {
+	case p.shared:
 		return ModeShared
+	case p.playerSlot >= 0:
+		return ModeIdle
 	}
 	return ModeLocal
 }
@@ -375,6 +406,10 @@ func (p *Predictor) boundMode() Mode {
 func (p *Predictor) ExitTree() {
 	if p.room == nil {
 		return
+	}
+	if p.reserved {
+		p.room.ReleaseSlot(p.playerSlot, p)
+		p.reserved = false
 	}
 	switch p.mode {
 	case ModeRemote:
@@ -393,6 +428,12 @@ func (p *Predictor) ExitTree() {
 // Ready).
 func (p *Predictor) EnterTree() {
 	if p.room == nil {
+		return
+	}
+	if p.slotted() {
+		p.reserve()
+		p.bindSlot(ModeIdle)
+		p.SyncSlot()
 		return
 	}
 	switch {
@@ -576,6 +617,7 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 	}
 	p.local.Sample(t, pos, rot, vel, hasVel)
 	p.own.Record(t, pos, rot)
+	p.watch.sampled(pos)
 	if p.mode == ModeShared {
 		p.last, p.hasLast = predict.Sample{Time: t, Pos: pos, Rot: rot, Vel: vel}, true
 	}
@@ -620,9 +662,12 @@ func (p *Predictor) InputDelay() time.Duration {
 	return p.room.InputDelay()
 }
 
-// Teleport makes remote copies of a local entity snap to its next state.
+// Teleport makes remote copies of a local entity (or of a shared object
+// we own) snap to its next state. The server lets a shared object jump
+// only for the senders its rules allow (the host, by default): ResetTo
+// says why it would not.
 func (p *Predictor) Teleport() {
-	if p.local != nil {
+	if p.local != nil && p.IsLocal() {
 		p.local.Teleport()
 	}
 }
@@ -657,6 +702,8 @@ func (p *Predictor) Slot() int {
 	switch p.mode {
 	case ModeRemote:
 		return p.slot
+	case ModeIdle:
+		return p.playerSlot
 	case ModeLocal:
 		return p.room.Slot()
 	case ModeShared:

@@ -41,6 +41,8 @@ type Remote struct {
 	// (figures.go); loss estimates the server link's losses.
 	received markerRing
 	loss     lossEstimate
+	counts   drawCounts // pops, snaps, drawn speed (counts.go)
+	dim2D    bool
 }
 
 var _ netroom.Receiver = (*Remote)(nil)
@@ -51,7 +53,7 @@ func NewRemote(cfg predict.Config) (*Remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("entity.NewRemote: %w", err)
 	}
-	return &Remote{pred: p, hidden: true}, nil
+	return &Remote{pred: p, hidden: true, dim2D: cfg.Dim2D}, nil
 }
 
 // Config returns the predictor's configuration, defaults filled in.
@@ -105,6 +107,7 @@ func (r *Remote) Frame(now time.Duration) (predict.Pose, Change) {
 	if r.pose.Snapped {
 		ch |= ChangeSnapped
 	}
+	r.counts.frame(now, &r.pose, r.dim2D)
 	return r.pose, ch
 }
 

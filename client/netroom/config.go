@@ -11,6 +11,7 @@ import (
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/serverlink"
+	"github.com/nearzero/nearzero/netcode/version"
 )
 
 // Defaults of Config beyond serverlink.Options' own (the time-outs, queues
@@ -21,8 +22,9 @@ const (
 	// bench found that waiting longer (500 ms) tripled the worst error of a
 	// direct-link outage.
 	DefaultDirectSilence = 250 * time.Millisecond
-	// DefaultClientName names the client build in the server's logs.
-	DefaultClientName = "nearzero-godot"
+	// DefaultClientName names the client build in the server's logs,
+	// with its release.
+	DefaultClientName = "nearzero-godot/" + version.Version
 )
 
 var (

@@ -94,11 +94,13 @@ func (p *peer) saw(k netroom.EventKind) bool {
 	return slices.ContainsFunc(p.events, func(e netroom.Event) bool { return e.Kind == k })
 }
 
-// of returns the events of kind k seen so far.
+// of returns the events of kind k seen so far, without their Views
+// (TestSignalViews checks those).
 func (p *peer) of(k netroom.EventKind) []netroom.Event {
 	var out []netroom.Event
 	for _, e := range p.events {
 		if e.Kind == k {
+			e.View = netroom.View{}
 			out = append(out, e)
 		}
 	}

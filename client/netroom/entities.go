@@ -112,6 +112,13 @@ func (r *Room) UnbindEntity(k Key, rem Receiver) {
 	}
 }
 
+// EachReceiver calls fn for every Receiver bound, in no set order.
+func (r *Room) EachReceiver(fn func(Key, Receiver)) {
+	for k, rem := range r.remotes {
+		fn(k, rem)
+	}
+}
+
 // BoundEntity returns the Receiver bound to k, or nil.
 func (r *Room) BoundEntity(k Key) Receiver { return r.remotes[KeyOf(k.Slot, k.Entity)] }
 
@@ -299,6 +306,42 @@ func (r *Room) MissingSpawns(has func(slot int) bool) []int {
 		}
 	}
 	return out
+}
+
+// ReserveSlot marks slot as one a node placed in the level stands for (a
+// NetPredictor with player_slot set: the paddle of player 1, drawn from
+// that player's states on every other machine, sent from it on theirs).
+// A reserved slot gets no EventSpawn: nothing is spawned for it; one
+// already spawned is despawned. Another holder of the reservation is an
+// error (ErrTaken, also queued as EventError).
+func (r *Room) ReserveSlot(slot int, holder any) error {
+	if slot < 0 || slot >= MaxSlots {
+		return fmt.Errorf("reserve slot %d: %w", slot, ErrSlot)
+	}
+	if cur := r.reserved[slot]; cur != nil && cur != holder {
+		return r.fail(fmt.Errorf("player slot %d: another node in the level stands for it: %w", slot, ErrTaken))
+	}
+	r.reserved[slot] = holder
+	r.despawn(slot)
+	return nil
+}
+
+// ReleaseSlot gives up holder's reservation of slot, if it holds it; a
+// player seated there is spawned again as any other.
+func (r *Room) ReleaseSlot(slot int, holder any) {
+	if slot < 0 || slot >= MaxSlots || r.reserved[slot] != holder {
+		return
+	}
+	r.reserved[slot] = nil
+	if _, ok := r.Player(slot); ok && r.inRoom && slot != r.slot && !r.spawned[slot] {
+		r.spawned[slot] = true
+		r.emit(Event{Kind: EventSpawn, Slot: slot})
+	}
+}
+
+// Reserved reports whether a node in the level stands for slot.
+func (r *Room) Reserved(slot int) bool {
+	return slot >= 0 && slot < MaxSlots && r.reserved[slot] != nil
 }
 
 // applyEntityMessage handles the entity messages; it reports whether m

@@ -78,6 +78,11 @@ const (
 	// EventOwner: shared object Entity is owned by Slot now (-1: nobody),
 	// or our claim was refused: Text is the reason (owner_changed).
 	EventOwner
+	// EventConnectionError: a connection could not be made, dropped, or
+	// reconnecting gave up: Conn says why, Text in words
+	// (connection_error(reason, message)). It comes before the
+	// EventReconnecting or EventDisconnected it explains.
+	EventConnectionError
 )
 
 var eventNames = map[EventKind]string{
@@ -88,6 +93,7 @@ var eventNames = map[EventKind]string{
 	EventResults: "results", EventNotice: "notice", EventSpawn: "spawn", EventDespawn: "despawn",
 	EventGameEvent: "game_event", EventChat: "chat", EventProp: "prop", EventHit: "hit",
 	EventEntitySpawned: "entity_spawned", EventEntityDespawned: "entity_despawned", EventOwner: "owner",
+	EventConnectionError: "connection_error",
 }
 
 // String returns the kind's name ("player_joined"), or "unknown".
@@ -98,9 +104,9 @@ func (k EventKind) String() string {
 	return "unknown"
 }
 
-// CodeLocal is EventError's Code for a failure on this side: no server
-// address, a connection that could not be made, a time-out, a malformed
-// room code, a request while another is in flight.
+// CodeLocal is EventError's Code for a failure on this side: a malformed
+// room code, a request while another is in flight, an argument that
+// cannot be sent. (Connections that fail are EventConnectionError.)
 const CodeLocal protocol.Code = 0
 
 // Event is one thing for the node to signal. Only the fields its kind
@@ -126,6 +132,11 @@ type Event struct {
 	// Internal marks an EventError made from a recovered panic (a bug,
 	// serverlink.ErrPanic or ErrPanic), worth a line in the console.
 	Internal bool
+	// Conn is EventConnectionError's reason.
+	Conn ConnError
+	// View is the room as this event left it, set by the Room for every
+	// event: what the signal's handlers read back (Room.SetView).
+	View View
 }
 
 // Phases lists the room phases in the order of the NetRoom.Phase enum

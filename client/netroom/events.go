@@ -49,7 +49,7 @@ func (r *Room) SendEventToHost(name string, args []any) error {
 	if !r.inRoom {
 		return r.fail(fmt.Errorf("send_event_to_host %q: %w", name, ErrNotInRoom))
 	}
-	return r.SendEvent(name, args, r.Host())
+	return r.SendEvent(name, args, r.room.Host) // the live host, whatever View a handler sees
 }
 
 // checkEvent encodes and checks an event as the server will.

@@ -53,14 +53,18 @@ func (r *Room) SetInputDelay(d protocol.InputDelay) error {
 	return r.sendInRoom(&s)
 }
 
-// createSettings are the settings a Create asks for: the input delay
-// wanted, if any.
-func (r *Room) createSettings() *protocol.Settings {
-	if r.wantDelay.Mode == protocol.InputDelayOff {
+// createSettings are the settings a Create asks for: the room size (0:
+// the server's) and the input delay wanted, if any; nil for neither.
+func (r *Room) createSettings(size int) *protocol.Settings {
+	if r.wantDelay.Mode == protocol.InputDelayOff && size <= 0 {
 		return nil
 	}
-	d := r.wantDelay
-	return &protocol.Settings{InputDelay: &d}
+	s := &protocol.Settings{MaxPlayers: max(size, 0)}
+	if r.wantDelay.Mode != protocol.InputDelayOff {
+		d := r.wantDelay
+		s.InputDelay = &d
+	}
+	return s
 }
 
 // InputDelay returns the input delay in force at the last Update (0 when

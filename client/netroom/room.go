@@ -92,6 +92,7 @@ type opResult struct {
 type request struct {
 	kind opKind // opCreate or opJoin; 0 for none
 	code string
+	size int // opCreate: the room's size, 0 for the server's maximum
 }
 
 // Stats are counters for debug figures and tests.
@@ -172,6 +173,13 @@ type Room struct {
 	// the delay in force at the last Update.
 	wantDelay protocol.InputDelay
 	delayNow  time.Duration
+	// shown is the View the getters return while showing (SetView): the
+	// event a signal handler runs for.
+	shown   View
+	showing bool
+	// reserved marks slots a node placed in the level stands for
+	// (ReserveSlot): they get no EventSpawn.
+	reserved [MaxSlots]any
 
 	// Goroutines hand results over through mu.
 	mu      sync.Mutex
@@ -257,29 +265,64 @@ func (r *Room) SetName(name string) error {
 // Name returns the display name as set.
 func (r *Room) Name() string { return r.cfg.Name }
 
-// Status returns the connection's state.
-func (r *Room) Status() Status { return r.status }
+// Status returns the connection's state (the View's while one is shown:
+// SetView).
+func (r *Room) Status() Status {
+	if r.showing {
+		return r.shown.Status
+	}
+	return r.status
+}
 
 // Synced reports whether the clock is synchronised to the server.
 func (r *Room) Synced() bool { return r.synced }
 
-// InRoom reports whether we have a seat.
-func (r *Room) InRoom() bool { return r.inRoom }
+// InRoom reports whether we have a seat (the View's while one is shown).
+func (r *Room) InRoom() bool {
+	if r.showing {
+		return r.shown.InRoom
+	}
+	return r.inRoom
+}
 
-// Code returns the room's code, "" when in none.
-func (r *Room) Code() string { return r.code }
+// Code returns the room's code, "" when in none (the View's while one is
+// shown).
+func (r *Room) Code() string {
+	if r.showing {
+		return r.shown.Code
+	}
+	return r.code
+}
 
 // Invite returns the room's invite link, "" when in none.
 func (r *Room) Invite() string { return r.invite }
 
-// Slot returns our slot, -1 when in no room.
-func (r *Room) Slot() int { return r.slot }
+// Slot returns our slot, -1 when in no room (the View's while one is
+// shown).
+func (r *Room) Slot() int {
+	if r.showing {
+		return r.shown.Slot
+	}
+	return r.slot
+}
 
-// Host returns the host's slot, -1 when in no room or hostless.
-func (r *Room) Host() int { return r.room.Host }
+// Host returns the host's slot, -1 when in no room or hostless (the
+// View's while one is shown).
+func (r *Room) Host() int {
+	if r.showing {
+		return r.shown.Host
+	}
+	return r.room.Host
+}
 
-// Phase returns the room's phase, "" when in no room.
-func (r *Room) Phase() protocol.Phase { return r.room.Phase }
+// Phase returns the room's phase, "" when in no room (the View's while
+// one is shown).
+func (r *Room) Phase() protocol.Phase {
+	if r.showing {
+		return r.shown.Phase
+	}
+	return r.room.Phase
+}
 
 // State returns the room's latest state; its Players slice is Players().
 func (r *Room) State() protocol.RoomState { return r.room }
@@ -304,6 +347,10 @@ func (r *Room) Spawned(slot int) bool { return slot >= 0 && slot < MaxSlots && r
 
 // Stats returns the counters.
 func (r *Room) Stats() Stats { return r.stats }
+
+// Link returns the server link, nil while disconnected (the debugger reads
+// its byte counts through it).
+func (r *Room) Link() ServerLink { return r.link }
 
 // RTT returns the best recent round trip to the server, 0 when disconnected.
 func (r *Room) RTT() time.Duration {
@@ -342,7 +389,9 @@ func (r *Room) Connect() error {
 	}
 	url, err := ServerURL(r.cfg.Server)
 	if err != nil {
-		return r.fail(fmt.Errorf("connect: %w", err))
+		err = fmt.Errorf("connect: %w: %w", errBadAddress, err)
+		r.connFailed(err)
+		return err
 	}
 	r.gen++
 	gen := r.gen
@@ -361,6 +410,16 @@ func (r *Room) Connect() error {
 // its first seat (as host); it connects first when needed. The outcome comes
 // as EventJoined, or EventError.
 func (r *Room) Create() error { return r.request(request{kind: opCreate}) }
+
+// CreateSized is Create for a room of at most maxPlayers seats (0: the
+// server's maximum, 16 by default): a player joining a full room gets
+// room_full. A size the server cannot hold is refused with bad_request.
+func (r *Room) CreateSized(maxPlayers int) error {
+	if maxPlayers < 0 || maxPlayers > MaxSlots {
+		return r.fail(fmt.Errorf("create room: max_players %d: 0 (the server's maximum) to %d", maxPlayers, MaxSlots))
+	}
+	return r.request(request{kind: opCreate, size: maxPlayers})
+}
 
 // Join takes a seat in the room with codeOrLink (a code, any case, or an
 // invite link); it connects first when needed. The outcome comes as
@@ -406,7 +465,7 @@ func (r *Room) start(q request) {
 		return
 	}
 	r.busy = true
-	settings := r.createSettings()
+	settings := r.createSettings(q.size)
 	r.goDo(q.kind, gen, func(ctx context.Context) opResult {
 		var err error
 		switch q.kind {
@@ -422,7 +481,10 @@ func (r *Room) start(q request) {
 }
 
 // Leave gives up the seat. The outcome comes as EventLeft, or EventError.
-// While a create or join is still in flight, the leave waits for it.
+// While a create or join is still in flight, the leave waits for it; one
+// still waiting for the connection is dropped. Outside a room (and while
+// disconnected) there is nothing to leave: Leave does nothing, like a
+// second leave while one is in flight.
 func (r *Room) Leave() error {
 	switch {
 	case r.isClosed:
@@ -430,10 +492,11 @@ func (r *Room) Leave() error {
 	case r.busy && r.want.kind == 0 && r.link != nil:
 		r.want = request{kind: opLeave}
 		return nil
-	case !r.inRoom || r.link == nil:
-		return r.fail(fmt.Errorf("leave: %w", ErrNotInRoom))
-	case r.busy:
-		return r.fail(fmt.Errorf("leave: %w", ErrBusy))
+	case r.want.kind == opCreate || r.want.kind == opJoin:
+		r.want = request{} // never sent: nothing to undo
+		return nil
+	case !r.inRoom || r.link == nil || r.busy:
+		return nil
 	}
 	r.start(request{kind: opLeave})
 	return nil
@@ -716,8 +779,12 @@ func (r *Room) Update(now time.Duration) []Event {
 	return r.out
 }
 
-// emit queues an event for the next Update's result.
-func (r *Room) emit(e Event) { r.pending = append(r.pending, e) }
+// emit queues an event for the next Update's result, with the room as
+// it stands now (its View).
+func (r *Room) emit(e Event) {
+	e.View = r.view()
+	r.pending = append(r.pending, e)
+}
 
 // fail queues EventError for a local failure and returns err.
 func (r *Room) fail(err error) error {
@@ -735,14 +802,9 @@ func errorEvent(err error) Event {
 	if code < 0 {
 		code = CodeLocal
 	}
-	text := err.Error()
-	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Message != "" {
-		text = pe.Message
-	}
+	text := UserText(err)
 	if code == protocol.CodeUpdateRequired {
-		text = fmt.Sprintf("update required: this game speaks nearzero protocol %d, rules %d, and the server another version (%s)",
-			wire.ProtocolVersion, wire.RulesVersion, text)
+		text = updateText(err)
 	}
 	return Event{Kind: EventError, Code: code, Text: text,
 		Internal: errors.Is(err, ErrPanic) || errors.Is(err, serverlink.ErrPanic)}
@@ -767,9 +829,12 @@ func (r *Room) applyResult(res *opResult) {
 			r.status = StatusDisconnected
 			r.want = request{}
 			if !res.panicked {
-				r.emit(errorEvent(fmt.Errorf("connect: %w", res.err)))
+				r.connFailed(res.err)
+				if ConnErrorOf(res.err) == ConnUpdateRequired {
+					r.emit(errorEvent(res.err)) // also a room error, as before connection_error
+				}
 			}
-			r.emit(Event{Kind: EventDisconnected, Text: res.err.Error()})
+			r.emit(Event{Kind: EventDisconnected, Text: UserText(res.err)})
 			return
 		}
 		r.link, r.status = res.link, StatusConnected
@@ -801,10 +866,12 @@ func (r *Room) applyEvent(ev *serverlink.Event) {
 		r.synced = true
 		r.emit(Event{Kind: EventSynced})
 	case serverlink.EventReconnecting:
+		r.status = StatusReconnecting
 		if errors.Is(ev.Err, serverlink.ErrPanic) {
 			r.emit(errorEvent(ev.Err)) // a bug, not the network: say so
+		} else {
+			r.connFailed(ev.Err)
 		}
-		r.status = StatusReconnecting
 		r.emit(Event{Kind: EventReconnecting, Text: errText(ev.Err)})
 	case serverlink.EventReconnected:
 		r.status = StatusConnected
@@ -820,16 +887,14 @@ func (r *Room) applyEvent(ev *serverlink.Event) {
 			errors.Is(ev.Err, wire.ErrUpdateRequired) || errors.Is(ev.Err, serverlink.ErrPanic)) {
 			r.emit(errorEvent(ev.Err))
 		}
+		if ev.Err != nil && !errors.Is(ev.Err, serverlink.ErrPanic) {
+			r.connFailed(gaveUp(ev.Err))
+		}
 		r.gone(errText(ev.Err), false)
 	}
 }
 
-func errText(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}
+func errText(err error) string { return UserText(err) }
 
 // gone ends the connection on our side: seat, link and status. With
 // leave, the seat is given up first (in the goodbye goroutine).
@@ -858,9 +923,9 @@ func (r *Room) applyMessage(m protocol.Message) {
 		r.code, r.invite, r.slot, r.inRoom = m.Code, m.Invite, m.Slot, true
 		r.setSeatICE(m.ICEServers)
 		if !rejoin {
-			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 			r.room = protocol.RoomState{Host: -1}
 			r.players = r.players[:0]
+			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 		}
 		r.applyRoom(&m.Room, !rejoin)
 	case *protocol.RoomState:
@@ -902,10 +967,14 @@ func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
 			r.despawn(p.Slot)
 		}
 	}
+	// Each change lands just before the event that announces it (View):
+	// player_left of the old host still sees it host, host_changed the new.
 	if first || st.Host != r.room.Host {
+		r.room.Host = st.Host
 		r.emit(Event{Kind: EventHostChanged, Slot: st.Host})
 	}
 	if first || st.Phase != r.room.Phase {
+		r.room.Phase = st.Phase
 		next := st.DeadlineUS
 		if next == 0 && st.Phase == protocol.PhaseCountdown {
 			next = st.GoUS
@@ -916,7 +985,7 @@ func (r *Room) applyRoom(st *protocol.RoomState, first bool) {
 	r.players = append(r.players[:0], st.Players...)
 	r.room.Players = r.players
 	for _, p := range r.players {
-		if p.Slot != r.slot && p.Slot >= 0 && p.Slot < MaxSlots && !r.spawned[p.Slot] {
+		if p.Slot != r.slot && p.Slot >= 0 && p.Slot < MaxSlots && !r.spawned[p.Slot] && r.reserved[p.Slot] == nil {
 			r.spawned[p.Slot] = true
 			r.emit(Event{Kind: EventSpawn, Slot: p.Slot})
 		}

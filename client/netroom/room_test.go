@@ -170,8 +170,8 @@ func TestErrors(t *testing.T) {
 		err := h.room.Create()
 		require.ErrorIs(t, err, ErrNoServer)
 		evs := h.update()
-		require.Equal(t, []string{"error"}, kinds(evs))
-		assert.Equal(t, CodeLocal, evs[0].Code)
+		require.Equal(t, []string{"connection_error"}, kinds(evs), "a connection failure, not a room error")
+		assert.Equal(t, ConnBadAddress, evs[0].Conn)
 		assert.Equal(t, StatusDisconnected, h.room.Status())
 	})
 	t.Run("bad room code", func(t *testing.T) {
@@ -186,9 +186,11 @@ func TestErrors(t *testing.T) {
 		h.dialErr = &protocol.CloseError{Code: protocol.CodeUpdateRequired, Reason: "protocol 2"}
 		require.NoError(t, h.room.Create())
 		evs := h.until(has(EventDisconnected))
-		require.Equal(t, []string{"error", "disconnected"}, kinds(evs))
-		assert.Equal(t, protocol.CodeUpdateRequired, evs[0].Code)
+		require.Equal(t, []string{"connection_error", "error", "disconnected"}, kinds(evs))
+		assert.Equal(t, ConnUpdateRequired, evs[0].Conn)
 		assert.Contains(t, evs[0].Text, "update required")
+		assert.Equal(t, protocol.CodeUpdateRequired, evs[1].Code, "still a room error too, as before connection_error")
+		assert.Contains(t, evs[1].Text, "update required")
 		assert.Equal(t, StatusDisconnected, h.room.Status())
 	})
 	t.Run("refused join is reported once", func(t *testing.T) {
@@ -221,9 +223,8 @@ func TestErrors(t *testing.T) {
 		require.NoError(t, h.room.Create())
 		assert.ErrorIs(t, h.room.Join("ABCDEF"), ErrBusy)
 		assert.ErrorIs(t, h.room.SetReady(true), ErrNotInRoom)
-		assert.ErrorIs(t, h.room.Leave(), ErrNotInRoom)
 		evs := h.update()
-		assert.Len(t, eventsOf(evs, EventError), 3)
+		assert.Len(t, eventsOf(evs, EventError), 2)
 	})
 }
 
@@ -266,8 +267,9 @@ func TestReconnectKeepsSeatAndSpawns(t *testing.T) {
 
 	h.link.Push(serverlink.Event{Kind: serverlink.EventReconnecting, Err: errors.New("connection reset")})
 	evs := h.update()
-	assert.Equal(t, []string{"reconnecting"}, kinds(evs))
-	assert.Equal(t, "connection reset", evs[0].Text)
+	assert.Equal(t, []string{"connection_error", "reconnecting"}, kinds(evs))
+	assert.Equal(t, ConnLost, evs[0].Conn)
+	assert.Equal(t, "connection reset", evs[1].Text)
 	assert.Equal(t, StatusReconnecting, h.room.Status())
 	assert.ErrorIs(t, h.room.SetReady(true), ErrNotConnected)
 	h.update()
@@ -307,7 +309,8 @@ func TestDisconnectAndLeave(t *testing.T) {
 		h := setup(t)
 		h.link.Push(serverlink.Event{Kind: serverlink.EventDisconnected, Err: &protocol.CloseError{Code: protocol.CodeSessionReplaced}})
 		evs := h.update()
-		assert.Equal(t, []string{"despawn", "despawn", "left", "disconnected"}, kinds(evs))
+		assert.Equal(t, []string{"connection_error", "despawn", "despawn", "left", "disconnected"}, kinds(evs))
+		assert.Equal(t, ConnRejected, evs[0].Conn)
 		assert.Equal(t, StatusDisconnected, h.room.Status())
 		require.Eventually(t, h.link.Closed, 5*time.Second, time.Millisecond)
 	})

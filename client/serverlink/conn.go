@@ -60,6 +60,8 @@ type Conn struct {
 	clock realtime.Clock
 	log   *slog.Logger
 
+	bytesIn, bytesOut atomic.Int64 // Stats.BytesIn, BytesOut: the reader and writer add
+
 	closedCh  chan struct{}   // closed by Close
 	life      context.Context // cancelled by Close
 	endLife   context.CancelFunc
@@ -110,6 +112,10 @@ type Stats struct {
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
 	Redirects        int64 // redirects followed to another node of a cluster
+	// BytesIn and BytesOut count the WebSocket messages' payloads read
+	// and written, every connection of the Conn together (the editor's
+	// debugger shows them per second).
+	BytesIn, BytesOut int64
 }
 
 // session is one WebSocket connection.
@@ -617,6 +623,7 @@ func (c *Conn) readLoop(s *session) error {
 				return fmt.Errorf("serverlink: message over %d bytes", maxMessage)
 			}
 		}
+		c.bytesIn.Add(int64(n))
 		s.heard.Store(int64(c.clock.Now()))
 		if typ != websocket.MessageBinary {
 			continue
@@ -773,12 +780,14 @@ func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 				if err := s.ws.Write(ctx, websocket.MessageBinary, f); err != nil {
 					return
 				}
+				c.bytesOut.Add(int64(len(f)))
 				w.ctl[i] = nil
 			}
 			if len(w.batch) > 0 {
 				if err := s.ws.Write(ctx, websocket.MessageBinary, w.batch); err != nil {
 					return
 				}
+				c.bytesOut.Add(int64(len(w.batch)))
 			}
 		}
 	}
@@ -1175,6 +1184,7 @@ func (c *Conn) Stats() Stats {
 	c.mu.Unlock()
 	s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
 	s.LagRetransmitted = c.lagOut.retransmitted() + c.lagIn.retransmitted()
+	s.BytesIn, s.BytesOut = c.bytesIn.Load(), c.bytesOut.Load()
 	return s
 }
 

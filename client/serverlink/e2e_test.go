@@ -86,6 +86,10 @@ func TestLagSimulator(t *testing.T) {
 	st := lagged.Stats()
 	assert.Zero(t, st.LagDropped)
 	assert.Positive(t, st.LagRetransmitted)
+	// The bytes each way: at least the states that went out (30 bytes
+	// each, batched) and the room's messages that came in.
+	assert.Greater(t, st.BytesOut, int64(90*30), "states written")
+	assert.Greater(t, plain.Stats().BytesIn, int64(len(got)*30), "states read")
 }
 
 func TestCallsAfterClose(t *testing.T) {

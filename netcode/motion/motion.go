@@ -28,7 +28,8 @@
 //     MaxTeleport (MaxTeleport2D), at most once per TeleportEvery and
 //     TeleportsPerMinute times a minute (a token bucket); one that moves no
 //     farther than allowed does not count. A shared object (wire.Shared)
-//     never jumps.
+//     jumps only when the checker allows it for that state (SharedJumps:
+//     the room server, for a reset its rules allow), on the same budget.
 //   - Bounds: with WorldBounds (WorldBounds2D) set, no coordinate may
 //     exceed it, even on the first state or a teleport.
 package motion
@@ -108,6 +109,13 @@ type Limits struct {
 	// WorldBounds2D is WorldBounds for 2D states, in pixels. Default 0: no
 	// bounds.
 	WorldBounds2D float64
+	// SharedJumps lets a shared object's state flagged wire.FlagTeleport
+	// jump like any other track's (a reset: the ball back to the centre).
+	// Not a limit a server announces: the room server sets it per state,
+	// for the senders its rules allow to reset (server/room's
+	// EntityLimits.SharedResets). Default false: a shared object never
+	// jumps.
+	SharedJumps bool
 	// MaxTeleport is the longest jump a FlagTeleport state may make, in
 	// units (3D): a respawn lands somewhere in the level, not across the
 	// world. Default 2000; negative means no bound. Without it, 12 hops a
@@ -262,7 +270,8 @@ func (t *Track) Check(now time.Duration, l *Limits, st *wire.State) (Reason, Ver
 		return Pass, Verdict{At: at, Spent: max(0, d-free)}
 	}
 	t.Teleports.Refill(now, l.TeleportsPerMinute/60, l.TeleportsPerMinute)
-	if st.Flags&wire.FlagTeleport == 0 || wire.Shared(st.Entity) || (t.Teleported && now-t.TeleportAt < l.TeleportEvery) ||
+	if st.Flags&wire.FlagTeleport == 0 || (wire.Shared(st.Entity) && !l.SharedJumps) ||
+		(t.Teleported && now-t.TeleportAt < l.TeleportEvery) ||
 		t.Teleports.Tokens < 1 {
 		return Teleport, Verdict{}
 	}

@@ -152,3 +152,22 @@ func TestProtocolRoundTrip(t *testing.T) {
 	got, _ = motion.FromProtocol(&protocol.Motion{TopSpeed: -1, SpeedFactor: 0.5, TeleportEveryUS: -5})
 	assert.Equal(t, motion.Defaults(), got, "nonsense takes the defaults")
 }
+
+// TestSharedJumpsOnlyWhenAllowed: a shared object's flagged jump (the ball
+// reset to the centre) fails unless the checker allows it for that state
+// (SharedJumps), and then spends the teleport budget like any track.
+func TestSharedJumpsOnlyWhenAllowed(t *testing.T) {
+	ball := func(seq int, at time.Duration, x float64) *wire.State {
+		return &wire.State{Entity: wire.FirstShared, Seq: wire.Seq(seq), Stamp: wire.StampOf(at), Pos: geom.Vec3{X: x},
+			Flags: wire.FlagTeleport}
+	}
+	l := motion.Defaults()
+	var tr motion.Track
+	assert.Equal(t, motion.Pass, tr.Step(0, &l, ball(1, 0, 50)))
+	assert.Equal(t, motion.Teleport, tr.Step(20*ms, &l, ball(2, 20*ms, 0)), "a shared object never jumps by default")
+
+	l.SharedJumps = true
+	assert.Equal(t, motion.Pass, tr.Step(40*ms, &l, ball(3, 40*ms, 0)), "a reset the room allows")
+	assert.Equal(t, motion.Teleport, tr.Step(60*ms, &l, ball(4, 60*ms, 50)), "a second jump inside TeleportEvery")
+	assert.Equal(t, motion.Pass, tr.Step(40*ms+l.TeleportEvery, &l, ball(5, 40*ms+l.TeleportEvery, 50)))
+}

@@ -133,6 +133,9 @@ func (m *Settings) validate() error {
 	if len(m.Game) > MaxGameSettings {
 		return fmt.Errorf("game settings are %d bytes, at most %d", len(m.Game), MaxGameSettings)
 	}
+	if m.MaxPlayers < 0 || m.MaxPlayers > 256 {
+		return fmt.Errorf("max_players %d outside 0..256", m.MaxPlayers)
+	}
 	if m.InputDelay != nil {
 		return m.InputDelay.Validate()
 	}

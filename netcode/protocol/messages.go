@@ -225,6 +225,10 @@ type Settings struct {
 	RoundUS int64 `json:"round_us,omitempty"`
 	// Game is opaque game data (track, mode...), at most MaxGameSettings bytes of JSON.
 	Game json.RawMessage `json:"game,omitempty"`
+	// MaxPlayers is the room's size: at most this many seats (held ones
+	// included); 0 means the server's maximum. A room state carries the
+	// size in force. Protocol 5 and later.
+	MaxPlayers int `json:"max_players,omitempty"`
 	// InputDelay is the room's input delay (netcode/inputdelay); nil or
 	// mode off: none. A server that sets it (room.Config.InputDelay)
 	// refuses another. Added after protocol 1 shipped: old servers

@@ -12,14 +12,18 @@ import (
 // spawns and synced properties (a Vector2 is no longer an array), which
 // an older client would misread rather than refuse; version 4 the round
 // trip the server measures (a probe in each pong, answered by an echo),
-// which the server requires of every client.
-const ProtocolVersion uint16 = 4
+// which the server requires of every client; version 5 the room size
+// (Settings.MaxPlayers), which a server of version 4 would ignore, seating
+// a third player in a two-player room.
+const ProtocolVersion uint16 = 5
 
 // RulesVersion is the version of the simulation rules (physics, prediction
 // and movement limits). Players of different rules versions are kept out of
 // one room, because their entities would move differently. Bump it on every
-// change to the predictor or the checks.
-const RulesVersion uint16 = 1
+// change to the predictor or the checks. Version 2: a shared object may
+// jump (a reset) for the players the room's rules allow (the host, by
+// default).
+const RulesVersion uint16 = 2
 
 // ErrUpdateRequired indicates that the peer speaks another protocol or rules
 // version; one side must update. Match it with errors.Is.

@@ -57,6 +57,10 @@ type Config struct {
 	Host string
 	// Room tunes every room; zero fields are the room package's defaults.
 	Room room.Config
+	// MaxPlayers, when positive, is every room's seat count
+	// (Room.MaxPlayers): the game's size (NetRoom.host_local's
+	// max_players). A game that cannot import server/room sets it here.
+	MaxPlayers int
 	// Log receives the server's log; nil discards it.
 	Log *slog.Logger
 	// StopTimeout bounds the shutdown after Stop. Default DefaultStopTimeout.
@@ -113,8 +117,12 @@ func Start(cfg Config) (*Server, error) {
 		_ = l.Close()
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
+	rc := cfg.Room
+	if cfg.MaxPlayers > 0 {
+		rc.MaxPlayers = cfg.MaxPlayers
+	}
 	srv, err := server.New(&server.Config{
-		Room: cfg.Room,
+		Room: rc,
 		// A LAN's players may all share one public address, and the host
 		// invites whom it likes: no per-address limits.
 		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nearzero/nearzero/client/serverlink"
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -107,4 +108,27 @@ func TestPickIP(t *testing.T) {
 	ip := net.ParseIP(LANIP())
 	require.NotNil(t, ip)
 	assert.NotNil(t, ip.To4())
+}
+
+// TestMaxPlayers: a game of two hosts rooms of two (host_local's
+// max_players): the third player is refused as room_full.
+func TestMaxPlayers(t *testing.T) {
+	s, err := Start(Config{Port: AnyPort, Host: "127.0.0.1", MaxPlayers: 2})
+	require.NoError(t, err)
+	defer func() { s.Stop(); s.Wait(5 * time.Second) }()
+	opts := &serverlink.Options{NoReconnect: true}
+	var conns []*serverlink.Conn
+	for range 3 {
+		c, err := serverlink.Dial(ctxT(t), s.LocalURL(), opts)
+		require.NoError(t, err)
+		conns = append(conns, c)
+		defer c.Close(ctxT(t))
+	}
+	joined, err := conns[0].Create(ctxT(t), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 2, joined.Room.Settings.MaxPlayers)
+	_, err = conns[1].Join(ctxT(t), joined.Code)
+	require.NoError(t, err)
+	_, err = conns[2].Join(ctxT(t), joined.Code)
+	assert.Equal(t, protocol.CodeRoomFull, protocol.CodeOf(err), "%v", err)
 }

@@ -194,6 +194,17 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 	return nil
 }
 
+// seated counts the seats taken, held ones included.
+func (r *Room) seated() int {
+	n := 0
+	for _, o := range r.seats {
+		if o != nil {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *Room) seatAt(slot int) *seat {
 	if slot < 0 || slot >= len(r.seats) {
 		return nil
@@ -215,6 +226,17 @@ func (r *Room) setSettings(now time.Duration, s *seat, m *protocol.Settings) *pr
 	if round < r.cfg.MinRoundLimit || round > r.cfg.MaxRoundLimit {
 		return protocol.Errorf(protocol.CodeBadRequest, "round time %v outside %v..%v", round, r.cfg.MinRoundLimit, r.cfg.MaxRoundLimit)
 	}
+	size := m.MaxPlayers
+	if size == 0 {
+		size = r.cfg.MaxPlayers
+	}
+	if size < 1 || size > r.cfg.MaxPlayers {
+		return protocol.Errorf(protocol.CodeBadRequest, "room size %d outside 1..%d (this server's rooms hold at most %d)",
+			size, r.cfg.MaxPlayers, r.cfg.MaxPlayers)
+	}
+	if n := r.seated(); size < n {
+		return protocol.Errorf(protocol.CodeBadRequest, "room size %d is below the %d players seated", size, n)
+	}
 	var delay protocol.InputDelay // none unless asked for
 	if m.InputDelay != nil {
 		delay = *m.InputDelay
@@ -225,7 +247,7 @@ func (r *Room) setSettings(now time.Duration, s *seat, m *protocol.Settings) *pr
 		}
 		delay = r.delay.set
 	}
-	r.settings = protocol.Settings{RoundUS: protocol.US(round), Game: append([]byte(nil), m.Game...)}
+	r.settings = protocol.Settings{RoundUS: protocol.US(round), Game: append([]byte(nil), m.Game...), MaxPlayers: size}
 	if !sameDelay(delay, r.delay.set) {
 		r.setInputDelay(now, delay)
 	}

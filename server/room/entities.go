@@ -79,6 +79,14 @@ type EntityLimits struct {
 	// would each have a player's budget, and the relay would fan out 32
 	// times what one player may send today.
 	StateShare float64
+	// SharedResets says who may reset a shared object: move it any
+	// distance with a state flagged wire.FlagTeleport while owning it (the
+	// ball back to the centre after a goal), drawn by everyone as one
+	// jump. Resets spend the object's teleport budget
+	// (motion.Limits.TeleportEvery and TeleportsPerMinute). Default
+	// ResetsByHost: the host (which may claim any object, at any
+	// distance); a player cannot carry the ball into the goal by a jump.
+	SharedResets SharedResets
 	// ClaimAfterSpawn is how long after a player's own entity appeared
 	// (its first accepted state in the room) the player's claims on
 	// objects another connected player owns are refused: a fresh identity
@@ -106,6 +114,19 @@ type EntityLimits struct {
 	// place a new entity anywhere in the world bounds.
 	SpawnRadius, SpawnRadius2D float64
 }
+
+// SharedResets is who may reset a shared object (EntityLimits.SharedResets).
+type SharedResets uint8
+
+// Who may reset a shared object.
+const (
+	// ResetsByHost: the host, while it owns the object. The default.
+	ResetsByHost SharedResets = iota
+	// ResetsByOwner: whoever owns the object.
+	ResetsByOwner
+	// ResetsOff: nobody; a shared object never jumps.
+	ResetsOff
+)
 
 func (l EntityLimits) withDefaults() EntityLimits {
 	setDefault(&l.MaxPerPlayer, DefaultMaxEntities)
@@ -135,6 +156,8 @@ func (l EntityLimits) validate() error {
 			l.SpawnRate, l.SpawnBurst, l.ClaimRate, l.ClaimBurst)
 	case l.StateShare < 1:
 		return fmt.Errorf("StateShare %v below 1 would refuse a single entity's rate", l.StateShare)
+	case l.SharedResets > ResetsOff:
+		return fmt.Errorf("SharedResets %d unknown", l.SharedResets)
 	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0 || l.ClaimAfterTeleport < 0 || l.ClaimAfterSpawn < 0:
 		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v, ClaimHold %v, ClaimAfterTeleport %v or ClaimAfterSpawn %v",
 			l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold, l.ClaimAfterTeleport, l.ClaimAfterSpawn)
@@ -309,7 +332,7 @@ type object struct {
 // whether the state passes. None passes before the player's own entity
 // has an accepted position, and a first state must lie near it (nearBody).
 func (r *Room) checkExtra(now, at time.Duration, s *seat, frame []byte, states *bucket, has bool, last wire.Seq,
-	mo *track, st *wire.State) bool {
+	mo *track, st *wire.State, jumps bool) bool {
 	if !r.takeState(at, s, states) {
 		r.reject(now, s, RejectRate, nil)
 		return false
@@ -333,7 +356,7 @@ func (r *Room) checkExtra(now, at time.Duration, s *seat, frame []byte, states *
 		r.reject(now, s, RejectTeleport, errFarFromBody)
 		return false
 	}
-	return r.admit(now, at, s, st, mo)
+	return r.admit(now, at, s, st, mo, jumps)
 }
 
 // nearBody reports whether an entity's first state st lies within
@@ -376,7 +399,7 @@ func (r *Room) entityState(now, at time.Duration, s *seat, e uint8, frame []byte
 		t = newEntity(at, &r.cfg) // kept only once a state is accepted
 	}
 	var st wire.State
-	if !r.checkExtra(now, at, s, frame, &t.states, t.has, t.seq, &t.mo, &st) {
+	if !r.checkExtra(now, at, s, frame, &t.states, t.has, t.seq, &t.mo, &st, false) {
 		return
 	}
 	if fresh {
@@ -389,6 +412,36 @@ func (r *Room) entityState(now, at time.Duration, s *seat, e uint8, frame []byte
 	r.restamp(now, s, &st, out)
 	r.fanOut(now, s, out, fanSkipDirect, nil, 0)
 }
+
+// mayReset reports whether s, the owner of a shared object, may reset it
+// (a flagged jump) under EntityLimits.SharedResets.
+func (r *Room) mayReset(s *seat) bool {
+	switch r.cfg.Entities.SharedResets {
+	case ResetsByOwner:
+		return true
+	case ResetsByHost:
+		return s.slot == r.host
+	}
+	return false
+}
+
+// sharedResetRule says why a shared object's flagged jump was refused:
+// the rule, when the sender may not reset, else the teleport budget.
+func (r *Room) sharedResetRule(allowed bool) error {
+	switch {
+	case allowed:
+		return fmt.Errorf("resets of one object at most once per %v and %.0f a minute", r.limits.TeleportEvery,
+			r.limits.TeleportsPerMinute)
+	case r.cfg.Entities.SharedResets == ResetsByHost:
+		return errResetHostOnly
+	}
+	return errResetOff
+}
+
+var (
+	errResetHostOnly = errors.New("only the host resets shared objects in this room (claim it first)")
+	errResetOff      = errors.New("shared objects are never reset in this room")
+)
 
 // objectState is the relay path of a shared object: only its owner's
 // states pass (others are dropped quietly: they were in flight during a
@@ -404,7 +457,7 @@ func (r *Room) objectState(now, at time.Duration, s *seat, e uint8, frame []byte
 		return
 	}
 	var st wire.State
-	if !r.checkExtra(now, at, s, frame, &o.states, o.has, o.seq, &o.mo, &st) {
+	if !r.checkExtra(now, at, s, frame, &o.states, o.has, o.seq, &o.mo, &st, r.mayReset(s)) {
 		return
 	}
 	o.has, o.seq = true, st.Seq

@@ -98,7 +98,7 @@ func (r *Room) playerState(now, at time.Duration, s *seat, frame []byte) {
 			return
 		}
 	}
-	if !r.admit(now, at, s, &st, &s.mo) {
+	if !r.admit(now, at, s, &st, &s.mo, false) {
 		return
 	}
 	s.n = copy(s.buf[:], frame)
@@ -161,7 +161,10 @@ func (r *Room) fanOut(now time.Duration, s *seat, out []byte, mode fanMode, hit 
 // motion checks against mo, on the sender's timeline (at), which it then
 // moves on to st. It reports whether st passed; a refusal is already
 // counted and answered.
-func (r *Room) admit(now, at time.Duration, s *seat, st *wire.State, mo *track) bool {
+//
+// jumps allows a shared object's flagged state to jump (a reset the room's
+// rules allow this sender: sharedJumps).
+func (r *Room) admit(now, at time.Duration, s *seat, st *wire.State, mo *track, jumps bool) bool {
 	// One game, one dimension: the host's first state sets it, so nobody
 	// can have a 3D world's moves judged in pixels (or the reverse).
 	if r.dimSet && st.Dim2D != r.dim2D {
@@ -177,13 +180,17 @@ func (r *Room) admit(now, at time.Duration, s *seat, st *wire.State, mo *track) 
 		return false
 	}
 	lim := r.limits
+	lim.SharedJumps = jumps
 	v := motion.Verdict{At: at}
 	if !r.cfg.NoMotionChecks {
 		var why motion.Reason
 		if why, v = mo.Check(at, &lim, st); why != motion.Pass {
 			var err error
-			if why == motion.TooFar {
+			switch {
+			case why == motion.TooFar:
 				err = errTooFar
+			case why == motion.Teleport && wire.Shared(st.Entity) && st.Flags&wire.FlagTeleport != 0:
+				err = r.sharedResetRule(jumps)
 			}
 			r.reject(now, s, rejectOf(why), err)
 			return false

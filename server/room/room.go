@@ -225,7 +225,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		host:     -1,
 		phase:    protocol.PhaseLobby,
 		phaseAt:  now,
-		settings: protocol.Settings{RoundUS: protocol.US(c.RoundLimit)},
+		settings: protocol.Settings{RoundUS: protocol.US(c.RoundLimit), MaxPlayers: c.MaxPlayers},
 	}
 	if hooks != nil {
 		r.hooks = *hooks
@@ -427,8 +427,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 				break
 			}
 		}
-		if slot < 0 {
-			return -1, protocol.Errorf(protocol.CodeRoomFull, "room %s is full (%d players)", r.code, r.cfg.MaxPlayers)
+		if size := r.settings.MaxPlayers; slot < 0 || r.seated() >= size {
+			return -1, protocol.Errorf(protocol.CodeRoomFull, "room %s is full (%d players)", r.code, size)
 		}
 		rs, err := clock.NewRestamper(&r.cfg.Restamp)
 		if err != nil { // cannot happen: New validated the config

@@ -23,6 +23,17 @@
 // each, which must agree on its outcome; TestPortExampleLines, which needs
 // no Godot, counts the lines of both versions for the addon README.
 //
+// friction_test.go checks, between two headless processes
+// (tests/friction_peer.tscn), what the second ported game met: one spawn
+// from a handler, the slot a handler reads, Dictionary order, Rect2i
+// named, a room of two, the host's reset drawn as one jump, a paddle
+// placed for slot 0, the moved-in-_process warning; and a host_local game
+// killed (tests/crash_peer.tscn) heard as CONNECTION_LOST. debugger_test.go
+// (TestGodotDebuggerTab, also needs xvfb-run) opens the editor with the
+// addon's plugin, runs tests/debug_cost.tscn from it, opens Debugger >
+// nearzero through a test plugin (testdata/nz_shot), saves a screenshot
+// and the CSV (NZ_SHOT_KEEP=DIR keeps them) and prices the samples.
+//
 // # Invariants
 //
 //   - Loopback only; every process it starts is killed at the end; the

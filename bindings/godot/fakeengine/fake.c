@@ -14,6 +14,7 @@
 #include "fake.h"
 
 void fake_method_add(const char *cls, const char *name, void *userdata, void *call, void *ptrcall);
+void fake_method_defaults(const char *cls, const char *name, uint32_t argc, uint32_t ndefaults, const void *const *defaults);
 
 extern gdx_bool nearzero_init(gdx_get_proc_t get_proc, void *library, gdx_init *r_init);
 
@@ -694,7 +695,14 @@ static void *cast_to(void *obj, void *tag) {
 }
 
 static int double_build; // OS.has_feature("double")
+static int debugger_active; // EngineDebugger.is_active
 static char free_on_signal[64]; // emit_signal of this name frees the emitter, as a handler calling free() would
+// emit_signal of read_signal calls read_class.read_method (no arguments)
+// on the emitter and records its int result, as a handler reading a
+// property would ("" signal: every signal).
+static char read_signal[64], read_class[48], read_method[48];
+static int read_on;
+int fake_method_call(const char *cls, const char *name, void *obj, const void **args, gdx_int argc, void *ret, gdx_call_error *err);
 static void ref_set_object(void *ref, void *obj) { *(void **)ref = obj; }
 
 static int singleton_dummy;
@@ -758,6 +766,12 @@ static void method_ptrcall(void *mb, void *obj, const void **args, void *ret) {
 	} else if (strcmp(m, "has_feature") == 0) {
 		const fstr *tag = *(fstr *const *)args[0];
 		*(uint8_t *)ret = double_build && tag && strcmp(tag->data, "double") == 0;
+	} else if (strcmp(b->cls, "EngineDebugger") == 0 && strcmp(m, "is_active") == 0) {
+		*(uint8_t *)ret = (uint8_t)debugger_active;
+	} else if (strcmp(b->cls, "EngineDebugger") == 0 && strcmp(m, "send_message") == 0) {
+		const fstr *msg = *(fstr *const *)args[0];
+		const fcoll *data = *(fcoll *const *)args[1];
+		record("debugger send_message %s %lld", msg ? msg->data : "", (long long)(data ? data->n : 0));
 	} else if (strcmp(m, "load") == 0) {
 		// ResourceLoader.load: a PackedScene named by its path (see instantiate).
 		const fstr *path = *(fstr *const *)args[0];
@@ -872,6 +886,13 @@ static void method_call(void *mb, void *obj, const void **args, gdx_int argc, vo
 			}
 		}
 		record("%s", line);
+		if (read_on && name->type == T_STRING_NAME && (!read_signal[0] || strcmp(sn_text(&name->v.p), read_signal) == 0)) {
+			fvariant got;
+			gdx_call_error cerr;
+			if (fake_method_call(read_class, read_method, obj, NULL, 0, &got, &cerr)) {
+				record("read in %s: %s = %lld", sn_text(&name->v.p), read_method, (long long)(got.type == T_INT ? got.v.i : -999));
+			}
+		}
 		fvariant *r = r_ret;
 		r->type = T_INT; // Error OK
 		if (name->type == T_STRING_NAME && free_on_signal[0] && strcmp(sn_text(&name->v.p), free_on_signal) == 0) {
@@ -922,12 +943,22 @@ static void register_method(void *lib, const void *cls, const gdx_method_info *m
 		n += snprintf(line + n, sizeof line - (size_t)n, " -> %u", m->return_value_info->type);
 		const char *rc = sn_text(m->return_value_info->class_name);
 		if (*rc && n < (int)sizeof line) {
-			snprintf(line + n, sizeof line - (size_t)n, " class=%s usage=%u", rc, m->return_value_info->usage);
+			n += snprintf(line + n, sizeof line - (size_t)n, " class=%s usage=%u", rc, m->return_value_info->usage);
+		}
+	}
+	for (uint32_t i = 0; i < m->default_argument_count && n < (int)sizeof line; i++) {
+		const fvariant *d = m->default_arguments[i];
+		if (d->type == T_INT) {
+			n += snprintf(line + n, sizeof line - (size_t)n, " default=%lld", (long long)d->v.i);
+		} else {
+			n += snprintf(line + n, sizeof line - (size_t)n, " default=type%d", (int)d->type);
 		}
 	}
 	record("%s", line);
 	// Keep the entry points so tests can call the method.
 	fake_method_add(sn_text(cls), sn_text(m->name), m->method_userdata, m->call_func, m->ptrcall_func);
+	fake_method_defaults(sn_text(cls), sn_text(m->name), m->argument_count, m->default_argument_count,
+			(const void *const *)m->default_arguments);
 }
 
 static void register_property(void *lib, const void *cls, const gdx_property_info *p, const void *setter, const void *getter) {
@@ -1099,6 +1130,10 @@ void fake_string_destroy(void *s) { fstr_unref(*(fstr **)s); *(fstr **)s = NULL;
 typedef struct {
 	char cls[48], name[48];
 	void *userdata, *call, *ptrcall;
+	// Default arguments, int ones only (as the engine fills them in for a
+	// call with fewer arguments): argc is the declared count.
+	uint32_t argc, ndefaults;
+	fvariant defaults[4];
 } fmethod;
 static fmethod methods[256];
 static int nmethods;
@@ -1111,6 +1146,24 @@ void fake_method_add(const char *cls, const char *name, void *userdata, void *ca
 	snprintf(m->cls, sizeof m->cls, "%s", cls);
 	snprintf(m->name, sizeof m->name, "%s", name);
 	m->userdata = userdata, m->call = call, m->ptrcall = ptrcall;
+}
+
+static fmethod *find_method(const char *cls, const char *name);
+
+void fake_method_defaults(const char *cls, const char *name, uint32_t argc, uint32_t ndefaults, const void *const *defaults) {
+	fmethod *m = find_method(cls, name);
+	if (!m || ndefaults > 4) {
+		return;
+	}
+	m->argc = argc;
+	m->ndefaults = ndefaults;
+	for (uint32_t i = 0; i < ndefaults; i++) {
+		const fvariant *d = defaults[i];
+		memset(&m->defaults[i], 0, sizeof m->defaults[i]);
+		if (d->type == T_INT) {
+			m->defaults[i] = *d; // plain bits: no reference to take
+		}
+	}
 }
 
 static fmethod *find_method(const char *cls, const char *name) {
@@ -1141,13 +1194,29 @@ int fake_method_call(const char *cls, const char *name, void *obj, const void **
 	}
 	memset(ret, 0, sizeof(fvariant));
 	memset(err, 0, sizeof *err);
+	const void *full[16];
+	if (argc < (gdx_int)m->argc && m->argc <= 16 && (gdx_int)(m->argc - m->ndefaults) <= argc) {
+		// The engine fills in the defaults of the arguments left out.
+		for (gdx_int i = 0; i < (gdx_int)m->argc; i++) {
+			full[i] = i < argc ? args[i] : (const void *)&m->defaults[i - ((gdx_int)m->argc - (gdx_int)m->ndefaults)];
+		}
+		args = full;
+		argc = (gdx_int)m->argc;
+	}
 	((call_fn)m->call)(m->userdata, ((fobject *)obj)->instance, args, argc, ret, err);
 	return 1;
 }
 
 // ---- scene helpers for tests ----
 void fake_set_double(int on) { double_build = on; }
+void fake_set_debugger(int on) { debugger_active = on; }
 void fake_free_on_signal(const char *name) { snprintf(free_on_signal, sizeof free_on_signal, "%s", name); }
+void fake_read_on_signal(const char *signal, const char *cls, const char *method) {
+	read_on = method[0] != 0;
+	snprintf(read_signal, sizeof read_signal, "%s", signal);
+	snprintf(read_class, sizeof read_class, "%s", cls);
+	snprintf(read_method, sizeof read_method, "%s", method);
+}
 
 void fake_set_name(void *obj, const char *name) { snprintf(((fobject *)obj)->name, sizeof ((fobject *)obj)->name, "%s", name); }
 

@@ -176,12 +176,35 @@ func SetDouble(on bool) {
 	C.fake_set_double(C.int(v))
 }
 
+// SetDebugger makes EngineDebugger.is_active answer on: a game run from
+// the editor. EngineDebugger.send_message is recorded either way, as
+// "debugger send_message MESSAGE N" (N: the data Array's size).
+func SetDebugger(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.fake_set_debugger(C.int(v))
+}
+
 // FreeOnSignal makes the next emission of signal name free the emitting
 // object during the emission, as a handler calling free() would.
 func FreeOnSignal(name string) {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	C.fake_free_on_signal(cs)
+}
+
+// ReadOnSignal makes every emission of signal ("": any) call the
+// no-argument method cls.method on the emitter, as a handler reading a
+// property would, and record "read in SIGNAL: METHOD = N" (its int
+// result). An empty method stops it.
+func ReadOnSignal(signal, cls, method string) {
+	cs, cc, cm := C.CString(signal), C.CString(cls), C.CString(method)
+	defer C.free(unsafe.Pointer(cs))
+	defer C.free(unsafe.Pointer(cc))
+	defer C.free(unsafe.Pointer(cm))
+	C.fake_read_on_signal(cs, cc, cm)
 }
 
 // SetName names obj (node names for NodePaths and records).

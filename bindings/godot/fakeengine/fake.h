@@ -36,7 +36,9 @@ const char *fake_string_text(const void *s);
 void fake_string_destroy(void *s);
 
 void fake_set_double(int on);
+void fake_set_debugger(int on);
 void fake_free_on_signal(const char *name);
+void fake_read_on_signal(const char *signal, const char *cls, const char *method);
 void fake_set_name(void *obj, const char *name);
 void fake_add_child(void *parent, void *child);
 void fake_set_in_tree(void *root, int on);
