@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/nearzero/nearzero/netcode/datagram"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -73,6 +74,15 @@ type conn struct {
 	// inflight is the bytes of reliable frames the writer has taken and
 	// not yet written (ReliableBacklog); written by the writer only.
 	inflight atomic.Int64
+
+	// The datagram path (datagram.go): the bound link, the room the
+	// reader sits in (host's mirror, for the link's reader), and whether
+	// the room is answering a ping that came by datagram.
+	dg     atomic.Pointer[dgLink]
+	room   atomic.Pointer[host]
+	pongDG atomic.Bool
+	dgTok  datagram.Token // guarded by Server.dg.mu: the token that binds next
+	dgGone bool           // guarded by Server.dg.mu: the connection ended
 }
 
 const slotSize = 1 + wire.MaxStateSize
@@ -162,6 +172,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = ws.CloseNow()
 	c.cleanup()
+	s.dg.drop(c)
 }
 
 // cleanup forgets the connection everywhere; the seat is held.
@@ -173,6 +184,7 @@ func (c *conn) cleanup() {
 		})
 		c.uncount()
 		c.host = nil
+		c.room.Store(nil)
 	}
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
@@ -294,6 +306,7 @@ func (c *conn) handle(msg []byte) {
 				})
 				c.uncount()
 				c.host = nil
+				c.room.Store(nil)
 				return
 			case protocol.TypeSetName:
 				if !c.setName(msg) {
@@ -479,7 +492,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
 			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
-		ICEServers: c.s.iceServers(user), Nodes: c.s.peers()})
+		ICEServers: c.s.iceServers(user), Nodes: c.s.peers(), Datagram: c.s.dg.offerTo(c)})
 }
 
 // peers returns the other nodes of the cluster for a welcome (nil for a
@@ -633,6 +646,7 @@ func (c *conn) seat(h *host, via protocol.Via) bool {
 			return
 		}
 		c.host = h
+		c.room.Store(h)
 	})
 	if err != nil {
 		var e *protocol.Error
@@ -661,8 +675,14 @@ func (c *conn) fatal(e *protocol.Error) {
 	c.closeWith(e.Code, e.Message)
 }
 
-// Send implements room.Peer: it queues a frame without blocking.
+// Send implements room.Peer: it queues a frame without blocking. The
+// answer to a ping that came by datagram goes back by datagram.
 func (c *conn) Send(frame []byte, reliable bool) {
+	if reliable && c.pongDG.Load() && len(frame) > 3 && wire.ControlType(frame[3]) == protocol.TypePong {
+		if l := c.dg.Load(); l != nil && l.sendControl(frame) {
+			return
+		}
+	}
 	c.qmu.Lock()
 	if c.closing {
 		c.qmu.Unlock()
@@ -782,7 +802,7 @@ func (c *conn) writeLoop() {
 				// a reliable frame still leads (Joined before the states).
 				if !closing && i < len(ctl)-1 {
 					if batch = c.takeStates(batch); len(batch) > 0 {
-						if !c.write(ctx, batch) {
+						if !c.writeStates(ctx, batch) {
 							c.drainQueues()
 							return
 						}
@@ -791,7 +811,7 @@ func (c *conn) writeLoop() {
 				}
 			}
 			if len(batch) > 0 && !closing {
-				if !c.write(ctx, batch) {
+				if !c.writeStates(ctx, batch) {
 					c.drainQueues()
 					return
 				}
@@ -842,6 +862,15 @@ func (c *conn) write(ctx context.Context, b []byte) bool {
 		return false
 	}
 	return true
+}
+
+// writeStates writes a batch of states: over the datagram path while it
+// is up, else as one WebSocket message.
+func (c *conn) writeStates(ctx context.Context, b []byte) bool {
+	if l := c.dg.Load(); l != nil && l.sendStates(b) {
+		return true
+	}
+	return c.write(ctx, b)
 }
 
 // finish ends the connection with a close frame.

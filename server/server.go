@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -96,6 +97,13 @@ type Deps struct {
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
 	Cluster Cluster
+	// DatagramCert is the datagram path's TLS certificate; nil generates
+	// a self-signed one at start (clients pin its hash from the welcome).
+	DatagramCert *tls.Certificate
+	// DatagramConn is the UDP socket of the datagram path, owned by the
+	// server from New on; nil: Serve opens one on its listener's address
+	// and port. Config.NoDatagrams closes it unused.
+	DatagramConn net.PacketConn
 }
 
 // EventSink receives funnel events (analytics.Sink is one). Emit must
@@ -122,6 +130,10 @@ type Server struct {
 	start   time.Time // wall and monotonic origin of the server clock
 
 	ice func(user string) []protocol.ICEServer // Deps.ICE; may be nil
+
+	dgCert *tls.Certificate // Deps.DatagramCert
+	dgConn net.PacketConn   // Deps.DatagramConn
+	dg     *datagrams       // the datagram path; nil when off; set by Serve before ready
 
 	mu         sync.Mutex // guards the fields below
 	rooms      map[string]*host
@@ -172,6 +184,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	c := cfg.withDefaults()
 	s := &Server{
 		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
+		dgCert: deps.DatagramCert, dgConn: deps.DatagramConn,
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
 		connsBy: map[string]int{}, socks: sockets{by: map[string]int{}}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
@@ -259,13 +272,30 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.addr = ln.Addr()
 	ln = &capListener{Listener: ln, s: s}
 	srv := s.httpSrv
+	s.dg = s.startDatagrams(ln.Addr()) // datagram.go; before ready: every welcome may offer it
 	close(s.ready)
 	s.mu.Unlock()
 	s.log.Info("serving", "addr", ln.Addr().String())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := srv.Serve(ln)
+	// The listener is closed: free the UDP port with it (a game that
+	// stops hosting may host again at once). Connections still open fall
+	// back to their WebSockets until they close.
+	s.dg.close()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// DatagramAddr returns the local address of the datagram path's UDP
+// socket, or nil when the path is off or Serve has not started.
+func (s *Server) DatagramAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dg == nil {
+		return nil
+	}
+	return s.dg.pc.LocalAddr()
 }
 
 // Ready returns a channel closed once Serve has started; Addr is then set.
@@ -407,6 +437,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err := srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("shutdown http: %w", err))
 		}
+	}
+	if s.dg != nil {
+		s.dg.close() // Serve closes it too, as it returns: whichever is first
+	} else if s.dgConn != nil && srv == nil {
+		_ = s.dgConn.Close() // never served
 	}
 	// Rooms stop first, so that a round still running is recorded as
 	// interrupted with the players in it (closing the connections first

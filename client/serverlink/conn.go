@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/quic-go/quic-go"
 
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/realtime"
@@ -95,6 +96,9 @@ type Conn struct {
 	rng       *rand.Rand
 	notify    chan struct{}
 	lastErr   error
+	// quicTokens keeps the servers' address-validation tokens for the
+	// datagram path (datagram.go).
+	quicTokens quic.TokenStore
 }
 
 // Stats are counters for debugging and tests.
@@ -109,6 +113,13 @@ type Stats struct {
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
 	Redirects        int64 // redirects followed to another node of a cluster
+	// The datagram path (Options.NoDatagrams): states sent and received
+	// over it (also counted in StatesSent and StatesReceived), bindings
+	// made, and the times it went down (states back on the WebSocket)
+	// and up again while bound.
+	StatesSentDatagram, StatesReceivedDatagram int64
+	DatagramBinds, DatagramFallbacks           int64
+	DatagramResumes                            int64
 }
 
 // session is one WebSocket connection.
@@ -125,6 +136,11 @@ type session struct {
 	live   core.Liveness
 	dog    *time.Timer
 	silent error
+	// dg is the datagram path while bound (datagram.go); dgStop and
+	// dgDone end it and tell it ended (nil when none was offered).
+	dg     atomic.Pointer[dgLink]
+	dgStop context.CancelFunc
+	dgDone chan struct{}
 }
 
 type result struct {
@@ -265,6 +281,7 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 	if s.live.Timeout > 0 {
 		s.dog = time.AfterFunc(s.live.Next(now, 0)-now, func() { c.watch(s) })
 	}
+	c.startDatagramsLocked(s)
 	c.mu.Unlock()
 	writerDone := make(chan struct{})
 	readerDone := make(chan struct{})
@@ -278,6 +295,7 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 		close(readerDone)
 		<-writerDone
 		_ = ws.CloseNow()
+		s.stopDatagrams()
 		c.mu.Lock()
 		if s.dog != nil {
 			s.dog.Stop()
@@ -329,7 +347,7 @@ func (c *Conn) watch(s *session) {
 	s.dog.Reset(next - now)
 	c.mu.Unlock()
 	if probe {
-		c.sendPing()
+		c.sendPing(false) // on the WebSocket: its own liveness, and its NAT mapping
 	}
 }
 
@@ -757,7 +775,7 @@ func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 			_ = s.ws.Close(websocket.StatusNormalClosure, "bye")
 			return
 		case <-ping.C:
-			c.sendPing()
+			c.sendPing(true)
 			continue
 		case <-s.wake:
 		}
@@ -775,6 +793,12 @@ func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 				w.ctl[i] = nil
 			}
 			if len(w.batch) > 0 {
+				if l := s.dg.Load(); l != nil && l.send(w.batch) {
+					c.mu.Lock()
+					c.stats.StatesSentDatagram += int64(len(w.states))
+					c.mu.Unlock()
+					continue
+				}
 				if err := s.ws.Write(ctx, websocket.MessageBinary, w.batch); err != nil {
 					return
 				}
@@ -808,13 +832,19 @@ func (c *Conn) nextWrites(s *session, w *writeBufs) bool {
 	return true
 }
 
-// sendPing queues a clock-sync ping carrying our best round trip.
-func (c *Conn) sendPing() {
+// sendPing queues a clock-sync ping carrying our best round trip: the
+// way states go when datagram is set (the datagram path while it is up),
+// else on the WebSocket.
+func (c *Conn) sendPing(datagram bool) {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	c.mu.Lock()
 	ping := c.core.Ping(now)
 	c.stats.PingsSent++
 	c.mu.Unlock()
+	if datagram {
+		_ = c.sendDatagramMsg(&ping)
+		return
+	}
 	_ = c.sendMsg(&ping)
 }
 
@@ -838,6 +868,10 @@ func (c *Conn) sendMsg(m protocol.Message) error {
 func (c *Conn) enqueueDelayed(b []byte, reliable bool) {
 	if reliable {
 		_ = c.enqueue(b)
+		return
+	}
+	if wire.KindOf(b) == wire.KindControl { // a ping or an echo for the datagram path
+		_ = c.sendControlDatagram(b)
 		return
 	}
 	var st wire.State

@@ -110,6 +110,14 @@ type Options struct {
 	Sync clock.SyncConfig
 	// Lag simulates a worse network under this client. Off by default.
 	Lag LagConfig
+	// NoDatagrams keeps every state on the WebSocket: the datagram path
+	// the server offers (QUIC datagrams over UDP, docs/protocol.md) is
+	// not dialled. Default false: states go as datagrams while that path
+	// answers, and by the WebSocket whenever it does not.
+	NoDatagrams bool
+	// datagramAddr, when set, is dialled for the datagram path instead of
+	// the offered address (tests: a UDP proxy in between).
+	datagramAddr string
 	// Seed seeds the lag simulator and the jitter of the reconnect
 	// back-off. 0 means a fixed default for the lag simulator (runs are
 	// reproducible unless you vary it) and a random back-off seed per

@@ -1,0 +1,242 @@
+package serverlink_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nearzero/nearzero/client/realtime"
+	"github.com/nearzero/nearzero/client/serverlink"
+	"github.com/nearzero/nearzero/internal/testkit"
+	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
+	"github.com/nearzero/nearzero/server"
+)
+
+// dgWait bounds each test's waits (never reached when all is well).
+const dgWait = 30 * time.Second
+
+// pair is two clients in one room on one clock: a sends, b receives.
+type pair struct {
+	srv   *testkit.Server
+	clk   *realtime.Wall
+	a, b  *serverlink.Conn
+	proxy *testkit.UDPProxy // between a and the server's UDP port, when asked
+}
+
+// newPair seats a (through a UDP proxy when proxied) and b in a room.
+func newPair(t *testing.T, ctx context.Context, proxied, blockedFromStart bool) *pair {
+	t.Helper()
+	p := &pair{srv: testkit.StartServer(t, server.Deps{}), clk: realtime.NewWall()}
+	oa := serverlink.Options{Sync: quickSync, Clock: p.clk}
+	if proxied {
+		p.proxy = testkit.StartUDPProxy(t, p.srv.DatagramAddr())
+		p.proxy.Block(blockedFromStart)
+		serverlink.DialDatagramsAt(&oa, p.proxy.Addr())
+	}
+	var err error
+	p.a, err = serverlink.Dial(ctx, p.srv.URL(), &oa)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.a.Close(context.Background()) })
+	p.b, err = serverlink.Dial(ctx, p.srv.URL(), &serverlink.Options{Sync: quickSync, Clock: p.clk})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.b.Close(context.Background()) })
+	j, err := p.a.Create(ctx, nil)
+	require.NoError(t, err)
+	_, err = p.b.Join(ctx, j.Code)
+	require.NoError(t, err)
+	waitUntil(t, ctx, "both synced", func() bool { return p.a.Synced() && p.b.Synced() })
+	return p
+}
+
+func waitUntil(t *testing.T, ctx context.Context, what string, ok func() bool) {
+	t.Helper()
+	for !ok() {
+		if ctx.Err() != nil {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// sender sends a's states at 60 Hz along the x axis at 5 m/s, stamped on
+// the shared clock, until stop; sampled[seq] is each state's sample time.
+type sender struct {
+	mu      sync.Mutex
+	sampled map[wire.Seq]time.Duration
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+const speed = 5.0 // m/s
+
+func (p *pair) send(t *testing.T) *sender {
+	s := &sender{sampled: map[wire.Seq]time.Duration{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(time.Second / 60)
+		defer tick.Stop()
+		for seq := wire.Seq(1); ; seq++ {
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+			now := p.clk.Now()
+			x := speed * now.Seconds()
+			st := &wire.State{Seq: seq, Stamp: wire.StampOf(now), Pos: geom.Vec3{X: x}, Vel: geom.Vec3{X: speed}, Rot: geom.Quat{W: 1}}
+			s.mu.Lock()
+			s.sampled[seq] = now
+			s.mu.Unlock()
+			if err := p.a.SendState(st); err != nil {
+				t.Errorf("send state: %v", err)
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sender) halt() { close(s.stop); <-s.done }
+
+func (s *sender) sampledAt(seq wire.Seq) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.sampled[seq]
+	return at, ok
+}
+
+// receiver collects b's states from a.
+type receiver struct {
+	got []serverlink.RemoteState
+}
+
+func (r *receiver) poll(b *serverlink.Conn) int {
+	n := len(r.got)
+	r.got = b.PollStates(r.got)
+	return len(r.got) - n
+}
+
+// checkStream asserts that every state arrived once, and that each maps
+// onto the time its position was at on the sender's clock (one clock for
+// both: a jump of the mapping at a switch would show as an error).
+func checkStream(t *testing.T, s *sender, got []serverlink.RemoteState) {
+	t.Helper()
+	seen := map[wire.Seq]bool{}
+	worst := time.Duration(0)
+	for _, rs := range got {
+		assert.False(t, seen[rs.State.Seq], "state %d arrived twice", rs.State.Seq)
+		seen[rs.State.Seq] = true
+		_, ok := s.sampledAt(rs.State.Seq)
+		require.True(t, ok, "state %d was sent", rs.State.Seq)
+		// The writer carries a state to its write (the send lead) and
+		// stamps it then: its position is where the sender was at its
+		// stamp.
+		at := time.Duration(float64(rs.State.Pos.X) / speed * float64(time.Second))
+		worst = max(worst, (rs.Local - at).Abs())
+	}
+	t.Logf("%d states; largest error of a mapped sample time: %v", len(got), worst)
+	assert.Less(t, worst, 50*time.Millisecond, "sample times map onto the sender's clock throughout")
+}
+
+func TestDatagramPathCarriesStates(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	p := newPair(t, ctx, false, false)
+	waitUntil(t, ctx, "the datagram path", func() bool { return p.a.DatagramUp() && p.b.DatagramUp() })
+	in0 := p.srv.Counter(t, "nearzero_datagram_states_in_total")
+
+	s := p.send(t)
+	var r receiver
+	waitUntil(t, ctx, "120 states", func() bool { r.poll(p.b); return len(r.got) >= 120 })
+	s.halt()
+	checkStream(t, s, r.got)
+
+	sa, sb := p.a.Stats(), p.b.Stats()
+	assert.GreaterOrEqual(t, sa.StatesSentDatagram, int64(120), "a's states went as datagrams")
+	assert.GreaterOrEqual(t, sb.StatesReceivedDatagram, int64(120), "and reached b as datagrams")
+	assert.Equal(t, int64(1), sa.DatagramBinds)
+	assert.GreaterOrEqual(t, p.srv.Counter(t, "nearzero_datagram_states_in_total")-in0, 120.0, "the server took them as datagrams")
+	assert.Zero(t, p.srv.Counter(t, "nearzero_datagram_fallbacks_total"))
+}
+
+func TestDatagramPathOff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	srv := testkit.StartServer(t, server.Deps{})
+	c, err := serverlink.Dial(ctx, srv.URL(), &serverlink.Options{NoDatagrams: true, Sync: quickSync})
+	require.NoError(t, err)
+	defer c.Close(ctx)
+	require.NotNil(t, c.Welcome().Datagram, "the server offers it")
+	time.Sleep(100 * time.Millisecond)
+	assert.False(t, c.DatagramUp(), "NoDatagrams: not dialled")
+	assert.Zero(t, c.Stats().DatagramBinds)
+}
+
+// TestDatagramPathDiesMidGame cuts a's UDP at the router while it sends:
+// its states go on over the WebSocket, none twice, none mapped elsewhere,
+// and back over datagrams once UDP passes again.
+func TestDatagramPathDiesMidGame(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	p := newPair(t, ctx, true, false)
+	waitUntil(t, ctx, "the datagram path", func() bool { return p.a.DatagramUp() && p.b.DatagramUp() })
+	s := p.send(t)
+	var r receiver
+	waitUntil(t, ctx, "60 states", func() bool { r.poll(p.b); return len(r.got) >= 60 })
+	require.Positive(t, p.a.Stats().StatesSentDatagram)
+
+	p.proxy.Block(true)
+	cut := p.clk.Now()
+	before := len(r.got)
+	waitUntil(t, ctx, "a's fall back", func() bool { r.poll(p.b); return !p.a.DatagramUp() })
+	fellBack := p.clk.Now()
+	onWS := p.a.Stats().StatesSent - p.a.Stats().StatesSentDatagram
+	waitUntil(t, ctx, "60 states after the cut", func() bool { r.poll(p.b); return len(r.got) >= before+60 })
+	assert.Greater(t, p.a.Stats().StatesSent-p.a.Stats().StatesSentDatagram, onWS, "a's states go by the WebSocket")
+
+	// The gap: the longest time between two of a's states arriving at b
+	// around the cut.
+	gap := time.Duration(0)
+	for i := max(1, before-5); i < len(r.got); i++ {
+		gap = max(gap, r.got[i].Arrival-r.got[i-1].Arrival)
+	}
+	t.Logf("UDP cut: a fell back after %v; the longest gap between a's states at b: %v", (fellBack - cut).Round(time.Millisecond), gap.Round(time.Millisecond))
+	assert.Positive(t, p.a.Stats().DatagramFallbacks)
+	waitUntil(t, ctx, "the server's fall back", func() bool { return p.srv.Counter(t, "nearzero_datagram_fallbacks_total") >= 1 })
+
+	p.proxy.Block(false)
+	waitUntil(t, ctx, "the path back", func() bool { r.poll(p.b); return p.a.DatagramUp() })
+	dg := p.a.Stats().StatesSentDatagram
+	waitUntil(t, ctx, "states as datagrams again", func() bool { r.poll(p.b); return p.a.Stats().StatesSentDatagram > dg+30 })
+	assert.Positive(t, p.a.Stats().DatagramResumes)
+	s.halt()
+	time.Sleep(50 * time.Millisecond)
+	r.poll(p.b)
+	checkStream(t, s, r.got)
+}
+
+// TestDatagramsBlockedFromStart: with UDP blocked, the WebSocket carries
+// everything as it always did.
+func TestDatagramsBlockedFromStart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	p := newPair(t, ctx, true, true)
+	s := p.send(t)
+	var r receiver
+	waitUntil(t, ctx, "120 states", func() bool { r.poll(p.b); return len(r.got) >= 120 })
+	s.halt()
+	checkStream(t, s, r.got)
+	assert.False(t, p.a.DatagramUp())
+	st := p.a.Stats()
+	assert.Zero(t, st.DatagramBinds)
+	assert.Zero(t, st.StatesSentDatagram)
+	assert.GreaterOrEqual(t, st.StatesSent, int64(120))
+	for _, pk := range p.proxy.Packets() {
+		assert.True(t, pk.ToServer, "nothing came back through a blocked router")
+	}
+}
