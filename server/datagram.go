@@ -438,9 +438,9 @@ type dgLink struct {
 	rate, burst, ctlRate, ctlBurst float64
 
 	reorder datagram.Reorder
-	buf         []byte
-	out         chan *[]byte
-	closing     atomic.Bool
+	buf     []byte
+	out     chan *[]byte
+	closing atomic.Bool
 }
 
 // dgBufs recycles outgoing datagram buffers.
