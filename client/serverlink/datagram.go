@@ -149,8 +149,8 @@ func (c *Conn) startDatagramsLocked(s *session) {
 		host = urlHost(c.url)
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(o.Port))
-	if c.opts.datagramAddr != "" {
-		addr = c.opts.datagramAddr
+	if c.opts.DatagramAddr != "" {
+		addr = c.opts.DatagramAddr
 	}
 	ctx, cancel := context.WithCancel(c.life)
 	s.dgStop, s.dgDone = cancel, make(chan struct{})

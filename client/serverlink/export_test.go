@@ -31,6 +31,3 @@ func Offline(opts *Options, code string, slot int) (c *Conn, write func() []byte
 	return c, write, c.stopLag, nil
 }
 
-// DialDatagramsAt makes o's datagram path dial addr instead of the
-// address the server offers (a UDP proxy in between).
-func DialDatagramsAt(o *Options, addr string) { o.datagramAddr = addr }

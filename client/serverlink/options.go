@@ -115,9 +115,10 @@ type Options struct {
 	// not dialled. Default false: states go as datagrams while that path
 	// answers, and by the WebSocket whenever it does not.
 	NoDatagrams bool
-	// datagramAddr, when set, is dialled for the datagram path instead of
-	// the offered address (tests: a UDP proxy in between).
-	datagramAddr string
+	// DatagramAddr, when set (host:port), is dialled for the datagram
+	// path instead of the address the server offers: a router or a test
+	// in between. Default: the offer's.
+	DatagramAddr string
 	// Seed seeds the lag simulator and the jitter of the reconnect
 	// back-off. 0 means a fixed default for the lag simulator (runs are
 	// reproducible unless you vary it) and a random back-off seed per

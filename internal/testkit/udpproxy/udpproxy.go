@@ -1,4 +1,7 @@
-package testkit
+// Package udpproxy is a UDP forwarder for tests, between one client and a
+// server on loopback, that the test cuts and rebinds as a router would.
+// Apart from internal/testkit so that the server's own tests can use it.
+package udpproxy
 
 import (
 	"errors"
@@ -8,11 +11,11 @@ import (
 	"testing"
 )
 
-// UDPProxy forwards UDP datagrams between one client and a server on
+// Proxy forwards UDP datagrams between one client and a server on
 // loopback, as a router would: the tests cut it (Block), rebind its
 // outer port (Rebind, a NAT that forgot the mapping) and read what went
 // through (Packets). The first address that sends to it is the client.
-type UDPProxy struct {
+type Proxy struct {
 	ln     *net.UDPConn // what the client sends to
 	target *net.UDPAddr
 
@@ -31,11 +34,11 @@ type UDPProxy struct {
 type Packet struct {
 	ToServer bool
 	Size     int
-	First    byte // its first byte
+	Head     [5]byte // its first bytes (a QUIC long header's form, type and version)
 }
 
-// StartUDPProxy forwards to target until the test ends.
-func StartUDPProxy(t testing.TB, target string) *UDPProxy {
+// StartProxy forwards to target until the test ends.
+func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
 	ta, err := net.ResolveUDPAddr("udp", target)
 	if err != nil {
@@ -45,7 +48,7 @@ func StartUDPProxy(t testing.TB, target string) *UDPProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &UDPProxy{ln: ln, target: ta, keep: 64}
+	p := &Proxy{ln: ln, target: ta, keep: 64}
 	if err := p.rebind(); err != nil {
 		_ = ln.Close()
 		t.Fatal(err)
@@ -57,25 +60,25 @@ func StartUDPProxy(t testing.TB, target string) *UDPProxy {
 }
 
 // Addr is the address the client dials.
-func (p *UDPProxy) Addr() string { return p.ln.LocalAddr().String() }
+func (p *Proxy) Addr() string { return p.ln.LocalAddr().String() }
 
 // Block drops every datagram both ways while on, as a router that stopped
 // passing UDP.
-func (p *UDPProxy) Block(on bool) { p.blocked.Store(on) }
+func (p *Proxy) Block(on bool) { p.blocked.Store(on) }
 
 // Rebind moves the proxy's outer side to a new port: the server sees the
 // client's datagrams come from a new address, as after a NAT rebinding.
-func (p *UDPProxy) Rebind() error { return p.rebind() }
+func (p *Proxy) Rebind() error { return p.rebind() }
 
 // Packets returns the first datagrams that went through, in order.
-func (p *UDPProxy) Packets() []Packet {
+func (p *Proxy) Packets() []Packet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Packet(nil), p.packets...)
 }
 
 // Close stops the proxy.
-func (p *UDPProxy) Close() {
+func (p *Proxy) Close() {
 	if p.closed.Swap(true) {
 		return
 	}
@@ -87,7 +90,7 @@ func (p *UDPProxy) Close() {
 	p.wg.Wait()
 }
 
-func (p *UDPProxy) rebind() error {
+func (p *Proxy) rebind() error {
 	up, err := net.DialUDP("udp", nil, p.target)
 	if err != nil {
 		return err
@@ -104,15 +107,17 @@ func (p *UDPProxy) rebind() error {
 	return nil
 }
 
-func (p *UDPProxy) note(toServer bool, b []byte) {
+func (p *Proxy) note(toServer bool, b []byte) {
 	p.mu.Lock()
 	if len(p.packets) < p.keep {
-		p.packets = append(p.packets, Packet{ToServer: toServer, Size: len(b), First: b[0]})
+		pk := Packet{ToServer: toServer, Size: len(b)}
+		copy(pk.Head[:], b)
+		p.packets = append(p.packets, pk)
 	}
 	p.mu.Unlock()
 }
 
-func (p *UDPProxy) fromClient() {
+func (p *Proxy) fromClient() {
 	defer p.wg.Done()
 	buf := make([]byte, 65536)
 	for {
@@ -136,7 +141,7 @@ func (p *UDPProxy) fromClient() {
 	}
 }
 
-func (p *UDPProxy) fromServer(up *net.UDPConn) {
+func (p *Proxy) fromServer(up *net.UDPConn) {
 	defer p.wg.Done()
 	buf := make([]byte, 65536)
 	for {
