@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -75,6 +76,9 @@ type options struct {
 
 	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
 	stun multi
+
+	noDatagrams             bool   // -no-datagrams
+	dgCert, dgKey, dgPublic string // -datagram-cert, -datagram-key, -datagram-public
 }
 
 type multi []string
@@ -145,6 +149,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.turn.URL, "turn-url", "", "external TURN server for direct links, e.g. turn:turn.example.com:3478, with -turn-secret (instead of -turn-addr)")
 	fs.StringVar(&o.turn.Secret, "turn-secret", "", "shared secret of the TURN REST scheme (required with -turn-url; default for -turn-addr: generated); prefer $NEARZERO_TURN_SECRET: command lines are visible to every local user")
 	fs.DurationVar(&o.turn.TTL, "turn-ttl", server.DefaultTURNTTL, "lifetime of the TURN credentials handed out in the welcome")
+	fs.BoolVar(&o.noDatagrams, "no-datagrams", false, "serve no datagram path: states ride the WebSocket alone (default: a QUIC endpoint on the UDP port of -addr's number carries them as datagrams; open that UDP port too)")
+	fs.StringVar(&o.dgCert, "datagram-cert", "", "PEM certificate of the datagram path, with -datagram-key (default: a self-signed one made at start; clients pin its hash from the welcome, so it needs no CA)")
+	fs.StringVar(&o.dgKey, "datagram-key", "", "PEM private key of -datagram-cert")
+	fs.StringVar(&o.dgPublic, "datagram-public", "", "host:port or :port players reach the datagram path at, when not the host they connect to and -addr's port (a UDP port forwarded elsewhere)")
 	fs.Var(&o.stun, "stun-url", "STUN server handed to players for direct links, e.g. stun:stun.example.com:3478 (repeatable)")
 	fs.BoolVar(&o.version, "version", false, "print the release, protocol and rules versions and exit")
 	fs.StringVar(&o.cluster.nats, "nats", "", "NATS server URL(s), comma-separated, with JetStream: makes this server one node of a cluster sharing a room directory (default: none, a single server); needs -node-id, -node-url and the same secret on every node")
@@ -221,7 +229,24 @@ func (o *options) config() *server.Config {
 	c.MaxConns, c.MaxSockets, c.HeaderTimeout = l.MaxConns, l.MaxSockets, l.HeaderTimeout
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
 	c.TrustedProxies = o.proxies
+	c.NoDatagrams, c.DatagramPublic = o.noDatagrams, o.dgPublic
 	return c
+}
+
+// datagramCert loads -datagram-cert and -datagram-key; nil when neither
+// is set (the server makes its own).
+func (o *options) datagramCert() (*tls.Certificate, error) {
+	if o.dgCert == "" && o.dgKey == "" {
+		return nil, nil
+	}
+	if o.dgCert == "" || o.dgKey == "" {
+		return nil, errors.New("-datagram-cert and -datagram-key go together")
+	}
+	c, err := tls.LoadX509KeyPair(o.dgCert, o.dgKey)
+	if err != nil {
+		return nil, fmt.Errorf("datagram certificate: %w", err)
+	}
+	return &c, nil
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
@@ -286,6 +311,9 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	}
 	defer st.Close()
 	deps := server.Deps{Store: st, Log: log}
+	if deps.DatagramCert, err = o.datagramCert(); err != nil {
+		return err
+	}
 	secret := o.secret
 	if secret == "" {
 		secret = os.Getenv("NEARZERO_SECRET")
@@ -359,7 +387,8 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	<-s.Ready()
 	log.Info("nearzero-server ready", "addr", ln.Addr().String(), "db", o.db, "protocol", wire.ProtocolVersion,
 		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace,
-		"open_file_limit", files, "max_conns", cfg.Effective().MaxConns, "max_sockets", cfg.Effective().MaxSockets)
+		"open_file_limit", files, "max_conns", cfg.Effective().MaxConns, "max_sockets", cfg.Effective().MaxSockets,
+		"datagrams", s.DatagramAddr() != nil)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
