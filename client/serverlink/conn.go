@@ -99,6 +99,9 @@ type Conn struct {
 	// quicTokens keeps the servers' address-validation tokens for the
 	// datagram path (datagram.go).
 	quicTokens quic.TokenStore
+	// dgOff is set while the datagram path is off (Options.NoDatagrams,
+	// SetDatagrams).
+	dgOff atomic.Bool
 }
 
 // Stats are counters for debugging and tests.
@@ -163,6 +166,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Conn, error) {
 		rng:    rand.New(rand.NewPCG(o.backoffSeed(), 1)),
 		notify: make(chan struct{}, 1)}
 	c.life, c.endLife = context.WithCancel(context.Background())
+	c.dgOff.Store(o.NoDatagrams)
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

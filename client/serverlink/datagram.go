@@ -50,6 +50,7 @@ var errRefused = errors.New("serverlink: datagram binding refused")
 
 // dgLink is one session's bound QUIC connection.
 type dgLink struct {
+	c     *Conn
 	qc    *quic.Conn
 	start time.Time // the origin of the path's times: the path runs on real time, whatever Options.Clock is
 	out   chan *[]byte
@@ -64,12 +65,13 @@ var datagramBufs = sync.Pool{New: func() any { b := make([]byte, 0, datagram.Max
 
 func (l *dgLink) now() time.Duration { return time.Since(l.start) }
 
-// up reports whether states go over the path now.
+// up reports whether states go over the path now (never while the game
+// turned the path off: SetDatagrams).
 func (l *dgLink) up() bool {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.path.Up(now)
+	return l.path.Up(now) && !l.c.dgOff.Load()
 }
 
 // push hands b to the sender without blocking; false when its queue is full.
@@ -90,7 +92,7 @@ func (l *dgLink) push(b []byte) bool {
 func (l *dgLink) send(msg []byte) bool {
 	now := l.now()
 	l.mu.Lock()
-	if !l.path.Up(now) {
+	if !l.path.Up(now) || l.c.dgOff.Load() {
 		l.mu.Unlock()
 		return false
 	}
@@ -137,11 +139,26 @@ func (c *Conn) DatagramUp() bool {
 	return l != nil && l.up()
 }
 
-// startDatagrams starts s's datagram path when the welcome offered one
-// (with c.mu held); stopDatagrams, run as s ends, waits for it.
+// SetDatagrams turns the datagram path on or off, at once: off sends
+// every state by the WebSocket (the server is told, and does the same
+// within a keepalive), on takes the path again when it answers (dialling
+// it if it never was). Options.NoDatagrams is its setting at Dial.
+func (c *Conn) SetDatagrams(on bool) {
+	c.dgOff.Store(!on)
+	if on {
+		c.mu.Lock()
+		if s := c.sess; s != nil && s.dgStop == nil {
+			c.startDatagramsLocked(s)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// startDatagramsLocked starts s's datagram path when the welcome offered
+// one (with c.mu held); stopDatagrams, run as s ends, waits for it.
 func (c *Conn) startDatagramsLocked(s *session) {
 	o := c.welcome.Datagram
-	if c.opts.NoDatagrams || o == nil {
+	if c.dgOff.Load() || o == nil || c.isClosed() {
 		return
 	}
 	host := o.Host
@@ -286,7 +303,7 @@ func (c *Conn) bindDatagram(ctx context.Context, addr string, hash []byte, tok d
 		return fail(err)
 	}
 	_ = st.Close()
-	l := &dgLink{qc: qc, start: time.Now(), out: make(chan *[]byte, datagramQueue)}
+	l := &dgLink{c: c, qc: qc, start: time.Now(), out: make(chan *[]byte, datagramQueue)}
 	l.path.Bound(l.now())
 	l.wasUp = true
 	return l, next, nil
@@ -343,7 +360,9 @@ func (c *Conn) keepalive(l *dgLink) {
 		changed := up != l.wasUp
 		l.wasUp = up
 		due := l.path.KeepaliveDue(now)
-		hear := l.path.Hears(now)
+		// Turned off, this end says it hears nothing: the server then
+		// sends by the WebSocket too.
+		hear := l.path.Hears(now) && !c.dgOff.Load()
 		if due {
 			l.path.Sent(now)
 		}

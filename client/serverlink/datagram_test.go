@@ -75,7 +75,10 @@ type sender struct {
 
 const speed = 5.0 // m/s
 
-func (p *pair) send(t *testing.T) *sender {
+func (p *pair) send(t *testing.T) *sender { return sendFrom(t, p.a, p.clk) }
+
+// sendFrom sends c's states as (*pair).send does.
+func sendFrom(t *testing.T, c *serverlink.Conn, clk *realtime.Wall) *sender {
 	s := &sender{sampled: map[wire.Seq]time.Duration{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -87,13 +90,13 @@ func (p *pair) send(t *testing.T) *sender {
 				return
 			case <-tick.C:
 			}
-			now := p.clk.Now()
+			now := clk.Now()
 			x := speed * now.Seconds()
 			st := &wire.State{Seq: seq, Stamp: wire.StampOf(now), Pos: geom.Vec3{X: x}, Vel: geom.Vec3{X: speed}, Rot: geom.Quat{W: 1}}
 			s.mu.Lock()
 			s.sampled[seq] = now
 			s.mu.Unlock()
-			if err := p.a.SendState(st); err != nil {
+			if err := c.SendState(st); err != nil {
 				t.Errorf("send state: %v", err)
 				return
 			}
@@ -247,4 +250,48 @@ func TestDatagramsBlockedFromStart(t *testing.T) {
 	for _, pk := range p.proxy.Packets() {
 		assert.True(t, pk.ToServer, "nothing came back through a blocked router")
 	}
+}
+
+// TestSetDatagramsLive turns a's datagram path off and on while it sends:
+// off, its states go by the WebSocket and the server sends to it that way
+// too; on, both take the path again.
+func TestSetDatagramsLive(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	p := newPair(t, ctx, false, false)
+	waitUntil(t, ctx, "the datagram path", func() bool { return p.a.DatagramUp() && p.b.DatagramUp() })
+	s := p.send(t)
+	defer s.halt()
+	bs := sendFrom(t, p.b, p.clk) // b sends too, for a to receive
+	defer bs.halt()
+	var r receiver
+	waitUntil(t, ctx, "30 states", func() bool { r.poll(p.b); return len(r.got) >= 30 })
+
+	p.a.SetDatagrams(false)
+	assert.False(t, p.a.DatagramUp())
+	// The server hears a's next keepalive say it hears nothing, and stops.
+	got := p.a.Stats().StatesReceivedDatagram
+	for {
+		time.Sleep(100 * time.Millisecond)
+		now := p.a.Stats().StatesReceivedDatagram
+		if now == got {
+			break
+		}
+		got = now
+		require.NoError(t, ctx.Err(), "the server keeps sending as datagrams")
+	}
+	sent := p.a.Stats().StatesSentDatagram
+	n := len(r.got)
+	waitUntil(t, ctx, "30 states more", func() bool { r.poll(p.b); p.a.PollStates(nil); return len(r.got) >= n+30 })
+	assert.Equal(t, sent, p.a.Stats().StatesSentDatagram, "off: a sends none as datagrams")
+	assert.Equal(t, got, p.a.Stats().StatesReceivedDatagram, "and the server sends it none")
+
+	p.a.SetDatagrams(true)
+	waitUntil(t, ctx, "the path again", func() bool { r.poll(p.b); p.a.PollStates(nil); return p.a.DatagramUp() })
+	waitUntil(t, ctx, "states both ways as datagrams", func() bool {
+		r.poll(p.b)
+		p.a.PollStates(nil)
+		st := p.a.Stats()
+		return st.StatesSentDatagram > sent+10 && st.StatesReceivedDatagram > got+10
+	})
 }
