@@ -83,6 +83,8 @@ type conn struct {
 	pongDG atomic.Bool
 	dgTok  datagram.Token // guarded by Server.dg.mu: the token that binds next
 	dgGone bool           // guarded by Server.dg.mu: the connection ended
+	order  dgOrder        // both paths' states, in order (datagram.go)
+	wsBuf  []byte         // reader: the WebSocket's states, filtered
 }
 
 const slotSize = 1 + wire.MaxStateSize
@@ -313,6 +315,8 @@ func (c *conn) handle(msg []byte) {
 					return
 				}
 			}
+		} else if msg = c.orderWS(now, msg); len(msg) == 0 {
+			return // behind states that came by datagram (datagram.go)
 		}
 		h.do(func(now time.Duration) { h.r.HandleFrame(now, c, msg) })
 		return

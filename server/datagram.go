@@ -437,7 +437,6 @@ type dgLink struct {
 	// rate, burst, ctlRate and ctlBurst are set when bound.
 	rate, burst, ctlRate, ctlBurst float64
 
-	reorder datagram.Reorder
 	buf     []byte
 	out     chan *[]byte
 	closing atomic.Bool
@@ -598,12 +597,7 @@ func (l *dgLink) handle(b []byte) {
 	switch wire.KindOf(b) {
 	case wire.KindState3D, wire.KindState2D:
 		l.heard(now, true)
-		var dropped int
-		l.buf, dropped = l.reorder.Filter(l.buf[:0], b)
-		if dropped > 0 {
-			s.m.DatagramReordered.Add(float64(dropped))
-		}
-		if len(l.buf) == 0 {
+		if l.buf = c.order.filter(s, l.buf[:0], b); len(l.buf) == 0 {
 			return
 		}
 		h := c.room.Load()
@@ -638,6 +632,45 @@ func (l *dgLink) handle(b []byte) {
 	default:
 		s.m.RejectedConn(metrics.ReasonDatagram)
 	}
+}
+
+// dgOrder keeps a session's states in sequence order per entity across
+// its two paths: a state that arrives behind a newer one of its entity
+// (UDP reorders; a state on the WebSocket may be overtaken by a datagram
+// at a switch, or the reverse) is dropped and counted, where the room
+// would refuse it as stale and tell the player. Only the sessions with a
+// datagram path pass through it: the others are as they always were.
+type dgOrder struct {
+	mu sync.Mutex
+	r  datagram.Reorder
+}
+
+// filter appends the frames of batch still in order to dst.
+func (o *dgOrder) filter(s *Server, dst, batch []byte) []byte {
+	o.mu.Lock()
+	dst, dropped := o.r.Filter(dst, batch)
+	o.mu.Unlock()
+	if dropped > 0 {
+		s.m.DatagramReordered.Add(float64(dropped))
+	}
+	return dst
+}
+
+// orderWS passes a message from the WebSocket reader through the
+// session's order while a datagram path is bound, and takes it from that
+// path's budget (a flood of stale states is cut all the same); other
+// messages, and every message of a session without one, go on as they
+// are. Reader goroutine only.
+func (c *conn) orderWS(now time.Duration, msg []byte) []byte {
+	l := c.dg.Load()
+	if l == nil || (wire.KindOf(msg) != wire.KindState3D && wire.KindOf(msg) != wire.KindState2D) {
+		return msg
+	}
+	if !l.take(now) {
+		return nil
+	}
+	c.wsBuf = c.order.filter(c.s, c.wsBuf[:0], msg)
+	return c.wsBuf
 }
 
 // pongOutside answers a ping from a connection in no room, as the

@@ -250,3 +250,26 @@ func TestDatagramRetryFirst(t *testing.T) {
 	assert.Equal(t, []byte{0, 0, 0, 1}, answer.Head[1:5], "QUIC v1")
 	assert.Less(t, answer.Size, pk[0].Size, "and smaller than the packet it answers")
 }
+
+// A state overtaken by a newer one on the other path (a switch) is
+// dropped quietly, not refused as stale with an error to the player.
+func TestDatagramPathsKeepOrder(t *testing.T) {
+	e := newEnv(t, nil)
+	r, qc := seatedRaw(t, e)
+	b, err := wire.AppendState(nil, state(5, 0))
+	require.NoError(t, err)
+	require.NoError(t, qc.SendDatagram(b))
+	eventually(t, "the datagram state in", func() (string, bool) {
+		body := metricsBody(e)
+		return body, bytes.Contains([]byte(body), []byte("nearzero_datagram_states_in_total 1"))
+	})
+	late, err := wire.AppendState(nil, state(4, 0))
+	require.NoError(t, err)
+	r.send(late) // on the WebSocket, behind seq 5
+	require.NoError(t, qc.SendDatagram(late)) // and a datagram reordered
+	eventually(t, "both dropped", func() (string, bool) {
+		body := metricsBody(e)
+		return body, bytes.Contains([]byte(body), []byte("nearzero_datagram_reordered_total 2"))
+	})
+	assert.Contains(t, metricsBody(e), `nearzero_rejected_total{reason="stale"} 0`, "nothing refused: no error to the player")
+}

@@ -56,8 +56,9 @@ type Metrics struct {
 	// and sent over datagram paths (a subset of StatesInTotal and
 	// RelayedTotal).
 	DatagramStatesIn, DatagramStatesOut *Counter
-	// DatagramReordered counts states dropped from datagrams because a
-	// newer state of the same entity had arrived (UDP reorders).
+	// DatagramReordered counts states of sessions with a datagram path
+	// dropped because a newer state of the same entity had arrived first
+	// (UDP reorders, and the two paths overtake each other at a switch).
 	DatagramReordered *Counter
 	// DatagramFallbacks counts datagram paths that went down while bound
 	// (their states then go by the WebSocket).
@@ -196,7 +197,7 @@ func New() *Metrics {
 		g("datagram_links", "Connections with a bound datagram path (QUIC).", m.DatagramLinks),
 		c("datagram_states_in_total", "State frames received over datagram paths.", m.DatagramStatesIn),
 		c("datagram_states_out_total", "State frames sent over datagram paths.", m.DatagramStatesOut),
-		c("datagram_reordered_total", "States dropped from datagrams because a newer state of the entity had arrived.", m.DatagramReordered),
+		c("datagram_reordered_total", "States of sessions with a datagram path dropped because a newer state of the entity had arrived first (UDP reorders; the two paths overtake each other at a switch).", m.DatagramReordered),
 		c("datagram_fallbacks_total", "Datagram paths that went down while bound (states then go by the WebSocket).", m.DatagramFallbacks),
 	}
 	return m
