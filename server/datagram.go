@@ -169,6 +169,7 @@ func (d *datagrams) loop(name string, f func()) {
 func serverQUICConfig() *quic.Config {
 	return &quic.Config{
 		EnableDatagrams:                true,
+		DisablePathMTUDiscovery:        true, // datagrams fit the smallest packets: no probes needed
 		HandshakeIdleTimeout:           datagram.BindTimeout,
 		MaxIdleTimeout:                 10 * time.Second,
 		MaxIncomingStreams:             1,

@@ -265,7 +265,7 @@ func TestDatagramPathsKeepOrder(t *testing.T) {
 	})
 	late, err := wire.AppendState(nil, state(4, 0))
 	require.NoError(t, err)
-	r.send(late) // on the WebSocket, behind seq 5
+	r.send(late)                              // on the WebSocket, behind seq 5
 	require.NoError(t, qc.SendDatagram(late)) // and a datagram reordered
 	eventually(t, "both dropped", func() (string, bool) {
 		body := metricsBody(e)

@@ -320,12 +320,13 @@ func (c *Conn) quicConfig() *quic.Config {
 	ts := c.quicTokens
 	c.mu.Unlock()
 	return &quic.Config{
-		EnableDatagrams:       true,
-		HandshakeIdleTimeout:  c.opts.DialTimeout,
-		MaxIdleTimeout:        10 * time.Second,
-		MaxIncomingStreams:    -1,
-		MaxIncomingUniStreams: -1,
-		TokenStore:            ts,
+		EnableDatagrams:         true,
+		DisablePathMTUDiscovery: true, // datagrams fit the smallest packets: no probes needed
+		HandshakeIdleTimeout:    c.opts.DialTimeout,
+		MaxIdleTimeout:          10 * time.Second,
+		MaxIncomingStreams:      -1,
+		MaxIncomingUniStreams:   -1,
+		TokenStore:              ts,
 	}
 }
 

@@ -30,4 +30,3 @@ func Offline(opts *Options, code string, slot int) (c *Conn, write func() []byte
 	}
 	return c, write, c.stopLag, nil
 }
-
