@@ -3,7 +3,7 @@
 # base, as a non-root user, with its SQLite database on the /data volume.
 #
 #   docker build -t nearzero-server .
-#   docker run -d --name nearzero -p 8787:8787 -v nearzero-data:/data \
+#   docker run -d --name nearzero -p 8787:8787 -p 8787:8787/udp -v nearzero-data:/data \
 #       --stop-timeout 300 nearzero-server -public-url https://play.example.com
 #
 # Arguments after the image name are extra server flags (a later flag wins
@@ -34,7 +34,8 @@ COPY --from=build /out/nearzero-server /usr/local/bin/nearzero-server
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 VOLUME ["/data"]
-EXPOSE 8787
+# TCP: HTTP and the WebSockets; UDP: the datagram path (QUIC) for states.
+EXPOSE 8787 8787/udp
 STOPSIGNAL SIGTERM
 # The image has no shell or curl: the server probes itself. /healthz is 503
 # while draining, so a draining container reports unhealthy (on purpose: a
