@@ -39,12 +39,14 @@ const (
 	// 12, Ubuntu 22.04, Fedora 35.
 	maxGlibc = "2.34"
 	// maxLibrary bounds each stripped library, so a game ships a small
-	// one: issue 19's goal, 12 MB. Measured: linux x86_64 11.3 MB, arm64
-	// 10.3, windows x86_64 11.5, macOS arm64 10.5, x86_64 11.4, down from
-	// 21.4 MB (linux x86_64) when the game library still linked
+	// one: issue 19's goal was 12 MB. Measured then: linux x86_64 11.3 MB,
+	// arm64 10.3, windows x86_64 11.5, macOS arm64 10.5, x86_64 11.4, down
+	// from 21.4 MB (linux x86_64) when the game library still linked
 	// Prometheus, html/template and pion/webrtc's media stack (README,
-	// Release, says what each step took).
-	maxLibrary = 12_000_000
+	// Release, says what each step took). The datagram path (quic-go, its
+	// TLS and a QUIC server in host_local) added 1.37-1.47 MB to each:
+	// linux x86_64 12.7 MB, arm64 11.6, windows x86_64 12.95 (issue 32).
+	maxLibrary = 13_500_000
 )
 
 // A library the zip must hold, and how to read it. These three always;
