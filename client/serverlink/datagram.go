@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -52,6 +53,8 @@ var errRefused = errors.New("serverlink: datagram binding refused")
 type dgLink struct {
 	c     *Conn
 	qc    *quic.Conn
+	tr    *quic.Transport // its own, on its own socket
+	udp   net.PacketConn
 	start time.Time // the origin of the path's times: the path runs on real time, whatever Options.Clock is
 	out   chan *[]byte
 
@@ -273,12 +276,25 @@ func (c *Conn) bindDatagram(ctx context.Context, addr string, hash []byte, tok d
 		NextProtos: []string{datagram.ALPN},
 		MinVersion: tls.VersionTLS13,
 	}
-	qc, err := quic.DialAddr(ctx, addr, tlsConf, c.quicConfig())
+	raddr, err := resolveUDP(ctx, addr)
 	if err != nil {
+		return nil, next, err
+	}
+	udp, err := net.ListenUDP("udp", nil)
+	if err != nil {
+		return nil, next, fmt.Errorf("datagram path: %w", err)
+	}
+	tr := &quic.Transport{Conn: quietUDP{udp}}
+	qc, err := tr.Dial(ctx, raddr, tlsConf, c.quicConfig())
+	if err != nil {
+		_ = tr.Close()
+		_ = udp.Close()
 		return nil, next, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	fail := func(err error) (*dgLink, datagram.Token, error) {
 		_ = qc.CloseWithError(datagram.CloseNormal, "")
+		_ = tr.Close()
+		_ = udp.Close()
 		var ae *quic.ApplicationError
 		if errors.As(err, &ae) && ae.ErrorCode == datagram.CloseRefused {
 			return nil, next, fmt.Errorf("%w: %s", errRefused, ae.ErrorMessage)
@@ -303,7 +319,7 @@ func (c *Conn) bindDatagram(ctx context.Context, addr string, hash []byte, tok d
 		return fail(err)
 	}
 	_ = st.Close()
-	l := &dgLink{c: c, qc: qc, start: time.Now(), out: make(chan *[]byte, datagramQueue)}
+	l := &dgLink{c: c, qc: qc, tr: tr, udp: udp, start: time.Now(), out: make(chan *[]byte, datagramQueue)}
 	l.path.Bound(l.now())
 	l.wasUp = true
 	return l, next, nil
@@ -341,7 +357,44 @@ func (c *Conn) runLink(ctx context.Context, l *dgLink) {
 	c.readDatagrams(l)
 	_ = l.qc.CloseWithError(datagram.CloseNormal, "")
 	wg.Wait()
+	_ = l.tr.Close()
+	_ = l.udp.Close()
 }
+
+// resolveUDP resolves host:port within ctx.
+func resolveUDP(ctx context.Context, addr string) (*net.UDPAddr, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("datagram path: %w", err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("datagram path: port %q: %w", port, err)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return nil, fmt.Errorf("datagram path: resolve %s: %w", host, err)
+	}
+	ip := ips[0]
+	for _, a := range ips { // IPv4 first: the WebSocket most likely went that way
+		if a.Is4() || a.Is4In6() {
+			ip = a
+			break
+		}
+	}
+	return net.UDPAddrFromAddrPort(netip.AddrPortFrom(ip.Unmap(), uint16(p))), nil
+}
+
+// quietUDP is the datagram path's socket as quic-go sees it: without its
+// SyscallConn, quic-go neither batches reads and writes (a game's few
+// hundred datagrams a second need none) nor tries to grow the socket's
+// buffers to 7 MB, which unprivileged it cannot, and then prints a
+// warning to the game's console.
+type quietUDP struct{ net.PacketConn }
+
+// SetReadBuffer and SetWriteBuffer take what the system allows.
+func (q quietUDP) SetReadBuffer(int) error  { return nil }
+func (q quietUDP) SetWriteBuffer(int) error { return nil }
 
 // keepalive sends a keepalive whenever the link was silent for
 // datagram.KeepaliveEvery, and counts the link's switches.

@@ -137,7 +137,7 @@ func Start(cfg Config) (*Server, error) {
 		// Stop does not drain: rounds end with the host.
 		DrainGrace:  time.Second,
 		NoDatagrams: udp == nil,
-	}, server.Deps{Secret: secret, Log: log, DatagramConn: udp})
+	}, server.Deps{Secret: secret, Log: log, DatagramConn: quiet(udp)})
 	if err != nil {
 		closeAll()
 		return nil, fmt.Errorf("embedded: %w", err)
@@ -267,6 +267,25 @@ func (l *onceListener) closed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.isShut
+}
+
+// quietUDP is the datagram path's socket as quic-go sees it inside a
+// game: without its SyscallConn, quic-go does not try to grow the
+// socket's buffers to 7 MB, which unprivileged it cannot, and then print
+// a warning to the game's console; a LAN game's datagrams need neither
+// big buffers nor batched reads.
+type quietUDP struct{ net.PacketConn }
+
+// SetReadBuffer and SetWriteBuffer take what the system allows.
+func (quietUDP) SetReadBuffer(int) error  { return nil }
+func (quietUDP) SetWriteBuffer(int) error { return nil }
+
+// quiet wraps udp (nil stays nil).
+func quiet(udp net.PacketConn) net.PacketConn {
+	if udp == nil {
+		return nil
+	}
+	return quietUDP{udp}
 }
 
 // listenTries is how many free ports AnyPort tries for one whose UDP
