@@ -35,7 +35,8 @@ COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 VOLUME ["/data"]
 # TCP: HTTP and the WebSockets; UDP: the datagram path (QUIC) for states.
-EXPOSE 8787 8787/udp
+EXPOSE 8787
+EXPOSE 8787/udp
 STOPSIGNAL SIGTERM
 # The image has no shell or curl: the server probes itself. /healthz is 503
 # while draining, so a draining container reports unhealthy (on purpose: a
