@@ -295,3 +295,34 @@ func TestSetDatagramsLive(t *testing.T) {
 		return st.StatesSentDatagram > sent+10 && st.StatesReceivedDatagram > got+10
 	})
 }
+
+// TestDatagramPathAfterNATRebinding moves a's outer UDP port, as a NAT
+// that forgot its mapping does: QUIC's connection migration keeps the
+// path (the server follows the new address), with no new binding.
+func TestDatagramPathAfterNATRebinding(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	p := newPair(t, ctx, true, false)
+	waitUntil(t, ctx, "the datagram path", func() bool { return p.a.DatagramUp() && p.b.DatagramUp() })
+	s := p.send(t)
+	bs := sendFrom(t, p.b, p.clk)
+	var r receiver
+	waitUntil(t, ctx, "30 states", func() bool { r.poll(p.b); p.a.PollStates(nil); return len(r.got) >= 30 })
+
+	require.NoError(t, p.proxy.Rebind())
+	sent, got := p.a.Stats().StatesSentDatagram, p.a.Stats().StatesReceivedDatagram
+	waitUntil(t, ctx, "datagrams both ways from the new address", func() bool {
+		r.poll(p.b)
+		p.a.PollStates(nil)
+		st := p.a.Stats()
+		return st.StatesSentDatagram > sent+60 && st.StatesReceivedDatagram > got+60
+	})
+	s.halt()
+	bs.halt()
+	st := p.a.Stats()
+	t.Logf("after the rebinding: binds %d, fall backs %d", st.DatagramBinds, st.DatagramFallbacks)
+	assert.Equal(t, int64(1), st.DatagramBinds, "the same QUIC connection, migrated")
+	time.Sleep(50 * time.Millisecond)
+	r.poll(p.b)
+	checkStream(t, s, r.got)
+}
