@@ -2,6 +2,7 @@ package serverlink_test
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/nearzero/nearzero/internal/testkit"
 	"github.com/nearzero/nearzero/internal/testkit/udpproxy"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
 )
@@ -144,6 +146,25 @@ func checkStream(t *testing.T, s *sender, got []serverlink.RemoteState) {
 		worst = max(worst, (rs.Local - at).Abs())
 	}
 	t.Logf("%d states; largest error of a mapped sample time: %v", len(got), worst)
+
+	// Drawn: the states through a predictor, in arrival order, drawn at
+	// 60 Hz over the whole stream. The mover's true position at a frame is
+	// speed x the frame's time (one clock): a state drawn twice or a jump
+	// of the mapping at a switch would show as an error; a gap is coasted
+	// over at the mover's constant speed.
+	pr, err := predict.New(predict.Config{})
+	require.NoError(t, err)
+	next, drawErr := 0, 0.0
+	for f := got[0].Arrival; f <= got[len(got)-1].Arrival; f += time.Second / 60 {
+		for ; next < len(got) && got[next].Arrival <= f; next++ {
+			rs := got[next]
+			assert.True(t, pr.Add(predict.PathServer, predict.SampleOf(&rs.State, rs.Local), rs.Arrival), "state %d taken once", rs.State.Seq)
+		}
+		pose := pr.PoseAt(f)
+		drawErr = max(drawErr, math.Abs(float64(pose.Pos.X)-speed*f.Seconds()))
+	}
+	t.Logf("largest drawn error: %.3f m", drawErr)
+	assert.Less(t, drawErr, 0.5, "drawn where the mover is, within half a metre at 5 m/s")
 	// A jump of the mapping at a switch would be a path's one-way delay
 	// or more, and a wrong clock seconds; the bound leaves a busy
 	// machine's sync error room.
