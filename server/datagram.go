@@ -522,13 +522,17 @@ func (l *dgLink) sendControl(frame []byte) bool {
 	return true
 }
 
-// tick sends a keepalive if one is due and counts a fall back.
+// tick sends a keepalive if one is due and counts a fall back. Outside a
+// room none is due: nothing needs the path there, and a server's idle
+// sessions cost it no packets (the client's QUIC keepalive holds the
+// connection).
 func (l *dgLink) tick(now time.Duration) {
+	inRoom := l.c.room.Load() != nil
 	l.mu.Lock()
 	up := l.path.Up(now)
-	down := l.wasUp && !up
+	down := l.wasUp && !up && inRoom
 	l.wasUp = up
-	due := l.path.KeepaliveDue(now)
+	due := inRoom && l.path.KeepaliveDue(now)
 	hear := l.path.Hears(now)
 	if due {
 		l.path.Sent(now)

@@ -234,6 +234,8 @@ func TestDatagramRetryFirst(t *testing.T) {
 	p := udpproxy.Start(t, e.s.DatagramAddr().String())
 	opts := &serverlink.Options{Sync: fastSync, DatagramAddr: p.Addr()}
 	ann := e.dial("Ann", opts)
+	_, err := ann.Create(ctxT(t), nil)
+	require.NoError(t, err)
 	eventually(t, "the datagram path", func() (bool, bool) { return ann.DatagramUp(), ann.DatagramUp() })
 	pk := p.Packets()
 	require.GreaterOrEqual(t, len(pk), 2)

@@ -42,6 +42,11 @@ const (
 // datagramTick is how often a link checks whether a keepalive is due.
 const datagramTick = datagram.KeepaliveEvery / 2
 
+// datagramHold is how often QUIC pings an idle datagram path (outside a
+// room, where no keepalives go): the connection and the routers' mappings
+// stay, a packet every few seconds.
+const datagramHold = 5 * time.Second
+
 // datagramQueue is how many datagrams may wait for a link's sender.
 const datagramQueue = 32
 
@@ -340,6 +345,7 @@ func (c *Conn) quicConfig() *quic.Config {
 		DisablePathMTUDiscovery: true, // datagrams fit the smallest packets: no probes needed
 		HandshakeIdleTimeout:    c.opts.DialTimeout,
 		MaxIdleTimeout:          10 * time.Second,
+		KeepAlivePeriod:         datagramHold,
 		MaxIncomingStreams:      -1,
 		MaxIncomingUniStreams:   -1,
 		TokenStore:              ts,
@@ -408,12 +414,17 @@ func (c *Conn) keepalive(l *dgLink) {
 			return
 		case <-t.C:
 		}
+		c.mu.Lock()
+		inRoom := c.code != ""
+		c.mu.Unlock()
 		now := l.now()
 		l.mu.Lock()
 		up := l.path.Up(now)
-		changed := up != l.wasUp
+		changed := up != l.wasUp && inRoom // outside a room the path rests: no switch to count
 		l.wasUp = up
-		due := l.path.KeepaliveDue(now)
+		// Outside a room nothing needs the path: QUIC's own keepalive
+		// (quicConfig) holds it and the router's mapping, at no cost.
+		due := inRoom && l.path.KeepaliveDue(now)
 		// Turned off, this end says it hears nothing: the server then
 		// sends by the WebSocket too.
 		hear := l.path.Hears(now) && !c.dgOff.Load()

@@ -21,8 +21,8 @@
 // Each end sends states over the path only while it is Up (Path): it has
 // heard from the other end over it within DeadAfter, and the other end's
 // last word said it hears this one (a keepalive's flag; a state or a ping
-// says so by being sent). An end that sent nothing for KeepaliveEvery
-// sends a keepalive. A path that dies (UDP blocked, a NAT mapping gone)
+// says so by being sent). In a room, an end that sent nothing for
+// KeepaliveEvery sends a keepalive (outside one the path rests). A path that dies (UDP blocked, a NAT mapping gone)
 // is thus left by both ends within DeadAfter plus a keepalive, and taken
 // again as soon as it answers. docs/protocol.md has the whole description.
 package datagram

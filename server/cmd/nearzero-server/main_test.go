@@ -177,7 +177,9 @@ func TestDatagramCertFlags(t *testing.T) {
 	sum := sha256.Sum256(der)
 	require.NotNil(t, c.Welcome().Datagram)
 	assert.Equal(t, hex.EncodeToString(sum[:]), c.Welcome().Datagram.CertSHA256)
-	assert.Eventually(t, c.DatagramUp, 5*time.Second, 5*time.Millisecond, "the client takes the path")
+	_, err = c.Create(ctx, nil)
+	require.NoError(t, err)
+	assert.Eventually(t, c.DatagramUp, 5*time.Second, 5*time.Millisecond, "the client takes the path in a room")
 	require.NoError(t, c.Close(ctx))
 	sig <- syscall.SIGTERM
 	sig <- syscall.SIGTERM
