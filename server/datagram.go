@@ -259,7 +259,16 @@ func (d *datagrams) serve(qc *quic.Conn) {
 		_ = qc.CloseWithError(datagram.CloseNoBind, "no binding")
 		return
 	}
-	l := &dgLink{d: d, qc: qc, out: make(chan *[]byte, dgQueue)}
+	// The link is whole before bind publishes it: the WebSocket reader
+	// takes from its budget from then on (orderWS).
+	now := s.now()
+	rc := &s.cfg.Room
+	rate := or(rc.SendRate, room.DefaultSendRate)*or(rc.RateFactor, room.DefaultRateFactor)*(1+or(rc.Entities.StateShare, room.DefaultStateShare)) +
+		dgExtraRate
+	cr, cb := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
+	l := &dgLink{d: d, qc: qc, out: make(chan *[]byte, dgQueue), rate: rate, burst: rate, ctlRate: cr, ctlBurst: cb,
+		bucket: ratelimit.Full(now, rate), ctl: ratelimit.Full(now, cb)}
+	l.path.Bound(now)
 	c, next, old := d.bind(tok, l)
 	if c == nil {
 		d.fails.spend(key, s.now())
@@ -270,18 +279,6 @@ func (d *datagrams) serve(qc *quic.Conn) {
 	if old != nil {
 		old.close(datagram.CloseReplaced, "a newer connection bound the session")
 	}
-	now := s.now()
-	rc := &s.cfg.Room
-	rate := or(rc.SendRate, room.DefaultSendRate)*or(rc.RateFactor, room.DefaultRateFactor)*(1+or(rc.Entities.StateShare, room.DefaultStateShare)) +
-		dgExtraRate
-	cr, cb := or(rc.ControlRate, room.DefaultControlRate), or(rc.ControlBurst, room.DefaultControlBurst)
-	l.mu.Lock()
-	l.rate, l.burst = rate, rate
-	l.bucket = ratelimit.Full(now, l.burst)
-	l.ctlRate, l.ctlBurst = cr, cb
-	l.ctl = ratelimit.Full(now, cb)
-	l.path.Bound(now)
-	l.mu.Unlock()
 	_, err = st.Write(datagram.AppendBound(nil, next))
 	_ = st.Close()
 	if err != nil {
@@ -291,7 +288,8 @@ func (d *datagrams) serve(qc *quic.Conn) {
 	}
 	s.m.DatagramLinks.Inc()
 	c.log.Debug("datagram path bound", "udp", qc.RemoteAddr().String())
-	go l.sender()
+	d.wg.Add(1)
+	go func() { defer d.wg.Done(); l.sender() }()
 	l.read()
 	s.m.DatagramLinks.Dec()
 	d.unbind(l)
@@ -435,7 +433,7 @@ type dgLink struct {
 	bucket ratelimit.Bucket // every datagram
 	over   bool
 	ctl    ratelimit.Bucket // pings answered outside a room
-	// rate, burst, ctlRate and ctlBurst are set when bound.
+	// rate, burst, ctlRate and ctlBurst are read-only.
 	rate, burst, ctlRate, ctlBurst float64
 
 	buf     []byte

@@ -140,10 +140,13 @@ type session struct {
 	dog    *time.Timer
 	silent error
 	// dg is the datagram path while bound (datagram.go); dgStop and
-	// dgDone end it and tell it ended (nil when none was offered).
-	dg     atomic.Pointer[dgLink]
-	dgStop context.CancelFunc
-	dgDone chan struct{}
+	// dgDone end it and tell it ended (nil when none was offered), and
+	// dgEnded forbids a start once the session ended; the three guarded
+	// by Conn.mu.
+	dg      atomic.Pointer[dgLink]
+	dgStop  context.CancelFunc
+	dgDone  chan struct{}
+	dgEnded bool
 }
 
 type result struct {
@@ -299,7 +302,7 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 		close(readerDone)
 		<-writerDone
 		_ = ws.CloseNow()
-		s.stopDatagrams()
+		c.stopDatagrams(s)
 		c.mu.Lock()
 		if s.dog != nil {
 			s.dog.Stop()

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -166,7 +167,7 @@ func (c *Conn) SetDatagrams(on bool) {
 // one (with c.mu held); stopDatagrams, run as s ends, waits for it.
 func (c *Conn) startDatagramsLocked(s *session) {
 	o := c.welcome.Datagram
-	if c.dgOff.Load() || o == nil || c.isClosed() {
+	if c.dgOff.Load() || o == nil || c.isClosed() || s.dgEnded {
 		return
 	}
 	host := o.Host
@@ -182,30 +183,25 @@ func (c *Conn) startDatagramsLocked(s *session) {
 	go c.runDatagrams(ctx, s, *o, addr)
 }
 
-// stopDatagrams ends s's datagram path and waits until it is gone.
-func (s *session) stopDatagrams() {
-	if s.dgStop != nil {
-		s.dgStop()
-		<-s.dgDone
+// stopDatagrams ends s's datagram path, and any start after it (s
+// ended), and waits until it is gone.
+func (c *Conn) stopDatagrams(s *session) {
+	c.mu.Lock()
+	s.dgEnded = true
+	stop, done := s.dgStop, s.dgDone
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
 	}
 }
 
 // urlHost returns the host of a WebSocket URL (no port, no brackets).
 func urlHost(raw string) string {
-	rest := raw
-	if i := bytes.Index([]byte(rest), []byte("://")); i >= 0 {
-		rest = rest[i+3:]
+	if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+		return u.Hostname()
 	}
-	for i, r := range rest {
-		if r == '/' || r == '?' || r == '#' {
-			rest = rest[:i]
-			break
-		}
-	}
-	if h, _, err := net.SplitHostPort(rest); err == nil {
-		return h
-	}
-	return rest
+	return raw
 }
 
 // runDatagrams dials and binds the datagram path, keeps it while it
