@@ -6,6 +6,10 @@
 #   docker run -d --name nearzero -p 8787:8787 -p 8787:8787/udp -v nearzero-data:/data \
 #       --stop-timeout 300 nearzero-server -public-url https://play.example.com
 #
+# UDP 8787 is the server's STUN responder, which lets players behind NATs
+# link directly; behind NAT (Docker's included) the server does not know
+# the address players reach it at, so add -public-addr with it.
+#
 # Arguments after the image name are extra server flags (a later flag wins
 # over the same one in ENTRYPOINT). Stopping: docker stop sends SIGTERM,
 # which drains (no new rooms or rounds; running rounds finish for up to

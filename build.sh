@@ -95,33 +95,6 @@ for p in crypto/... net/... encoding/json encoding/asn1 encoding/gob encoding/pe
 	LIB_GCFLAGS+=("-gcflags=$p=-l")
 done
 
-# relr_ldflags prints the C linker flags that pack a Linux library's
-# relative relocations as DT_RELR (1.5 MB less of a 12.8 MB library), or
-# fails with a note when this machine cannot: lld (Debian: apt-get install
-# lld) packs them for both architectures, GNU ld 2.38+ for x86_64 only. The
-# library applies them itself on every glibc (bindings/godot/relr_linux.c;
-# tools/relr, run after the link, says how).
-RELR_DIR=
-relr_ldflags() { # goarch
-	if [ -n "$RELR_DIR" ]; then
-		echo "-B$RELR_DIR -fuse-ld=lld -Wl,--pack-dyn-relocs=relr"
-	elif [ "$1" = amd64 ]; then
-		echo "-Wl,-z,pack-relative-relocs"
-	else
-		echo "build.sh: no lld, so the linux/$1 library keeps its relocations unpacked (1.3 MB more; Debian: apt-get install lld)" >&2
-		return 1
-	fi
-}
-# gcc -fuse-ld=lld looks for ld.lld (a cross gcc for TRIPLE-ld.lld) in its
-# own directories first: -B names a directory with both.
-if command -v ld.lld >/dev/null 2>&1; then
-	RELR_DIR=$(mktemp -d)
-	trap 'rm -rf "$RELR_DIR"' EXIT
-	for l in ld.lld aarch64-linux-gnu-ld.lld x86_64-linux-gnu-ld.lld; do
-		ln -s "$(command -v ld.lld)" "$RELR_DIR/$l"
-	done
-fi
-
 build_lib() { # goos goarch cc os-tag arch-tag [dir, default the addon's bin/]
 	local out name dir=${6:-$ADDON_BIN} ldflags='-s -w'
 	name=$(lib_name "$4" "$5")
@@ -130,18 +103,11 @@ build_lib() { # goos goarch cc os-tag arch-tag [dir, default the addon's bin/]
 	# A macOS library's install name (LC_ID_DYLIB) is @rpath/ and its name,
 	# not the path it was linked at.
 	[ "$1" = darwin ] && ldflags="$ldflags -extldflags=-Wl,-install_name,@rpath/$name"
-	local relr=
-	if [ "$1" = linux ] && relr=$(relr_ldflags "$2"); then
-		ldflags="$ldflags '-extldflags=$relr -Wl,-init,nearzero_relr_init'"
-	fi
 	echo "build.sh: library $4/$5 -> $out"
 	CGO_ENABLED=1 GOOS="$1" GOARCH="$2" CC="$3" \
 		"$GO" build -trimpath -buildmode=c-shared -tags "$LIB_TAGS" "${LIB_GCFLAGS[@]}" \
 		-ldflags="$ldflags" -o "$out" ./extension
 	rm -f "${out%.*}.h"
-	if [ -n "$relr" ]; then
-		"$GO" run ./tools/relr "$out"
-	fi
 	# zig's linker keeps the 25,000 local symbols Go asks to drop (-Wl,-x);
 	# llvm-strip drops them (1.5 MB) and signs the arm64 library again.
 	if [ "$1" = darwin ]; then
@@ -280,7 +246,7 @@ target_package() {
 	fi
 
 	stage=$(mktemp -d "${TMPDIR:-/tmp}/nearzero-package.XXXXXX")
-	trap 'rm -rf "$stage" ${RELR_DIR:+"$RELR_DIR"}' EXIT
+	trap 'rm -rf "$stage"' EXIT
 	addon="$stage/addons/nearzero"
 	mkdir -p "$addon/bin" "$addon/icons"
 	build_lib linux amd64 "$cc_x64" linux x86_64 "$addon/bin"
@@ -309,7 +275,7 @@ target_package() {
 		(cd "$stage" && python3 -m zipfile -c "$zipfile" addons)
 	fi
 	rm -rf "$stage"
-	if [ -n "$RELR_DIR" ]; then trap 'rm -rf "$RELR_DIR"' EXIT; else trap - EXIT; fi
+	trap - EXIT
 	echo "build.sh: package -> $zipfile ($(wc -c <"$zipfile") bytes)"
 }
 

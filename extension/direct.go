@@ -8,13 +8,16 @@ import (
 )
 
 // registerDirect declares NetRoom's direct-link properties: direct_links
-// (on by default; the model does the rest) and the direct links' own lag
-// simulator settings, used only with direct_lag_apart (by default the
-// lag_* settings cover every link).
+// (on by default; the model does the rest), direct_share_host_candidates
+// (off by default: host candidates go as mDNS names) and the direct
+// links' own lag simulator settings, used only with direct_lag_apart (by
+// default the lag_* settings cover every link).
 func registerDirect(c *godot.Class[NetRoom]) {
 	c.Group("Direct Links", "direct_")
 	godot.Property(c, "direct_links", func(n *NetRoom) bool { return n.model.DirectLinks() },
 		func(n *NetRoom, v bool) { n.model.SetDirectLinks(v) })
+	godot.Property(c, "direct_share_host_candidates", func(n *NetRoom) bool { return n.model.ShareHostCandidates() },
+		func(n *NetRoom, v bool) { n.model.SetShareHostCandidates(v) })
 	godot.Property(c, "direct_lag_apart", func(n *NetRoom) bool { return n.model.DirectLagApart() },
 		func(n *NetRoom, v bool) { _ = n.model.SetDirectLagApart(v) }) // an error reaches room_error
 	godot.Property(c, "direct_lag_latency_ms", func(n *NetRoom) float64 { return ms(n.model.DirectLag().Latency) },

@@ -166,6 +166,7 @@ func init() {
 		}
 		return p.m.Pose().Path.String()
 	}, nil)
+	godot.Property(c, "debug_direct_pair", func(p *NetPredictor) string { return p.m.DirectPair() }, nil)
 	godot.Property(c, "debug_jitter_ms", func(p *NetPredictor) float64 { return ms(p.m.Jitter()) }, nil)
 	godot.Property(c, "debug_past_cap", func(p *NetPredictor) bool { return p.m.Pose().PastCap }, nil)
 	godot.Property(c, "debug_states", func(p *NetPredictor) int64 { return int64(p.m.States()) }, nil)

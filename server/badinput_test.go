@@ -94,8 +94,14 @@ func TestBadInputEndsConnection(t *testing.T) {
 		{"no hello in time", nil, protocol.CodeTimeout, protocol.CodeTimeout, `reason="hello_timeout"`},
 	}
 	e := newEnv(t, nil)
+	// A server that waits 300 ms for a hello, for the case that sends none.
+	hurried := newEnv(t, func(c *Config) { c.HelloTimeout = 300 * time.Millisecond })
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			e := e
+			if tc.frames == nil {
+				e = hurried
+			}
 			r := e.raw()
 			for _, f := range tc.frames {
 				r.send(f)

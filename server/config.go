@@ -36,7 +36,16 @@ const (
 	DefaultMaxRoomsPerPrefix = 32
 	// DefaultPlayingReserve is the share of MaxRooms lobbies may not take.
 	DefaultPlayingReserve = 0.2
-	// DefaultLobbyTimeout is how long a lobby may sit with nobody ready.
+	// DefaultSmallNetReserve is the share of the lobbies' capacity kept
+	// for networks holding fewer than smallNetRooms rooms.
+	DefaultSmallNetReserve = 0.25
+	// DefaultConnsPerPrefix times MaxConnsPerAddr is MaxConnsPerPrefix's
+	// default: eight addresses' worth per network.
+	DefaultConnsPerPrefix = 8
+	// DefaultConnReserve is the share of MaxConns and MaxSockets kept for
+	// addresses holding few connections.
+	DefaultConnReserve = 0.1
+	// DefaultLobbyTimeout is how long a room may sit in the lobby.
 	DefaultLobbyTimeout     = 10 * time.Minute
 	DefaultNewIdentityRate  = 0.2 // one new identity per 5 s per address...
 	DefaultNewIdentityBurst = 20  // ...after 20 at once (a LAN party's first launch)
@@ -54,8 +63,16 @@ const (
 	// descriptor limit is unknown or larger (see Config.MaxSockets).
 	DefaultMaxSockets = 40000
 	// fdReserve is what the connection caps leave of the descriptor limit
-	// for everything else: listeners, the database, logs, TURN, DNS.
+	// for everything else: listeners, the database, logs, DNS (the TURN
+	// relay's sockets count in MaxSockets).
 	fdReserve = 128
+	// smallNetRooms: a network holding fewer rooms may use
+	// SmallNetReserve.
+	smallNetRooms = 2
+	// fewConns and fewSockets: an address holding fewer WebSockets, or
+	// fewer accepted connections, may use ConnReserve.
+	fewConns   = 2
+	fewSockets = 4
 	// DefaultMaxMessage is the largest message read: one control frame
 	// with the largest body.
 	DefaultMaxMessage = wire.ControlHeaderSize + wire.MaxControlBody
@@ -130,9 +147,18 @@ type Config struct {
 	// Idle lobbies then cannot stop rooms that are playing. Default 0.2;
 	// negative means none; below 1.
 	PlayingReserve float64
-	// LobbyTimeout closes a room that stays in the lobby this long with no
-	// player ready (its players get CodeTimeout), so that rooms nobody
-	// plays in do not hold capacity. Default 10 min; negative means never.
+	// SmallNetReserve is the share of the lobbies' capacity (MaxRooms less
+	// PlayingReserve's share) kept for networks (/24, /48) holding fewer
+	// than 2 rooms: past the rest, a create from a network holding more
+	// fails with CodeServerFull, so that many addresses over a few dozen
+	// networks cannot take every lobby. Default 0.25; negative means none;
+	// below 1.
+	SmallNetReserve float64
+	// LobbyTimeout closes a room that stays in the lobby this long without
+	// starting a round, ready players or not (its players get
+	// CodeTimeout), so that rooms nobody plays in do not hold capacity.
+	// The clock restarts when a round ends. Default 10 min; negative means
+	// never.
 	LobbyTimeout time.Duration
 	// NewIdentityRate and NewIdentityBurst limit Hellos without a token
 	// (each mints an identity) per address: NewIdentityRate per second
@@ -153,6 +179,18 @@ type Config struct {
 	// (10000), or three quarters of MaxSockets when that is lower;
 	// negative means no limit; at most MaxSockets.
 	MaxConns int
+	// MaxConnsPerPrefix is the most open connections from one network
+	// (/24 for IPv4, /48 for IPv6), below MaxConns, so that a hundred
+	// addresses cannot hold most of it; more are refused with HTTP 429,
+	// and sockets at accept past twice it. Default 8 x MaxConnsPerAddr
+	// (256); negative means no limit.
+	MaxConnsPerPrefix int
+	// ConnReserve is the share of MaxConns and of MaxSockets that only
+	// addresses holding few connections (fewer than 2 WebSockets, 4
+	// sockets) may take: addresses that fill the rest cannot lock out an
+	// honest join, a health check or a monitoring probe. Trusted proxies
+	// are exempt. Default 0.1; negative means none; below 1.
+	ConnReserve float64
 	// MaxSockets is the most connections the listener holds at once
 	// (handshakes, HTTP requests and WebSockets), and one address at most
 	// twice MaxConnsPerAddr of them (trusted proxies excepted); past it a
@@ -233,6 +271,18 @@ func (c *Config) withDefaults() Config {
 	if d.PlayingReserve == 0 {
 		d.PlayingReserve = DefaultPlayingReserve
 	}
+	if d.SmallNetReserve == 0 {
+		d.SmallNetReserve = DefaultSmallNetReserve
+	}
+	if d.MaxConnsPerPrefix == 0 {
+		d.MaxConnsPerPrefix = -1
+		if d.MaxConnsPerAddr > 0 {
+			d.MaxConnsPerPrefix = DefaultConnsPerPrefix * d.MaxConnsPerAddr
+		}
+	}
+	if d.ConnReserve == 0 {
+		d.ConnReserve = DefaultConnReserve
+	}
 	if d.LobbyTimeout == 0 {
 		d.LobbyTimeout = DefaultLobbyTimeout
 	}
@@ -306,6 +356,8 @@ func (c *Config) Validate() error {
 		return bad("NewIdentityBurst %d and JoinFailBurst %d must be at least 1", d.NewIdentityBurst, d.JoinFailBurst)
 	case d.PlayingReserve >= 1:
 		return bad("PlayingReserve %v leaves lobbies no room (at least 1)", d.PlayingReserve)
+	case d.SmallNetReserve >= 1 || d.ConnReserve >= 1:
+		return bad("SmallNetReserve %v and ConnReserve %v must be below 1", d.SmallNetReserve, d.ConnReserve)
 	case d.MaxSockets > 0 && d.MaxConns > d.MaxSockets:
 		return bad("MaxConns %d above MaxSockets %d", d.MaxConns, d.MaxSockets)
 	case d.HeaderTimeout <= 0:

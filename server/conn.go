@@ -41,11 +41,13 @@ type conn struct {
 	ws         *websocket.Conn
 	id         uint64
 	addr       string        // read-only: the client address per-address limits count by
+	ice        ICEClient     // read-only: where the client came from, for its ICE servers
 	log        *slog.Logger  // read-only after accept
 	helloBy    time.Duration // read-only: server time by which Hello must arrive
 	helloState atomic.Int32  // helloWaiting, helloTaken (by the reader) or helloLate (by the janitor)
 
 	user, name string           // reader; set by Hello
+	minted     time.Duration    // reader: when Hello made the identity (server time); 0 for a token's
 	host       *host            // reader: the room this connection sits in
 	bucket     ratelimit.Bucket // reader: control rate limit outside rooms
 	strikes    int              // reader: refused messages outside rooms
@@ -92,26 +94,21 @@ const slotSize = 1 + wire.MaxStateSize
 // serveWS is the /ws handler: one connection from accept to cleanup.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	addr := s.clientAddr(r)
+	net := prefixKeyOf(addr)
 	// Claim a place for the address before the upgrade, so that a flood
 	// of idle connections costs the server an HTTP answer each, no more.
 	s.mu.Lock()
-	if max := s.cfg.MaxConnsPerAddr; max > 0 && s.connsBy[addr] >= max {
+	if status, limit, why := s.refuseConnLocked(addr, net); status != 0 {
 		s.mu.Unlock()
-		s.m.Limited(metrics.LimitConnsPerAddr)
-		s.log.Debug("too many connections from one address", "addr", addr, "max", max)
+		s.m.Limited(limit)
+		s.log.Debug("connection refused", "addr", addr, "limit", limit)
 		w.Header().Set("Retry-After", "10")
-		http.Error(w, fmt.Sprintf("more than %d connections from your address", max), http.StatusTooManyRequests)
-		return
-	}
-	if max := s.cfg.MaxConns; max > 0 && s.wsConns >= max {
-		s.mu.Unlock()
-		s.m.Limited(metrics.LimitConns)
-		s.log.Debug("connection cap reached", "max", max)
-		w.Header().Set("Retry-After", "10")
-		http.Error(w, "the server is at its connection limit; try again soon", http.StatusServiceUnavailable)
+		w.Header().Set("Connection", "close") // the refused socket goes at once
+		http.Error(w, why, status)
 		return
 	}
 	s.connsBy[addr]++
+	s.connsIn[net]++
 	s.wsConns++
 	s.mu.Unlock()
 	defer func() {
@@ -119,6 +116,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.wsConns--
 		if s.connsBy[addr]--; s.connsBy[addr] <= 0 {
 			delete(s.connsBy, addr)
+		}
+		if s.connsIn[net]--; s.connsIn[net] <= 0 {
+			delete(s.connsIn, net)
 		}
 		s.mu.Unlock()
 	}()
@@ -136,7 +136,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(int64(s.cfg.MaxMessage))
 	now := s.now()
-	c = &conn{s: s, ws: ws, id: s.nextConn.Add(1), addr: addr, wake: make(chan struct{}, 1), done: make(chan struct{}),
+	remote, _ := s.clientIP(r)
+	c = &conn{s: s, ws: ws, id: s.nextConn.Add(1), addr: addr, ice: ICEClient{Host: r.Host, Remote: remote},
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		ring: make([]byte, s.cfg.StateQueue*slotSize), helloBy: now + s.cfg.HelloTimeout}
 	c.log = s.log.With("conn", c.id, "remote", r.RemoteAddr)
 	c.bucket = ratelimit.Full(now, or(s.cfg.Room.ControlBurst, room.DefaultControlBurst))
@@ -175,6 +177,31 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	_ = ws.CloseNow()
 	c.cleanup()
 	s.dg.drop(c)
+}
+
+// refuseConnLocked says why a WebSocket from addr, on network net, is
+// refused before the upgrade (an HTTP status, a metrics.Limit* and a
+// message), or status 0 (s.mu held).
+func (s *Server) refuseConnLocked(addr, net string) (status int, limit, why string) {
+	c := &s.cfg
+	reserve := 0
+	if c.MaxConns > 0 && c.ConnReserve > 0 {
+		reserve = int(float64(c.MaxConns) * c.ConnReserve)
+	}
+	switch {
+	case c.MaxConnsPerAddr > 0 && s.connsBy[addr] >= c.MaxConnsPerAddr:
+		return http.StatusTooManyRequests, metrics.LimitConnsPerAddr,
+			fmt.Sprintf("more than %d connections from your address", c.MaxConnsPerAddr)
+	case c.MaxConnsPerPrefix > 0 && s.connsIn[net] >= c.MaxConnsPerPrefix:
+		return http.StatusTooManyRequests, metrics.LimitConnsPerNet,
+			fmt.Sprintf("more than %d connections from your network", c.MaxConnsPerPrefix)
+	case c.MaxConns > 0 && s.wsConns >= c.MaxConns:
+		return http.StatusServiceUnavailable, metrics.LimitConns, "the server is at its connection limit; try again soon"
+	case reserve > 0 && s.wsConns >= c.MaxConns-reserve && s.connsBy[addr] >= fewConns:
+		// The rest is kept for addresses that hold few: honest players.
+		return http.StatusServiceUnavailable, metrics.LimitConnsReserve, "the server is near its connection limit; try again soon"
+	}
+	return 0, "", ""
 }
 
 // cleanup forgets the connection everywhere; the seat is held.
@@ -311,9 +338,23 @@ func (c *conn) handle(msg []byte) {
 				c.room.Store(nil)
 				return
 			case protocol.TypeSetName:
-				if !c.setName(msg) {
+				// The room may refuse the name (another player's, or one like
+				// it): it is kept and stored only once the room took it.
+				name, ok := c.checkName(msg)
+				if !ok {
 					return
 				}
+				took := false
+				h.do(func(now time.Duration) {
+					h.r.HandleFrame(now, c, msg)
+					got, seated := h.r.NameOf(c)
+					took = seated && got == name
+				})
+				if took && name != c.name {
+					c.name = name
+					c.saveName()
+				}
+				return
 			}
 		} else if msg = c.orderWS(now, msg); len(msg) == 0 {
 			return // behind states that came by datagram (datagram.go)
@@ -324,13 +365,15 @@ func (c *conn) handle(msg []byte) {
 	c.outside(now, msg)
 }
 
-// count and uncount keep the players gauge: a connection counts while it
-// holds a seat. Reader goroutine only.
+// count and uncount keep the players gauge, and the seats the TURN relay
+// serves: a connection counts while it holds a seat. Reader goroutine
+// only.
 func (c *conn) count() {
 	if !c.counted {
 		c.counted = true
 		c.s.players.Add(1)
 		c.s.m.Players.Inc()
+		c.s.noteSeat(c.user, 1)
 	}
 }
 
@@ -339,7 +382,31 @@ func (c *conn) uncount() {
 		c.counted = false
 		c.s.players.Add(-1)
 		c.s.m.Players.Dec()
+		c.s.noteSeat(c.user, -1)
 	}
+}
+
+// noteSeat counts a seat user took (+1) or left (-1); when it leaves its
+// last, its TURN allocations close.
+func (s *Server) noteSeat(user string, d int) {
+	s.seatMu.Lock()
+	n := s.seated[user] + d
+	if n <= 0 {
+		delete(s.seated, user)
+	} else {
+		s.seated[user] = n
+	}
+	s.seatMu.Unlock()
+	if n <= 0 && s.turn != nil {
+		s.turn.revoke(user)
+	}
+}
+
+// isSeated reports whether user holds a seat with a connection.
+func (s *Server) isSeated(user string) bool {
+	s.seatMu.Lock()
+	defer s.seatMu.Unlock()
+	return s.seated[user] > 0
 }
 
 // outside handles a message from a connection in no room.
@@ -452,6 +519,8 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 		c.log.Error("new identity", "err", err)
 		c.fatal(protocol.Errorf(protocol.CodeInternal, "could not create an identity"))
 		return
+	} else {
+		c.minted = max(1, now)
 	}
 	name := ""
 	if hello.Name != "" {
@@ -496,7 +565,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
 			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
-		ICEServers: c.s.iceServers(user), Nodes: c.s.peers(), Datagram: c.s.dg.offerTo(c)})
+		ICEServers: stunOnly(c.s.iceServers(user, c.ice)), Nodes: c.s.peers(), Datagram: c.s.dg.offerTo(c)})
 }
 
 // peers returns the other nodes of the cluster for a welcome (nil for a
@@ -523,28 +592,34 @@ func (c *conn) saveName() {
 	c.s.save("rename", func(ctx context.Context, st Storage) error { return st.RenameUser(ctx, user, name, at) })
 }
 
-// setName validates and stores a new display name; it reports whether the
-// message should go on to the room.
-func (c *conn) setName(msg []byte) bool {
+// checkName decodes a SetName and returns its name normalised; a name
+// that is not one is answered with CodeBadName.
+func (c *conn) checkName(msg []byte) (string, bool) {
 	m, err := protocol.Decode(msg)
 	if err != nil {
 		c.decodeError(err)
-		return false
+		return "", false
 	}
 	sn, ok := m.(*protocol.SetName)
 	if !ok {
-		return false
+		return "", false
 	}
 	name, err := protocol.NormalizeName(sn.Name)
 	if err != nil {
 		e := protocol.Errorf(protocol.CodeBadName, "%v", err)
 		e.Request = protocol.TypeSetName
 		c.sendMsg(e)
-		return false
+		return "", false
 	}
-	c.name = name
-	c.saveName()
-	return true
+	return name, true
+}
+
+// setName validates and stores a new display name, outside a room.
+func (c *conn) setName(msg []byte) {
+	if name, ok := c.checkName(msg); ok {
+		c.name = name
+		c.saveName()
+	}
 }
 
 func (c *conn) create(m *protocol.Create) {
@@ -643,9 +718,14 @@ func (c *conn) joinFailed(code string, e *protocol.Error) {
 func (c *conn) seat(h *host, via protocol.Via) bool {
 	// A room that closed since the lookup never runs f: that is a not-found.
 	err := error(protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", h.code))
+	// TURN credentials go only with a seat (the relay takes them only
+	// while the player holds one); made here, off the room's goroutine.
+	ice := c.s.seatICEServers(c.user, c.ice)
 	h.do(func(now time.Duration) {
 		c.count() // before Joined, which Join queues, can reach the client
-		if _, err = h.r.Join(now, c, room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr}); err != nil {
+		m := room.Member{User: c.user, Name: c.name, Via: via, Addr: c.addr, Net: kickNetOf(c.addr), NewAt: c.minted,
+			ICEServers: ice}
+		if _, err = h.r.Join(now, c, m); err != nil {
 			c.uncount()
 			return
 		}

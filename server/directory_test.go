@@ -16,7 +16,7 @@ import (
 func TestCreateRoomClaimsCodesAtomically(t *testing.T) {
 	const maxRooms = 40
 	// The creators share one /24 and no room plays: only MaxRooms limits.
-	s, err := New(&Config{MaxRooms: maxRooms, MaxRoomsPerPrefix: -1, PlayingReserve: -1}, Deps{})
+	s, err := New(&Config{MaxRooms: maxRooms, MaxRoomsPerPrefix: -1, PlayingReserve: -1, SmallNetReserve: -1}, Deps{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
 

@@ -56,11 +56,19 @@
 //   - Per-address limits (connections, open rooms, new identities, failed
 //     joins) key on the remote IP, /64 for IPv6 (limit.go); their limiter
 //     forgets idle addresses, so memory does not grow with addresses seen.
-//     Open rooms are also counted per network (/24, /48), rooms in the
-//     lobby may not take Config.PlayingReserve of MaxRooms, and a lobby
-//     nobody readies in closes after Config.LobbyTimeout (host.go).
+//     Open rooms and connections are also counted per network (/24, /48),
+//     rooms in the lobby may not take Config.PlayingReserve of MaxRooms,
+//     nor networks holding 2 rooms Config.SmallNetReserve of the rest, and
+//     a lobby that starts no round closes after Config.LobbyTimeout
+//     (host.go).
 //   - Connections are capped in all: the listener closes sockets over
 //     Config.MaxSockets (below the open-file limit) at accept, and /ws
-//     answers 503 over Config.MaxConns (listener.go, conn.go).
+//     answers 503 over Config.MaxConns (listener.go, conn.go); the last
+//     Config.ConnReserve of both is kept for addresses holding few.
+//   - TURN credentials go out only in the Joined that seats a player (the
+//     welcome carries STUN alone), and the embedded TURN relay (turn.go,
+//     Deps.TURN) serves seated players only, within quotas per player,
+//     address and in all, its sockets counted in MaxSockets; an
+//     allocation not refreshed closes.
 //   - Every goroutine the server starts ends at Shutdown.
 package server

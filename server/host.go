@@ -30,8 +30,8 @@ type host struct {
 	next   time.Duration // when timer fires; valid while armed
 	armed  bool
 	closed bool
-	// busyAt is when the room was last seen out of the lobby or with a
-	// player ready (LobbyTimeout).
+	// busyAt is when the room was last seen out of the lobby
+	// (LobbyTimeout).
 	busyAt time.Duration
 }
 
@@ -239,19 +239,32 @@ func (s *Server) refuseCreateLocked(addr string) *protocol.Error {
 	case len(s.rooms) >= s.cfg.MaxRooms:
 		return protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
 	}
+	if s.cfg.PlayingReserve <= 0 && s.cfg.SmallNetReserve <= 0 {
+		return nil
+	}
+	most := s.cfg.MaxRooms
 	if s.cfg.PlayingReserve > 0 {
-		most := s.cfg.MaxRooms - int(float64(s.cfg.MaxRooms)*s.cfg.PlayingReserve)
-		lobbies := 0
-		for _, h := range s.rooms {
-			if h.lobby.Load() {
-				lobbies++
-			}
+		most -= int(float64(s.cfg.MaxRooms) * s.cfg.PlayingReserve)
+	}
+	lobbies := 0
+	for _, h := range s.rooms {
+		if h.lobby.Load() {
+			lobbies++
 		}
-		if lobbies >= most {
-			s.m.Limited(metrics.LimitLobbies)
-			return protocol.Errorf(protocol.CodeServerFull,
-				"the server has %d rooms waiting in their lobbies, its maximum; try again in a minute", most)
-		}
+	}
+	if s.cfg.PlayingReserve > 0 && lobbies >= most {
+		s.m.Limited(metrics.LimitLobbies)
+		return protocol.Errorf(protocol.CodeServerFull,
+			"the server has %d rooms waiting in their lobbies, its maximum; try again in a minute", most)
+	}
+	if s.cfg.SmallNetReserve > 0 && s.roomsIn[prefixKeyOf(addr)] >= smallNetRooms &&
+		lobbies >= most-int(float64(most)*s.cfg.SmallNetReserve) {
+		// The rest is kept for networks that hold few rooms: many
+		// addresses over a few dozen networks cannot take every lobby.
+		s.m.Limited(metrics.LimitSmallNets)
+		return protocol.Errorf(protocol.CodeServerFull,
+			"the server has %d rooms waiting in their lobbies; the rest are kept for networks with fewer rooms than yours, "+
+				"try again in a minute", lobbies)
 	}
 	return nil
 }
@@ -290,34 +303,27 @@ func (s *Server) openRoom(addr, code string) (*host, *protocol.Error) {
 	return h, nil
 }
 
-// expireLobbies closes every room that has sat in the lobby with nobody
-// ready for LobbyTimeout; its players are closed with CodeTimeout.
+// expireLobbies closes every room that has sat in the lobby for
+// LobbyTimeout without starting a round, its players ready or not (Ready
+// costs nothing, so it cannot keep a room open); its players are closed
+// with CodeTimeout.
 func (s *Server) expireLobbies() {
 	s.mu.Lock()
 	hosts := s.hostsLocked()
 	s.mu.Unlock()
 	for _, h := range hosts { // outside s.mu: never with a host's lock
 		h.do(func(now time.Duration) {
-			if h.r.Phase() != protocol.PhaseLobby || anyReady(h.r.Snapshot()) {
+			if h.r.Phase() != protocol.PhaseLobby {
 				h.busyAt = now
 				return
 			}
 			if idle := now - h.busyAt; idle >= s.cfg.LobbyTimeout {
 				s.m.Limited(metrics.LimitIdleLobby)
 				s.log.Info("idle lobby closed", "room", h.code, "idle", idle)
-				h.r.Close(protocol.CodeTimeout, fmt.Sprintf("nobody got ready in the lobby for %v: room closed", s.cfg.LobbyTimeout))
+				h.r.Close(protocol.CodeTimeout, fmt.Sprintf("no round started in the lobby for %v: room closed", s.cfg.LobbyTimeout))
 			}
 		})
 	}
-}
-
-func anyReady(st protocol.RoomState) bool {
-	for _, p := range st.Players {
-		if p.Ready {
-			return true
-		}
-	}
-	return false
 }
 
 // lookupRoom returns the room with code, or nil.

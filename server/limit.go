@@ -88,9 +88,20 @@ func (l *keyLimiter) size() int {
 // in X-Forwarded-For that is not a trusted proxy itself (the ones to its
 // left are whatever the client chose to send).
 func (s *Server) clientAddr(r *http.Request) string {
-	ip, ok := remoteIP(r.RemoteAddr)
+	ip, ok := s.clientIP(r)
 	if !ok {
 		return r.RemoteAddr
+	}
+	return addrKeyOf(ip)
+}
+
+// clientIP is the client's address as clientAddr finds it (through
+// trusted proxies); ok is false when the request's remote address does
+// not parse.
+func (s *Server) clientIP(r *http.Request) (netip.Addr, bool) {
+	ip, ok := remoteIP(r.RemoteAddr)
+	if !ok {
+		return netip.Addr{}, false
 	}
 	if s.trusted(ip) {
 		hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
@@ -104,7 +115,7 @@ func (s *Server) clientAddr(r *http.Request) string {
 			}
 		}
 	}
-	return addrKeyOf(ip)
+	return ip, true
 }
 
 // trusted reports whether ip is one of Config.TrustedProxies.
@@ -136,20 +147,28 @@ func addrKeyOf(ip netip.Addr) string {
 	return ip.String()
 }
 
-// prefixKeyOf is the network of an address key (addrKeyOf): its /24 for
-// IPv4, its /48 for IPv6; a key that is neither is its own network.
-func prefixKeyOf(key string) string {
+// prefixKeyOf is the network of an address key (addrKeyOf) that the
+// per-network limits count by: its /24 for IPv4, its /48 for IPv6; a key
+// that is neither is its own network.
+func prefixKeyOf(key string) string { return netOf(key, 24, 48) }
+
+// kickNetOf is the network a host's kick bans (room.Member.Net): the /24
+// of an IPv4 address key, the /56 of an IPv6 one.
+func kickNetOf(key string) string { return netOf(key, 24, 56) }
+
+// netOf is the /v4 or /v6 network of an address key (addrKeyOf).
+func netOf(key string, v4, v6 int) string {
 	if ip, err := netip.ParseAddr(key); err == nil {
-		bits := 24
+		bits := v4
 		if ip.Is6() {
-			bits = 48
+			bits = v6
 		}
 		if p, err := ip.Prefix(bits); err == nil {
 			return p.String()
 		}
 	}
 	if p, err := netip.ParsePrefix(key); err == nil && p.Addr().Is6() {
-		if q, err := p.Addr().Prefix(48); err == nil {
+		if q, err := p.Addr().Prefix(min(v6, p.Bits())); err == nil {
 			return q.String()
 		}
 	}

@@ -34,29 +34,41 @@ func (l *capListener) Accept() (net.Conn, error) {
 	}
 }
 
-// sockets counts accepted connections, in all and by address. Safe for
+// sockets counts accepted connections, in all, by address and by
+// network, and the embedded TURN relay's sockets in all. Safe for
 // concurrent use.
 type sockets struct {
 	mu      sync.Mutex
-	n       int
-	by      map[string]int
-	warnAt  time.Duration // server time of the last "cap reached" line
+	n       int            // accepted connections and relay sockets
+	relays  int            // relay sockets among n
+	by      map[string]int // accepted connections by address
+	in      map[string]int // the same by network (prefixKeyOf)
+	warnAt  time.Duration  // server time of the last "cap reached" line
 	warned  bool
 	refused int // since the last line
 }
 
 // admitSocket counts c and returns it wrapped to uncount on Close, or nil
-// when a cap refuses it. Trusted proxies have no per-address cap (every
-// client behind them shares their address).
+// when a cap refuses it: MaxSockets; twice MaxConnsPerAddr (room for HTTP
+// requests beside the WebSockets) and twice MaxConnsPerPrefix; and the
+// last ConnReserve of MaxSockets for addresses holding fewer than
+// fewSockets, so that /healthz and honest joins still get in. Trusted
+// proxies have no per-address cap and no reserve (every client behind
+// them shares their address).
 func (s *Server) admitSocket(c net.Conn) net.Conn {
-	key := ""
+	key, netKey := "", ""
 	if ip, ok := socketIP(c); ok && !s.trusted(ip) {
 		key = addrKeyOf(ip)
+		netKey = prefixKeyOf(key)
 	}
-	perAddr := 0
+	perAddr, perNet := 0, 0
 	if s.cfg.MaxConnsPerAddr > 0 {
-		perAddr = 2 * s.cfg.MaxConnsPerAddr // room for HTTP requests beside the WebSockets
+		perAddr = 2 * s.cfg.MaxConnsPerAddr
 	}
+	if s.cfg.MaxConnsPerPrefix > 0 {
+		perNet = 2 * s.cfg.MaxConnsPerPrefix
+	}
+	reserve := s.socketReserve()
 	k := &s.socks
 	k.mu.Lock()
 	over := ""
@@ -65,6 +77,10 @@ func (s *Server) admitSocket(c net.Conn) net.Conn {
 		over = metrics.LimitSockets
 	case key != "" && perAddr > 0 && k.by[key] >= perAddr:
 		over = metrics.LimitSocketsPerAddr
+	case netKey != "" && perNet > 0 && k.in[netKey] >= perNet:
+		over = metrics.LimitSocketsPerNet
+	case key != "" && reserve > 0 && k.n >= s.cfg.MaxSockets-reserve && k.by[key] >= fewSockets:
+		over = metrics.LimitSocketsReserve
 	}
 	if over != "" {
 		now := s.now()
@@ -85,6 +101,7 @@ func (s *Server) admitSocket(c net.Conn) net.Conn {
 	k.n++
 	if key != "" {
 		k.by[key]++
+		k.in[netKey]++
 	}
 	k.mu.Unlock()
 	return &capConn{Conn: c, release: func() {
@@ -94,9 +111,45 @@ func (s *Server) admitSocket(c net.Conn) net.Conn {
 			if k.by[key]--; k.by[key] <= 0 {
 				delete(k.by, key)
 			}
+			if k.in[netKey]--; k.in[netKey] <= 0 {
+				delete(k.in, netKey)
+			}
 		}
 		k.mu.Unlock()
 	}}
+}
+
+// socketReserve is the part of MaxSockets kept for addresses holding few
+// (ConnReserve); 0 for none.
+func (s *Server) socketReserve() int {
+	if s.cfg.MaxSockets <= 0 || s.cfg.ConnReserve <= 0 {
+		return 0
+	}
+	return int(float64(s.cfg.MaxSockets) * s.cfg.ConnReserve)
+}
+
+// takeRelaySocket counts one socket of the embedded TURN relay in
+// MaxSockets, and reports whether it fits: relays may not take the
+// reserve (ConnReserve).
+func (s *Server) takeRelaySocket() bool {
+	k := &s.socks
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if s.cfg.MaxSockets > 0 && k.n >= s.cfg.MaxSockets-s.socketReserve() {
+		return false
+	}
+	k.n++
+	k.relays++
+	return true
+}
+
+// giveRelaySocket uncounts a relay socket takeRelaySocket counted.
+func (s *Server) giveRelaySocket() {
+	k := &s.socks
+	k.mu.Lock()
+	k.n--
+	k.relays--
+	k.mu.Unlock()
 }
 
 func socketIP(c net.Conn) (netip.Addr, bool) {

@@ -90,9 +90,21 @@ type Deps struct {
 	// Analytics receives the funnel events (analytics.NewSink writes them
 	// as JSON lines); the server closes it at shutdown.
 	Analytics EventSink
-	// ICE, when set, returns the STUN and TURN servers handed to user in
-	// the welcome for direct links (TURN.ICEServers); nil hands out none.
+	// ICE, when set, returns the STUN and TURN servers for user's direct
+	// links (TURN.ICEServers): the STUN ones go in its welcome, all of
+	// them in the joined that seats it (TURN credentials only with a
+	// seat); nil hands out none, or TURN's when that is set.
 	ICE func(user string) []protocol.ICEServer
+	// TURN, when set, is the embedded TURN relay (StartTURN) the server
+	// hands out to seated players and guards: its credentials are good only
+	// while their player holds a seat, a player's allocations close when
+	// it leaves its last seat, and its sockets count in MaxSockets.
+	TURN *TURN
+	// ICEFor, when set, takes ICE's place: the STUN and TURN servers for
+	// user, who came from c (TURN.ICEServersFor), and whether some were
+	// withheld because the player could not reach them (counted in
+	// nearzero_ice_refused_total).
+	ICEFor func(user string, c ICEClient) ([]protocol.ICEServer, bool)
 	// Cluster, when set, makes the server one node of a cluster: rooms
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
@@ -129,7 +141,8 @@ type Server struct {
 	cluster Cluster   // nil for a single node
 	start   time.Time // wall and monotonic origin of the server clock
 
-	ice func(user string) []protocol.ICEServer // Deps.ICE; may be nil
+	ice    func(user string) []protocol.ICEServer                      // Deps.ICE; may be nil
+	iceFor func(user string, c ICEClient) ([]protocol.ICEServer, bool) // Deps.ICEFor; may be nil
 
 	dgCert *tls.Certificate // Deps.DatagramCert
 	dgConn net.PacketConn   // Deps.DatagramConn
@@ -149,11 +162,16 @@ type Server struct {
 	addr       net.Addr
 
 	connsBy map[string]int // open connections by address
+	connsIn map[string]int // the same by its network (prefixKeyOf)
 	wsConns int            // open connections in all (MaxConns)
 	roomsBy map[string]int // open rooms by the address that created them
 	roomsIn map[string]int // the same by its network (prefixKeyOf)
 
 	socks sockets // accepted connections (MaxSockets; listener.go)
+
+	turn   *TURN          // Deps.TURN; may be nil
+	seatMu sync.Mutex     // guards seated
+	seated map[string]int // seats with a connection, by user (the TURN relay's guard)
 
 	players  atomic.Int64 // seated players with a connection
 	nextConn atomic.Uint64
@@ -183,11 +201,12 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	}
 	c := cfg.withDefaults()
 	s := &Server{
-		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, start: time.Now(),
+		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, iceFor: deps.ICEFor, start: time.Now(),
+		turn: deps.TURN, seated: map[string]int{},
 		dgCert: deps.DatagramCert, dgConn: deps.DatagramConn,
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
-		connsBy: map[string]int{}, socks: sockets{by: map[string]int{}}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
+		connsBy: map[string]int{}, connsIn: map[string]int{}, socks: sockets{by: map[string]int{}, in: map[string]int{}}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
 		newIDs:    newKeyLimiter(c.NewIdentityRate, float64(c.NewIdentityBurst)),
 		joinFails: newKeyLimiter(c.JoinFailRate, float64(c.JoinFailBurst)),
 	}
@@ -224,6 +243,12 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("new server: %w", err)
 	}
 	s.events = deps.Analytics
+	if s.turn != nil {
+		if s.ice == nil {
+			s.ice = s.turn.ICEServers
+		}
+		s.turn.attach(s)
+	}
 	if s.cluster != nil {
 		s.cluster.Bind(func() (int, bool) {
 			s.mu.Lock()

@@ -4,12 +4,17 @@ import (
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // the TURN REST scheme
 	"encoding/base64"
+	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/pion/stun/v4"
+	"github.com/pion/turn/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,7 +79,161 @@ func TestTURNPeerAllowed(t *testing.T) {
 		"0.0.0.0":      {false, false},
 		"224.0.0.1":    {false, false},
 	} {
-		assert.Equal(t, want[0], public(nil, net.ParseIP(ip)), "public relay, peer %s", ip)
-		assert.Equal(t, want[1], local(nil, net.ParseIP(ip)), "loopback relay, peer %s", ip)
+		assert.Equal(t, want[0], public(net.ParseIP(ip)), "public relay, peer %s", ip)
+		assert.Equal(t, want[1], local(net.ParseIP(ip)), "loopback relay, peer %s", ip)
 	}
+}
+
+// TestTURNRelayFiltersSilently: a relayed socket neither sends to nor
+// takes packets from a peer the relay may not reach, and says nothing of
+// it (the permission was granted: a refused one makes a client retry it,
+// holding its ICE checks back).
+func TestTURNRelayFiltersSilently(t *testing.T) {
+	relay, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer relay.Close()
+	fc := &filteredConn{PacketConn: relay, allowed: func(ip net.IP) bool { return !ip.Equal(net.IPv4(127, 0, 0, 2)) }}
+	peer, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer peer.Close()
+	n, err := fc.WriteTo([]byte("x"), &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9})
+	assert.NoError(t, err, "dropped, not refused")
+	assert.Equal(t, 1, n)
+	_, err = fc.WriteTo([]byte("hello"), peer.LocalAddr())
+	require.NoError(t, err)
+	buf := make([]byte, 16)
+	require.NoError(t, peer.SetReadDeadline(time.Now().Add(5*time.Second)))
+	n, _, err = peer.ReadFrom(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(buf[:n]))
+	assert.True(t, permitted(nil, net.ParseIP("192.168.1.9")), "private peers are permitted, then filtered")
+	assert.False(t, permitted(nil, net.ParseIP("224.0.0.1")))
+}
+
+// stunBinding sends a STUN binding request from a new socket to addr and
+// returns the mapped address of the answer, and the socket's own.
+func stunBinding(t *testing.T, addr net.Addr) (mapped, local *net.UDPAddr) {
+	t.Helper()
+	c, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer c.Close()
+	req, err := stun.Build(stun.TransactionID, stun.BindingRequest, stun.Fingerprint)
+	require.NoError(t, err)
+	_, err = c.WriteTo(req.Raw, addr)
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	buf := make([]byte, 1500)
+	n, _, err := c.ReadFrom(buf)
+	require.NoError(t, err)
+	resp := &stun.Message{Raw: buf[:n]}
+	require.NoError(t, resp.Decode())
+	assert.Equal(t, stun.BindingSuccess, resp.Type)
+	assert.Equal(t, req.TransactionID, resp.TransactionID)
+	var xor stun.XORMappedAddress
+	require.NoError(t, xor.GetFrom(resp))
+	return &net.UDPAddr{IP: xor.IP, Port: xor.Port}, c.LocalAddr().(*net.UDPAddr)
+}
+
+// TestSTUNResponder: the server's own STUN responder tells a player the
+// address it came from, and its URL names the host the player connected
+// to; garbage gets no answer and stops nothing.
+func TestSTUNResponder(t *testing.T) {
+	tr, err := StartTURN(TURNConfig{STUNAddr: "127.0.0.1:0"}, nil)
+	require.NoError(t, err)
+	defer tr.Close()
+	junk, err := net.Dial("udp4", tr.STUNAddr().String())
+	require.NoError(t, err)
+	_, _ = junk.Write([]byte("not stun"))
+	_ = junk.Close()
+	mapped, local := stunBinding(t, tr.STUNAddr())
+	assert.Equal(t, local.String(), mapped.String())
+
+	port := strconv.Itoa(tr.STUNAddr().(*net.UDPAddr).Port)
+	ice, refused := tr.ICEServersFor("u1", ICEClient{Host: "play.example.com:8787", Remote: netip.MustParseAddr("198.51.100.7")})
+	assert.False(t, refused)
+	require.Len(t, ice, 1)
+	assert.Equal(t, []string{"stun:play.example.com:" + port}, ice[0].URLs, "the host the player connected to")
+	ice = tr.ICEServers("u1")
+	require.Len(t, ice, 1)
+	assert.Equal(t, []string{"stun:127.0.0.1:" + port}, ice[0].URLs, "no host known: the listen address")
+}
+
+// TestICEServersReachable: a loopback or private address is never handed
+// to a player who came from elsewhere (it could not reach it: the bug
+// where "-turn-addr :3478" handed every player 127.0.0.1); one on the same
+// network gets it; -public-addr names the server for everyone.
+func TestICEServersReachable(t *testing.T) {
+	var log logBuf
+	tr, err := StartTURN(TURNConfig{STUNAddr: "127.0.0.1:0", Addr: "127.0.0.1:0"}, slog.New(slog.NewTextHandler(&log, nil)))
+	require.NoError(t, err)
+	defer tr.Close()
+	far := netip.MustParseAddr("198.51.100.7")
+	near := netip.MustParseAddr("192.168.1.20")
+	ice, refused := tr.ICEServersFor("u1", ICEClient{Host: "192.168.1.2:8787", Remote: far})
+	assert.True(t, refused, "a private host to a player from elsewhere")
+	assert.Empty(t, ice)
+	assert.Contains(t, log.String(), "set -public-addr")
+	ice, refused = tr.ICEServersFor("u1", ICEClient{Host: "192.168.1.2:8787", Remote: near})
+	assert.False(t, refused)
+	require.Len(t, ice, 2)
+	assert.True(t, strings.HasPrefix(ice[0].URLs[0], "stun:192.168.1.2:"), ice[0].URLs[0])
+	assert.True(t, strings.HasPrefix(ice[1].URLs[0], "turn:192.168.1.2:"), ice[1].URLs[0])
+	ice, refused = tr.ICEServersFor("u1", ICEClient{Host: "203.0.113.9:8787", Remote: far})
+	assert.True(t, refused, "the relay's own address (loopback here) is out of a far player's reach")
+	require.Len(t, ice, 1, "STUN still")
+	assert.True(t, strings.HasPrefix(ice[0].URLs[0], "stun:203.0.113.9:"), ice[0].URLs[0])
+
+	pub, err := StartTURN(TURNConfig{STUNAddr: "127.0.0.1:0", PublicHost: "play.example.com"}, nil)
+	require.NoError(t, err)
+	defer pub.Close()
+	ice, refused = pub.ICEServersFor("u1", ICEClient{Host: "10.0.0.5:8787", Remote: far})
+	assert.False(t, refused)
+	require.Len(t, ice, 1)
+	assert.True(t, strings.HasPrefix(ice[0].URLs[0], "stun:play.example.com:"), ice[0].URLs[0])
+}
+
+// TestTURNRelayPorts: the relay allocates its relayed sockets from the
+// configured range.
+func TestTURNRelayPorts(t *testing.T) {
+	_, err := StartTURN(TURNConfig{Addr: "127.0.0.1:0", RelayPorts: [2]uint16{5000, 4000}}, nil)
+	assert.ErrorIs(t, err, ErrTURNConfig)
+	_, err = StartTURN(TURNConfig{Addr: "127.0.0.1:0", PublicHost: "a b"}, nil)
+	assert.ErrorIs(t, err, ErrTURNConfig)
+	tr, err := StartTURN(TURNConfig{Addr: "127.0.0.1:0", RelayPorts: [2]uint16{41000, 41009}}, nil)
+	require.NoError(t, err)
+	defer tr.Close()
+	ice := tr.ICEServers("u1")
+	require.Len(t, ice, 2)
+	client, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer client.Close()
+	tc, err := turn.NewClient(&turn.ClientConfig{STUNServerAddr: tr.Addr().String(), TURNServerAddr: tr.Addr().String(),
+		Conn: client, Username: ice[1].Username, Password: ice[1].Credential, Realm: DefaultTURNRealm})
+	require.NoError(t, err)
+	defer tc.Close()
+	require.NoError(t, tc.Listen())
+	relayed, err := tc.Allocate()
+	require.NoError(t, err)
+	defer relayed.Close()
+	port := relayed.LocalAddr().(*net.UDPAddr).Port
+	assert.GreaterOrEqual(t, port, 41000)
+	assert.LessOrEqual(t, port, 41009)
+}
+
+// logBuf is a concurrency-safe log sink.
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -64,9 +64,10 @@ func TestPeerPingsAndRestamps(t *testing.T) {
 	assert.Equal(t, []byte{PingByte, 'p'}, ping[:2])
 	assert.Equal(t, KindPing, KindOf(ping))
 	assert.False(t, p.PingDue(time.Second+DefaultPingInterval/4-1), "warming up: a quarter interval")
-	pong := AppendPong(nil, ping)
+	pong := p.AppendPong(nil, ping)
 	assert.Equal(t, KindPong, KindOf(pong))
-	assert.Equal(t, ping[2:], pong[2:])
+	assert.Equal(t, ping[2:], pong[2:PingLen])
+	assert.Len(t, pong, PongLen, "a pong carries our lowest gap (none yet)")
 	rtt, ok := RTTOf(pong, time.Second+30*time.Millisecond)
 	assert.True(t, ok)
 	assert.Equal(t, 30*time.Millisecond, rtt)
@@ -84,7 +85,7 @@ func TestPeerPingsAndRestamps(t *testing.T) {
 	now := 2 * time.Second
 	var rs RemoteState
 	for i := range 200 {
-		p.Pong(AppendPong(nil, p.AppendPing(nil, now)), now+2*oneWay)
+		p.Pong(p.AppendPong(nil, p.AppendPing(nil, now)), now+2*oneWay)
 		st := wire.State{Seq: wire.Seq(i), Stamp: wire.StampOf(now - back), Rot: geom.Identity}
 		frame, err := wire.AppendState(nil, &st)
 		require.NoError(t, err)
@@ -119,7 +120,7 @@ func TestPeerStatesWaitForARoundTrip(t *testing.T) {
 		require.ErrorIs(t, err, ErrNoRoundTrip)
 		assert.Equal(t, now+time.Duration(i)*10*time.Millisecond+oneWay, rs.Arrival)
 	}
-	p.Pong(AppendPong(nil, ping), now+2*oneWay)
+	p.Pong(p.AppendPong(nil, ping), now+2*oneWay)
 	sent := now + 50*time.Millisecond
 	require.NoError(t, state(sent))
 	assert.InDelta(t, sent.Seconds(), rs.Local.Seconds(), 1e-4, "mapped to its sample time, not its arrival")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/clock"
@@ -11,13 +12,19 @@ import (
 )
 
 // The direct-link ping, the one format: PingByte, then 'p' (ping) or 'P'
-// (pong), then the pinger's clock in microseconds, int64 little-endian.
-// Its first byte has the top two bits set like a control frame's, so it
-// never parses as a state.
+// (pong), then the pinger's clock in microseconds, int64 little-endian; a
+// pong adds the ponger's lowest gap of the pinger's states
+// (clock.Restamper.LowGap) in microseconds, int64 little-endian, or
+// math.MinInt64 before it has one. Its first byte has the top two bits
+// set like a control frame's, so it never parses as a state.
 const (
 	PingByte = 0xC1
 	PingLen  = 10
+	PongLen  = PingLen + 8
 )
+
+// noGap is a pong's gap field before the ponger has one.
+const noGap = math.MinInt64
 
 // DefaultPingInterval is how often a direct link measures its round trip
 // once warmed up (the first WarmPings go four times as often).
@@ -26,6 +33,11 @@ const DefaultPingInterval = time.Second
 // WarmPings is the number of pings sent at a quarter of the interval when
 // a link comes up, so the round trip is known quickly.
 const WarmPings = 8
+
+// Settle is how long after a link comes up its re-stamping takes each
+// better estimate at once instead of sliding to it
+// (clock.Restamper.SettleUntil): the estimate tightens fast at first.
+const Settle = 2 * time.Second
 
 // ErrNoRoundTrip is State's error for a state that arrived before the
 // link's first round trip: it decoded, but its sample time is not known
@@ -50,13 +62,11 @@ func KindOf(data []byte) Kind {
 	case wire.KindState3D, wire.KindState2D:
 		return KindState
 	}
-	if len(data) == PingLen && data[0] == PingByte {
-		switch data[1] {
-		case 'p':
-			return KindPing
-		case 'P':
-			return KindPong
-		}
+	switch {
+	case len(data) == PingLen && data[0] == PingByte && data[1] == 'p':
+		return KindPing
+	case len(data) == PongLen && data[0] == PingByte && data[1] == 'P':
+		return KindPong
 	}
 	return KindGarbage
 }
@@ -69,6 +79,7 @@ type Peer struct {
 	every  time.Duration
 	pings  int
 	pingAt time.Duration
+	rtt    time.Duration // the latest round trip
 }
 
 // NewPeer returns a Peer re-stamping with cfg (zero fields: defaults) and
@@ -88,8 +99,12 @@ func NewPeer(cfg *clock.RestampConfig, every time.Duration) (*Peer, error) {
 // a ping is due at once.
 func (p *Peer) Open(now time.Duration) {
 	p.rs.Reset()
-	p.pings, p.pingAt = 0, now
+	p.rs.SettleUntil(now + Settle)
+	p.pings, p.pingAt, p.rtt = 0, now, 0
 }
+
+// RTT returns the latest round trip measured, 0 before the first.
+func (p *Peer) RTT() time.Duration { return p.rtt }
 
 // PingDue reports whether a ping is due at now.
 func (p *Peer) PingDue(now time.Duration) bool { return now >= p.pingAt }
@@ -107,13 +122,19 @@ func (p *Peer) AppendPing(dst []byte, now time.Duration) []byte {
 }
 
 // AppendPong appends the answer to ping (KindPing) to dst: the ping
-// echoed, marked as a pong. It answers at once, on arrival, so the round
-// trip holds no wait on our side.
-func AppendPong(dst, ping []byte) []byte {
+// echoed, marked as a pong, with our lowest gap of the peer's states (the
+// peer's re-stamping takes it with its own: clock.Restamper's
+// ObservePeerGap). It answers at once, on arrival, so the round trip
+// holds no wait on our side.
+func (p *Peer) AppendPong(dst, ping []byte) []byte {
 	n := len(dst)
 	dst = append(dst, ping[:PingLen]...)
 	dst[n+1] = 'P'
-	return dst
+	gap := int64(noGap)
+	if g, ok := p.rs.LowGap(); ok {
+		gap = int64(g / time.Microsecond)
+	}
+	return binary.LittleEndian.AppendUint64(dst, uint64(gap))
 }
 
 // RTTOf returns the round trip a pong (KindPong) arrived at now measures,
@@ -125,12 +146,24 @@ func RTTOf(pong []byte, now time.Duration) (time.Duration, bool) {
 }
 
 // ObserveRTT feeds a round trip measured at now to the re-stamper.
-func (p *Peer) ObserveRTT(rtt, now time.Duration) { p.rs.ObserveRTT(rtt, now) }
+func (p *Peer) ObserveRTT(rtt, now time.Duration) {
+	if rtt > 0 {
+		p.rtt = rtt
+	}
+	p.rs.ObserveRTT(rtt, now)
+}
 
-// Pong takes a pong (KindPong) arrived at now.
+// Pong takes a pong (KindPong) arrived at now: its round trip, and the
+// peer's lowest gap of our states.
 func (p *Peer) Pong(pong []byte, now time.Duration) {
 	if rtt, ok := RTTOf(pong, now); ok {
-		p.rs.ObserveRTT(rtt, now)
+		p.ObserveRTT(rtt, now)
+	}
+	if len(pong) < PongLen {
+		return
+	}
+	if gap := int64(binary.LittleEndian.Uint64(pong[PingLen:])); gap != noGap {
+		p.rs.ObservePeerGap(time.Duration(gap)*time.Microsecond, now)
 	}
 }
 

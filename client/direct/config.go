@@ -34,6 +34,17 @@ const (
 	// DefaultMaxBad is how many undecodable messages one peer may send
 	// before it is dropped (a few are tolerated: a newer client's frame).
 	DefaultMaxBad = 8
+	// DefaultMaxCandidates is how many remote candidates one attempt
+	// takes: a player has a few (a host candidate per interface, one
+	// server-reflexive and one relay per server and IP version).
+	DefaultMaxCandidates = 16
+	// DefaultOfferRate is how many offers a second one peer may make us
+	// answer once its burst is spent: one per DefaultRetryAfter, the pace
+	// of an honest peer whose links keep failing.
+	DefaultOfferRate = 0.2
+	// DefaultOfferBurst is how many offers one peer may make us answer at
+	// once.
+	DefaultOfferBurst = 3.0
 	// MaxMessage is the largest message taken from a peer; a state is at
 	// most 40 bytes.
 	MaxMessage = 256
@@ -54,12 +65,39 @@ type Config struct {
 	// Now is the local clock every time is on (arrivals, the re-stamped
 	// sample times). Required.
 	Now func() time.Duration
-	// ICEServers are the STUN and TURN servers (the server's welcome hands
-	// them out). Default none: host candidates only.
+	// ICEServers are the STUN and TURN servers (the server hands them out
+	// when it seats the player). Default none: host candidates only.
 	ICEServers []protocol.ICEServer
 	// RelayOnly gathers relay (TURN) candidates only: for tests, and for
 	// players who must not reveal their address to peers. Default false.
 	RelayOnly bool
+	// ShareHostCandidates sends our host candidates (our own addresses:
+	// LAN, IPv6) to peers as they are. Default false: each goes as an
+	// mDNS name (a random "….local"), which only a peer on our network
+	// resolves (by multicast DNS, as browsers do), so a player elsewhere
+	// learns no address of ours but those the STUN and TURN servers see.
+	// Turn it on where players share a network that carries no multicast
+	// (some Wi-Fi, VPNs). Peers' mDNS names are resolved either way.
+	ShareHostCandidates bool
+	// LoopbackCandidates gathers, sends and takes loopback candidates
+	// (127.0.0.1, ::1): for two game instances on a machine with no
+	// network, and tests. It takes effect only with ShareHostCandidates
+	// (an mDNS name does not name a loopback address). Default false: a
+	// peer's loopback candidate would aim our checks at our own machine.
+	LoopbackCandidates bool
+	// MaxCandidates bounds the remote candidates one attempt at a link
+	// takes, those its offer or answer lists and those trickled after it
+	// together, no one type (host, server-reflexive, relay) more than half
+	// of them; the rest are ignored. Each costs connectivity checks from
+	// each of our candidates (up to 41 each), so a peer must not choose
+	// how many addresses we send them to. Default 16.
+	MaxCandidates int
+	// OfferRate and OfferBurst bound the offers one peer may make us
+	// answer, per second and at once (each answer is a new attempt: its
+	// gathering, and checks to the candidates the offer names); offers
+	// over them are ignored. Defaults 0.2 (one per DefaultRetryAfter) and
+	// 3.
+	OfferRate, OfferBurst float64
 	// Lag is the lag simulator under the direct links, both ways; the
 	// zero value is off.
 	Lag lagsim.Config
@@ -83,7 +121,9 @@ type Config struct {
 	// ICEOptions are applied to each link's ICE agent after the Mesh's
 	// own, so they override them (tests restrict candidates to loopback
 	// and shorten ICE timeouts). Default none: pion's defaults, UDP over
-	// IPv4 and IPv6, plus loopback candidates, minus mDNS.
+	// IPv4 and IPv6, host candidates as ShareHostCandidates and
+	// LoopbackCandidates say. What candidates go to a peer, and which of a
+	// peer's are taken, is checked after ICE whatever the options.
 	ICEOptions []ice.AgentOption
 	// Seed seeds the lag simulator's random draws. Default 0.
 	Seed uint64
@@ -109,6 +149,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxBad == 0 {
 		c.MaxBad = DefaultMaxBad
 	}
+	if c.MaxCandidates == 0 {
+		c.MaxCandidates = DefaultMaxCandidates
+	}
+	if c.OfferRate == 0 {
+		c.OfferRate = DefaultOfferRate
+	}
+	if c.OfferBurst == 0 {
+		c.OfferBurst = DefaultOfferBurst
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
@@ -127,6 +176,10 @@ func (c Config) Validate() error {
 	case !(d.MaxRate > 0) || !(d.MaxBurst >= 1) || d.MaxBad < 0:
 		return fmt.Errorf("%w: MaxRate %v, MaxBurst %v, MaxBad %d: need positive, at least 1, not negative",
 			ErrConfig, d.MaxRate, d.MaxBurst, d.MaxBad)
+	case d.MaxCandidates < 1:
+		return fmt.Errorf("%w: MaxCandidates %d: need at least 1", ErrConfig, d.MaxCandidates)
+	case !(d.OfferRate > 0) || !(d.OfferBurst >= 1):
+		return fmt.Errorf("%w: OfferRate %v, OfferBurst %v: need positive and at least 1", ErrConfig, d.OfferRate, d.OfferBurst)
 	}
 	if err := d.Lag.Validate(); err != nil {
 		return fmt.Errorf("%w: Lag: %w", ErrConfig, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pion/datachannel"
+	"github.com/pion/ice/v4"
 	"github.com/pion/logging"
 	"github.com/pion/stun/v4"
 
@@ -45,6 +46,41 @@ type Stats struct {
 	Dropped  uint64 // peers dropped from direct play (garbage, flood, panic)
 	Failed   uint64 // attempts that failed or links lost
 	Opened   uint64 // links that came up
+	// Ignored counts peers' candidates not taken: unusable (loopback,
+	// link-local, multicast...) or over Config.MaxCandidates.
+	Ignored uint64
+	// OffersIgnored counts offers not answered: over Config.OfferRate.
+	OffersIgnored uint64
+}
+
+// LinkStats are one link's figures, for a player debugging a bad link.
+type LinkStats struct {
+	// Open reports whether the link is up.
+	Open bool
+	// Local and Remote are the types of the selected ICE candidate pair
+	// while the link is up: "host" (a local address), "srflx" (the
+	// address a NAT maps it to, learnt from STUN), "prflx" (such an
+	// address learnt from the peer's checks) or "relay" (a TURN relay).
+	// A pair with a relay goes through the TURN server; host and srflx
+	// pairs go straight between the two players.
+	Local, Remote string
+	// RTT is the latest round trip measured by a ping on the link; 0
+	// before the first.
+	RTT time.Duration
+	// Since is when the link came up (on Config.Now's clock), and Took
+	// how long it took: from its attempt's start (the offer, or the
+	// offer's arrival) to the open channel.
+	Since, Took time.Duration
+	// Sent is the states sent on the link since it came up; Received the
+	// states received and queued, Early those received before its first
+	// round trip (dropped: the server path carried them).
+	Sent, Received, Early uint64
+	// Attempts is how many attempts at the link were made, Failed how
+	// many failed or were lost.
+	Attempts, Failed uint64
+	// Ignored is how many of the peer's candidates were not taken, and
+	// OffersIgnored how many of its offers were not answered (Stats).
+	Ignored, OffersIgnored uint64
 }
 
 // Links is what a room needs of its direct links; *Mesh is the real one,
@@ -87,14 +123,16 @@ type peer struct {
 	dropped bool             // misbehaved: no more links until it leaves
 	core    *core.Peer       // pings and re-stamping (client/core)
 	flood   ratelimit.Bucket // messages, at MaxRate up to MaxBurst
+	offers  ratelimit.Bucket // offers answered, at OfferRate up to OfferBurst
+	warned  bool             // an ignored offer was logged as a warning
 	bad     int
+	stats   LinkStats // Open, Local, Remote and RTT are filled in by LinkStats
 }
 
 // Mesh is one player's direct links to the other players of a room. Make
 // it with New; see the package documentation for its threads.
 type Mesh struct {
 	cfg    Config
-	urls   []*stun.URI           // the STUN and TURN servers
 	cert   tls.Certificate       // ours for DTLS, one per Mesh
 	fp     string                // its fingerprint, as signals carry it
 	logf   logging.LoggerFactory // pion's logs: discarded
@@ -102,16 +140,18 @@ type Mesh struct {
 	cancel context.CancelFunc
 	group  realtime.Group // the goroutines Wait waits for
 
-	mu      sync.Mutex
-	self    int
-	peers   map[int]*peer
-	states  []State
-	signals []protocol.Signal
-	stats   Stats
-	closed  bool
-	lag     *lagRunner
-	outq    []outMsg // to send once mu is released (the lag line may send at once)
-	flushq  []outMsg // flushOut's buffer
+	mu        sync.Mutex
+	urls      []*stun.URI // the STUN and TURN servers (SetICEServers)
+	shareHost bool        // Config.ShareHostCandidates (SetShareHostCandidates)
+	self      int
+	peers     map[int]*peer
+	states    []State
+	signals   []protocol.Signal
+	stats     Stats
+	closed    bool
+	lag       *lagRunner
+	outq      []outMsg // to send once mu is released (the lag line may send at once)
+	flushq    []outMsg // flushOut's buffer
 }
 
 // outMsg is a message for one link.
@@ -135,7 +175,7 @@ func New(cfg Config) (*Mesh, error) {
 		return nil, fmt.Errorf("direct.New: %w", err)
 	}
 	m := &Mesh{
-		cfg: cfg, urls: urls, cert: cert, fp: fingerprint(cert.Certificate[0]),
+		cfg: cfg, urls: urls, shareHost: cfg.ShareHostCandidates, cert: cert, fp: fingerprint(cert.Certificate[0]),
 		logf: &logging.DefaultLoggerFactory{Writer: io.Discard, DefaultLogLevel: logging.LogLevelDisabled},
 		self: -1, peers: map[int]*peer{},
 	}
@@ -155,12 +195,51 @@ func (m *Mesh) Stats() Stats {
 	return m.stats
 }
 
+// LinkStats returns the figures of the link to slot; ok is false when
+// slot is not a peer.
+func (m *Mesh) LinkStats(slot int) (LinkStats, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil {
+		return LinkStats{}, false
+	}
+	st := p.stats
+	st.Open = p.open
+	if !p.open {
+		st.Local, st.Remote = "", ""
+	}
+	st.RTT = p.core.RTT()
+	return st, true
+}
+
 // SetLag implements Links.
 func (m *Mesh) SetLag(cfg lagsim.Config) error {
 	if err := m.lag.setConfig(cfg); err != nil {
 		return fmt.Errorf("direct: set lag: %w", err)
 	}
 	return nil
+}
+
+// SetICEServers replaces the STUN and TURN servers (a new seat's fresh
+// TURN credentials); attempts from now on use them.
+func (m *Mesh) SetICEServers(servers []protocol.ICEServer) error {
+	urls, err := iceURLs(servers)
+	if err != nil {
+		return fmt.Errorf("direct: ICE servers: %w", err)
+	}
+	m.mu.Lock()
+	m.urls = urls
+	m.mu.Unlock()
+	return nil
+}
+
+// SetShareHostCandidates turns Config.ShareHostCandidates on or off for
+// attempts from now on.
+func (m *Mesh) SetShareHostCandidates(on bool) {
+	m.mu.Lock()
+	m.shareHost = on
+	m.mu.Unlock()
 }
 
 // Open implements Links.
@@ -197,7 +276,7 @@ func (m *Mesh) SetPeers(self int, peers []int) {
 			if err != nil {
 				continue // Validate checked it
 			}
-			m.peers[s] = &peer{slot: s, core: cp}
+			m.peers[s] = &peer{slot: s, core: cp, offers: ratelimit.Full(m.cfg.Now(), m.cfg.OfferBurst)}
 		}
 	}
 	for s, p := range m.peers {
@@ -268,6 +347,7 @@ func (m *Mesh) ping(p *peer, now time.Duration) {
 // fail ends p's attempt or link; the initiator offers again later.
 func (m *Mesh) fail(p *peer, now time.Duration) {
 	m.stats.Failed++
+	p.stats.Failed++
 	m.closePeer(p)
 	p.retryAt = now + m.cfg.RetryAfter
 }
@@ -287,8 +367,9 @@ func (m *Mesh) closePeer(p *peer) {
 // newAttempt starts p's attempt gen (p.gen already counts it) at now.
 func (m *Mesh) newAttempt(p *peer, now time.Duration) (*attempt, uint64) {
 	ctx, cancel := context.WithCancel(m.life)
-	att := &attempt{ctx: ctx, cancel: cancel}
+	att := &attempt{ctx: ctx, cancel: cancel, start: now}
 	p.att, p.dialing, p.started = att, true, now
+	p.stats.Attempts++
 	return att, p.gen
 }
 
@@ -310,14 +391,35 @@ func (m *Mesh) queueDescription(slot int, gen uint64, att *attempt, kind string,
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p := m.peers[slot]; p == nil || p.gen != gen || m.closed {
+	p := m.peers[slot]
+	if p == nil || p.gen != gen || m.closed {
 		return false
 	}
 	m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: kind, Data: data})
+	m.cfg.Log.Debug("direct: description out", "slot", slot, "kind", kind, "after", m.cfg.Now()-p.started)
 	if kind == KindOffer {
 		att.offered = true
 	}
 	return true
+}
+
+// queueCandidate queues one of our candidates for slot as a "candidate"
+// signal, if attempt gen is still current and localCandidate lets it go
+// (its offer or answer went out: candidates come only after it).
+func (m *Mesh) queueCandidate(slot int, gen uint64, c ice.Candidate) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.peers[slot]
+	if p == nil || p.gen != gen || m.closed {
+		return
+	}
+	raw, err := localCandidate(c, m.shareHost, m.cfg.LoopbackCandidates && m.shareHost)
+	if err != nil {
+		m.cfg.Log.Debug("direct: candidate not sent", "slot", slot, "cand", c.String(), "err", err)
+		return
+	}
+	m.queueSignal(protocol.Signal{To: slot, From: m.self, Kind: KindCandidate, Data: raw})
+	m.cfg.Log.Debug("direct: candidate out", "slot", slot, "cand", raw, "after", m.cfg.Now()-p.started)
 }
 
 func (m *Mesh) queueSignal(s protocol.Signal) {
@@ -351,8 +453,8 @@ func (m *Mesh) lost(slot int, gen uint64, why string) {
 	m.fail(p, m.cfg.Now())
 }
 
-// opened marks attempt gen with slot up on dc.
-func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
+// opened marks attempt gen with slot up on dc, over the ICE pair pair.
+func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel, pair pairInfo) {
 	defer m.flushOut()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -364,8 +466,13 @@ func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel) {
 	now := m.cfg.Now()
 	p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
 	p.core.Open(now) // a new link: its gaps and round trips start over
+	// ICE's checks measured a round trip on this very path: states are
+	// placed in time from the first one on, without waiting for a pong.
+	p.core.ObserveRTT(pair.rtt, now)
 	m.stats.Opened++
-	m.cfg.Log.Info("direct: link up", "slot", slot)
+	p.stats.Local, p.stats.Remote, p.stats.Since, p.stats.Took = pair.local, pair.remote, now, now-p.started
+	p.stats.Sent, p.stats.Received, p.stats.Early = 0, 0, 0
+	m.cfg.Log.Info("direct: link up", "slot", slot, "pair", pair.local+"/"+pair.remote, "after", now-p.started)
 	m.ping(p, now)
 }
 
@@ -444,7 +551,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	}
 	switch core.KindOf(data) {
 	case core.KindPing:
-		m.outq = append(m.outq, outMsg{slot, core.AppendPong(make([]byte, 0, core.PingLen), data)})
+		m.outq = append(m.outq, outMsg{slot, p.core.AppendPong(make([]byte, 0, core.PongLen), data)})
 		return
 	case core.KindPong:
 		p.core.Pong(data, now)
@@ -454,6 +561,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	if err := p.core.State(data, now, &st); err != nil {
 		if errors.Is(err, core.ErrNoRoundTrip) {
 			m.stats.Early++ // the server path still carries it
+			p.stats.Early++
 			return
 		}
 		m.badLocked(p, err.Error())
@@ -466,6 +574,7 @@ func (m *Mesh) receive(slot int, data []byte) {
 	}
 	m.states = append(m.states, st)
 	m.stats.Received++
+	p.stats.Received++
 }
 
 // Send implements Links.
@@ -505,6 +614,9 @@ func (m *Mesh) sendNow(slot int, data []byte) {
 	if state {
 		m.mu.Lock()
 		m.stats.Sent++
+		if p := m.peers[slot]; p != nil && p.dc == dc {
+			p.stats.Sent++
+		}
 		m.mu.Unlock()
 	}
 }
@@ -520,17 +632,34 @@ func (m *Mesh) Signal(s *protocol.Signal) {
 	from, data := s.From, s.Data // s is the caller's once we return
 	switch {
 	case s.Kind == KindOffer && s.From < m.self:
+		if !p.offers.Take(m.cfg.Now(), m.cfg.OfferRate, m.cfg.OfferBurst) {
+			m.stats.OffersIgnored++
+			p.stats.OffersIgnored++
+			log := m.cfg.Log.Debug
+			if !p.warned {
+				p.warned, log = true, m.cfg.Log.Warn
+			}
+			log("direct: offer ignored: the peer offers too often", "slot", s.From, "rate", m.cfg.OfferRate, "burst", m.cfg.OfferBurst)
+			return
+		}
+		m.cfg.Log.Debug("direct: offer in", "slot", s.From)
 		m.closePeer(p)
 		p.gen++
 		att, gen := m.newAttempt(p, m.cfg.Now())
 		m.goSafe(p.slot, "answer", func() { m.answer(from, gen, att, data) })
 	case s.Kind == KindAnswer && s.From > m.self && p.att != nil && p.att.offered && !p.att.answered:
+		m.cfg.Log.Debug("direct: answer in", "slot", s.From, "after", m.cfg.Now()-p.started)
 		att, gen := p.att, p.gen
 		att.answered = true
 		m.goSafe(p.slot, "answer", func() { m.takeAnswer(from, gen, att, data) })
 	case s.Kind == KindCandidate && p.att != nil:
+		m.cfg.Log.Debug("direct: candidate in", "slot", s.From, "cand", s.Data, "after", m.cfg.Now()-p.started)
+		c, ok := m.takeRemoteLocked(p, s.Data)
+		if !ok {
+			return
+		}
 		att := p.att
-		m.goSafe(p.slot, "candidate", func() { att.addCandidate(data, m.cfg.Log) })
+		m.goSafe(p.slot, "candidate", func() { att.addCandidate(c, m.cfg.Log) })
 	default:
 		m.cfg.Log.Info("direct: unexpected signal", "from", s.From, "kind", s.Kind)
 	}

@@ -23,7 +23,7 @@ import (
 // SignalVersion is the version of the offer and answer format (the
 // package documentation describes it); a signal of another version fails
 // that attempt.
-const SignalVersion = 1
+const SignalVersion = 2
 
 // fingerprintAlgo names the one certificate hash a signal may carry.
 const fingerprintAlgo = "sha-256"
@@ -48,8 +48,13 @@ type signalData struct {
 	Ufrag string   `json:"ufrag"`
 	Pwd   string   `json:"pwd"`
 	FP    string   `json:"fp"`              // "sha-256 AB:CD:…", 32 bytes
+	SCTP  []byte   `json:"sctp"`            // the SCTP INIT chunk (SNAP), base64
 	Cands []string `json:"cands,omitempty"` // ICE candidates, "candidate:" optional
 }
+
+// maxSCTPInit bounds the SCTP INIT chunk a signal may carry (pion's is a
+// few dozen bytes).
+const maxSCTPInit = 1024
 
 // encodeSignal returns d's text, or an error when it is over the server's
 // limit (protocol.MaxSignalData).
@@ -79,6 +84,9 @@ func decodeSignal(s string) (signalData, []byte, error) {
 	}
 	if d.Ufrag == "" || d.Pwd == "" || len(d.Ufrag) > maxCredential || len(d.Pwd) > maxCredential {
 		return d, nil, fmt.Errorf("%w: ICE credentials missing or over %d bytes", errSignal, maxCredential)
+	}
+	if len(d.SCTP) == 0 || len(d.SCTP) > maxSCTPInit {
+		return d, nil, fmt.Errorf("%w: SCTP INIT chunk of %d bytes, want 1 to %d", errSignal, len(d.SCTP), maxSCTPInit)
 	}
 	fp, err := parseFingerprint(d.FP)
 	if err != nil {

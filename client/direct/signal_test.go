@@ -18,7 +18,7 @@ func testSignal(t *testing.T) (signalData, []byte) {
 	der := cert.Certificate[0]
 	sum := sha256.Sum256(der)
 	return signalData{
-		V: SignalVersion, Ufrag: "aBcD", Pwd: "0123456789abcdefghijkl", FP: fingerprint(der),
+		V: SignalVersion, Ufrag: "aBcD", Pwd: "0123456789abcdefghijkl", FP: fingerprint(der), SCTP: []byte{1, 0, 0, 20},
 		Cands: []string{"4207164462 1 udp 2130706431 127.0.0.1 56384 typ host", "candidate:1 1 udp 16777215 198.51.100.7 3478 typ relay raddr 0.0.0.0 rport 0"},
 	}, sum[:]
 }
@@ -27,7 +27,7 @@ func TestSignalRoundTrip(t *testing.T) {
 	d, sum := testSignal(t)
 	s, err := encodeSignal(&d)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(s, `{"v":1,`), s)
+	assert.True(t, strings.HasPrefix(s, `{"v":2,`), s)
 	got, fp, err := decodeSignal(s)
 	require.NoError(t, err)
 	assert.Equal(t, d, got)
@@ -55,7 +55,9 @@ func TestSignalMalformed(t *testing.T) {
 		"bad hex":           func(d *signalData) { d.FP = d.FP[:len(d.FP)-2] + "ZZ" },
 		"wide byte":         func(d *signalData) { d.FP = d.FP[:len(d.FP)-2] + "ABC" },
 		"version 0":         func(d *signalData) { d.V = 0 },
-		"version 2":         func(d *signalData) { d.V = 2 },
+		"version 1":         func(d *signalData) { d.V = 1 },
+		"no sctp init":      func(d *signalData) { d.SCTP = nil },
+		"long sctp init":    func(d *signalData) { d.SCTP = make([]byte, maxSCTPInit+1) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := good
@@ -70,8 +72,8 @@ func TestSignalMalformed(t *testing.T) {
 		_, _, err := decodeSignal(s)
 		assert.ErrorIs(t, err, errSignal, "%q", s)
 	}
-	_, _, err := decodeSignal(`{"v":2}`)
-	assert.ErrorContains(t, err, "version 2")
+	_, _, err := decodeSignal(`{"v":1}`)
+	assert.ErrorContains(t, err, "version 1")
 }
 
 func TestSignalOverLimit(t *testing.T) {

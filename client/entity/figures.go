@@ -187,3 +187,19 @@ func (p *Predictor) PredictionDistance() float64 {
 	}
 	return pose.Pos.Sub(pos).Len()
 }
+
+// DirectPair returns the candidate types of the direct link this remote
+// entity's states come over, "local/remote" ("host", "srflx", "prflx" or
+// "relay" each: a relay goes through a TURN server, the others straight
+// between the players), or "" when it has none up (Room.DirectLinkStats
+// has the link's other figures).
+func (p *Predictor) DirectPair() string {
+	if p.room == nil || !p.Draws() || p.IsLocal() {
+		return ""
+	}
+	ls, ok := p.room.DirectLinkStats(p.Slot())
+	if !ok || !ls.Open {
+		return ""
+	}
+	return ls.Local + "/" + ls.Remote
+}

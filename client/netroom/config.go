@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/serverlink"
 )
@@ -59,12 +60,18 @@ type Config struct {
 	// DirectSilence is how long a direct link may stay silent before the
 	// room reports it down to the server. Default 250 ms.
 	DirectSilence time.Duration
+	// DirectMaxLoss is the share of its states a direct link may lose and
+	// be reported up to the server (which then stops relaying that pair);
+	// one losing more than twice this is reported down and the server
+	// relays again. Default core.DefaultMaxLoss (5 %).
+	DirectMaxLoss float64
 	// NoDirect turns direct peer links off: every state comes by the
 	// server. Default false (links on; NetRoom's direct_links).
 	NoDirect bool
 	// Direct tunes the direct links (client/direct): zero fields are its
 	// defaults; Now is the Room's clock and Log the Room's, whatever is
-	// set; ICEServers are added to those of the server's welcome; Lag is
+	// set; ICEServers are added to those the server hands out with the
+	// seat (its joined; an older server's welcome); Lag is
 	// the lag simulator under the direct links when DirectLagApart (else
 	// Lag above applies there).
 	Direct direct.Config
@@ -92,6 +99,9 @@ func (c Config) withDefaults() Config {
 	c.Options = c.Options.WithDefaults()
 	if c.DirectSilence == 0 {
 		c.DirectSilence = DefaultDirectSilence
+	}
+	if c.DirectMaxLoss == 0 {
+		c.DirectMaxLoss = core.DefaultMaxLoss
 	}
 	if c.Dial == nil {
 		c.Dial = DialServer
@@ -125,6 +135,9 @@ func (c Config) Validate() error {
 	}
 	if d.DirectSilence < 0 {
 		return fmt.Errorf("%w: DirectSilence %v must not be negative", ErrConfig, d.DirectSilence)
+	}
+	if !(d.DirectMaxLoss > 0 && d.DirectMaxLoss < 1) {
+		return fmt.Errorf("%w: DirectMaxLoss %v must be in (0, 1)", ErrConfig, d.DirectMaxLoss)
 	}
 	if strings.TrimSpace(d.Server) != "" {
 		if _, err := ServerURL(d.Server); err != nil {

@@ -28,8 +28,10 @@ func TestDirectCheaterOnLoopback(t *testing.T) {
 	srv := testkit.StartServer(t, server.Deps{})
 	// Ann's server link, to send it honest states past her Room.
 	links := make(chan netroom.ServerLink, 1)
+	annDirect := direct.Config{RetryAfter: time.Hour}
+	testkit.LoopbackDirect(&annDirect)
 	ann := newPeerWith(t, srv, "Ann", netroom.Config{
-		Direct: direct.Config{ICEOptions: testkit.LoopbackICE, RetryAfter: time.Hour},
+		Direct: annDirect,
 		Dial: func(ctx context.Context, url string, opts *serverlink.Options) (netroom.ServerLink, error) {
 			l, err := netroom.DialServer(ctx, url, opts)
 			if err == nil {

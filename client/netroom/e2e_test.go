@@ -67,7 +67,7 @@ func newDirectPeer(t *testing.T, srv *testkit.Server, name string, dc direct.Con
 // link (lag) and on the direct links (dc.Lag) apart.
 func newLaggedPeer(t *testing.T, srv *testkit.Server, name string, dc direct.Config, lag serverlink.LagConfig) *peer {
 	t.Helper()
-	dc.ICEOptions = testkit.LoopbackICE
+	testkit.LoopbackDirect(&dc)
 	dc.RetryAfter = time.Hour // a killed link stays down for the test
 	return newPeerWith(t, srv, name, netroom.Config{Options: serverlink.Options{Lag: lag}, Direct: dc, DirectLagApart: true})
 }

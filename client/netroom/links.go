@@ -12,9 +12,39 @@ import (
 )
 
 // welcomer is the part of a ServerLink that says what the server's welcome
-// offered (*serverlink.Conn has it): the ICE servers for direct links.
+// offered (*serverlink.Conn has it): the ICE servers for direct links of
+// a server that hands them out there.
 type welcomer interface {
 	Welcome() protocol.Welcome
+}
+
+// iceServers returns the STUN and TURN servers for the direct links: those
+// the seat came with (joined's; TURN credentials go only with a seat),
+// else the welcome's (an older server hands them all out there), then
+// Config.Direct's own.
+func (r *Room) iceServers() []protocol.ICEServer {
+	out := append([]protocol.ICEServer(nil), r.seatICE...)
+	if len(out) == 0 {
+		if w, ok := r.link.(welcomer); ok {
+			out = append(out, w.Welcome().ICEServers...)
+		}
+	}
+	return append(out, r.cfg.Direct.ICEServers...)
+}
+
+// setSeatICE takes the ICE servers a joined brought: a new seat's, or a
+// reconnect's fresh credentials, which links made from now on use.
+func (r *Room) setSeatICE(servers []protocol.ICEServer) {
+	r.seatICE = servers
+	s, ok := r.mesh.(interface {
+		SetICEServers([]protocol.ICEServer) error
+	})
+	if !ok {
+		return
+	}
+	if err := s.SetICEServers(r.iceServers()); err != nil {
+		r.cfg.Log.Warn("netroom: the seat's ICE servers are unusable; keeping the last", "err", err)
+	}
 }
 
 // DirectLinks reports whether direct peer links are on (NetRoom's
@@ -72,9 +102,38 @@ func (r *Room) applyDirectLag() error {
 	return nil
 }
 
+// ShareHostCandidates reports whether the direct links send this player's
+// own addresses (LAN, IPv6) to peers as they are, rather than as mDNS
+// names that only a peer on its network resolves (NetRoom's
+// direct_share_host_candidates; direct.Config.ShareHostCandidates).
+func (r *Room) ShareHostCandidates() bool { return r.cfg.Direct.ShareHostCandidates }
+
+// SetShareHostCandidates turns ShareHostCandidates on or off, for link
+// attempts from now on.
+func (r *Room) SetShareHostCandidates(on bool) {
+	r.cfg.Direct.ShareHostCandidates = on
+	if s, ok := r.mesh.(interface{ SetShareHostCandidates(bool) }); ok {
+		s.SetShareHostCandidates(on)
+	}
+}
+
 // Direct returns the direct links, nil while there are none (not in a
 // room, links off, or no other player yet).
 func (r *Room) Direct() direct.Links { return r.mesh }
+
+// DirectLinkStats returns the figures of the direct link to slot: the
+// selected candidate pair's types, its round trip, the states sent and
+// received on it; ok is false while there is no link to slot (or the
+// links are not client/direct's).
+func (r *Room) DirectLinkStats(slot int) (direct.LinkStats, bool) {
+	s, ok := r.mesh.(interface {
+		LinkStats(slot int) (direct.LinkStats, bool)
+	})
+	if !ok {
+		return direct.LinkStats{}, false
+	}
+	return s.LinkStats(slot)
+}
 
 // DirectUp reports whether states from slot currently arrive directly.
 func (r *Room) DirectUp(slot int) bool {
@@ -113,9 +172,7 @@ func (r *Room) syncDirect() {
 		}
 		cfg := r.cfg.Direct
 		cfg.Now, cfg.Log, cfg.Lag = r.clock.Now, r.cfg.Log, r.cfg.directLag()
-		if w, ok := r.link.(welcomer); ok {
-			cfg.ICEServers = append(w.Welcome().ICEServers, cfg.ICEServers...)
-		}
+		cfg.ICEServers = r.iceServers()
 		m, err := r.cfg.NewDirect(cfg)
 		if err != nil {
 			// Direct links are an optimisation: without them every state

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -31,6 +32,8 @@ type fakeLinks struct {
 	lag      []lagsim.Config
 	ticks    int
 	isClosed bool
+	ice      [][]protocol.ICEServer // SetICEServers
+	share    []bool                 // SetShareHostCandidates
 }
 
 func (f *fakeLinks) SetPeers(self int, peers []int) {
@@ -80,6 +83,82 @@ func (f *fakeLinks) SetLag(cfg lagsim.Config) error {
 
 func (f *fakeLinks) Close() { f.mu.Lock(); f.isClosed = true; f.mu.Unlock() }
 
+// SetICEServers records the servers, as *direct.Mesh takes them.
+func (f *fakeLinks) SetICEServers(servers []protocol.ICEServer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ice = append(f.ice, servers)
+	return nil
+}
+
+// SetShareHostCandidates records the setting, as *direct.Mesh takes it.
+func (f *fakeLinks) SetShareHostCandidates(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.share = append(f.share, on)
+}
+
+// TestDirectUsesTheSeatsICEServers: the links get the STUN and TURN
+// servers that came with the seat (joined: TURN credentials go only with
+// a seat), with Config.Direct's added; a reconnect's joined brings fresh
+// credentials, which the links take for their next attempts.
+func TestDirectUsesTheSeatsICEServers(t *testing.T) {
+	var fl *fakeLinks
+	var made direct.Config
+	extra := protocol.ICEServer{URLs: []string{"stun:stun.example.com:3478"}}
+	h := newHarness(t, Config{Direct: direct.Config{ICEServers: []protocol.ICEServer{extra}},
+		NewDirect: func(c direct.Config) (direct.Links, error) {
+			made, fl = c, &fakeLinks{cfg: c}
+			return fl, nil
+		}})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	stun := protocol.ICEServer{URLs: []string{"stun:198.51.100.7:3478"}}
+	relay := func(cred string) protocol.ICEServer {
+		return protocol.ICEServer{URLs: []string{"turn:198.51.100.7:3478?transport=udp"}, Username: "1:uBob", Credential: cred}
+	}
+	j := joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"))
+	j.ICEServers = []protocol.ICEServer{stun, relay("first")}
+	h.link.Msg(j)
+	h.until(has(EventJoined))
+	require.NotNil(t, fl)
+	assert.Equal(t, []protocol.ICEServer{stun, relay("first"), extra}, made.ICEServers)
+
+	again := joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob"))
+	again.Reconnected, again.Room.Rev = true, 2
+	again.ICEServers = []protocol.ICEServer{stun, relay("second")}
+	h.link.Msg(again)
+	h.update()
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	require.NotEmpty(t, fl.ice, "the reconnect's servers reach the links")
+	assert.Equal(t, []protocol.ICEServer{stun, relay("second"), extra}, fl.ice[len(fl.ice)-1])
+	assert.False(t, fl.isClosed, "the links stay up")
+}
+
+// TestShareHostCandidates: the setting reaches the links, live and when
+// they are made.
+func TestShareHostCandidates(t *testing.T) {
+	var fl *fakeLinks
+	h := newHarness(t, Config{NewDirect: func(c direct.Config) (direct.Links, error) {
+		fl = &fakeLinks{cfg: c}
+		return fl, nil
+	}})
+	assert.False(t, h.room.ShareHostCandidates(), "off by default")
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	require.NotNil(t, fl)
+	assert.False(t, fl.cfg.ShareHostCandidates)
+	h.room.SetShareHostCandidates(true)
+	assert.True(t, h.room.ShareHostCandidates())
+	assert.Equal(t, []bool{true}, fl.share)
+	h.room.SetDirectLinks(false)
+	h.room.SetDirectLinks(true)
+	assert.True(t, fl.cfg.ShareHostCandidates, "new links take it")
+}
+
 // TestDirectWiring drives a Room's direct links through a fake: peers
 // follow the room, signals go both ways, our states go out on the links,
 // theirs reach the Remote on the direct path and are reported up and down,
@@ -127,15 +206,19 @@ func TestDirectWiring(t *testing.T) {
 	require.NoError(t, wire.DecodeState(fl.sent[0], &dec))
 	assert.Equal(t, wire.Seq(5), dec.Seq)
 
-	// Theirs reach the Remote on the direct path and report the link up.
+	// Theirs reach the Remote on the direct path and, once the link has
+	// carried enough of them without losses, report it up.
 	rem := newDrawn(t)
 	require.NoError(t, h.room.Bind(0, rem))
 	now := h.clock.Now()
 	fl.mu.Lock()
-	fl.states = append(fl.states, direct.State{State: wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, Local: now, Arrival: now})
+	for i := range core.HealthStates {
+		at := now - time.Duration(core.HealthStates-i)*time.Millisecond
+		fl.states = append(fl.states, direct.State{State: wire.State{Slot: 0, Seq: wire.Seq(1 + i), Rot: geom.Identity}, Local: at, Arrival: at})
+	}
 	fl.mu.Unlock()
-	assert.Equal(t, 1, h.room.Route())
-	assert.Equal(t, uint64(1), h.room.Stats().DirectRouted)
+	assert.Equal(t, core.HealthStates, h.room.Route())
+	assert.Equal(t, uint64(core.HealthStates), h.room.Stats().DirectRouted)
 	assert.True(t, h.room.DirectUp(0))
 	pose := rem.Frame(now)
 	assert.Equal(t, predict.PathDirect, pose.Path)
@@ -186,7 +269,9 @@ func TestDirectReportedAgainAfterReconnect(t *testing.T) {
 	h.link.Msg(joinedAs("ABCDEF", 1, 0, player(0, "Ann"), player(1, "Bob")))
 	h.until(has(EventJoined))
 	now := h.clock.Now()
-	require.False(t, h.room.AddDirect(&wire.State{Slot: 0, Seq: 1, Rot: geom.Identity}, now, now), "no Remote bound")
+	for i := range core.HealthStates {
+		require.False(t, h.room.AddDirect(&wire.State{Slot: 0, Seq: wire.Seq(1 + i), Rot: geom.Identity}, now, now), "no Remote bound")
+	}
 	require.True(t, h.room.DirectUp(0))
 	ups := func() int {
 		n := 0

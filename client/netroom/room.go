@@ -105,6 +105,9 @@ type Stats struct {
 	Refused uint64
 	// DirectDown is the number of direct links reported down for silence.
 	DirectDown uint64
+	// DirectLossy is the number of direct links reported down for losing
+	// more than twice Config.DirectMaxLoss of their states.
+	DirectLossy uint64
 	// DirectRouted is the number of the routed states that came over a
 	// direct link (the rest came by the server).
 	DirectRouted uint64
@@ -148,6 +151,9 @@ type Room struct {
 	direct  directWatch
 	dcheck  directChecks // motion checks on direct states (directcheck.go)
 	mesh    direct.Links // nil while no direct links (see syncDirect)
+	// seatICE are the STUN and TURN servers the seat came with (joined's);
+	// nil from a server that hands them out in its welcome.
+	seatICE []protocol.ICEServer
 	// Buffers of the direct links, reused.
 	peerSlots []int
 	signals   []protocol.Signal
@@ -559,8 +565,10 @@ func (r *Room) Route() int {
 
 // AddDirect hands a state that came over a direct link from its sender
 // (stamp already mapped onto the local clock at local) to the bound Receiver,
-// and keeps the link's liveness: the first arrival reports the link up to
-// the server, and DirectSilence without one reports it down. Route calls
+// and keeps the link's liveness and health: the link is reported up to the
+// server once it delivers (core.DirectWatch.State: HealthStates states,
+// at most DirectMaxLoss of them lost), down when it loses more than twice
+// that, and down after DirectSilence without a state. Route calls
 // it for the states of the Room's own direct links (Config.NewDirect); a
 // custom transport may call it too. What passes the direct path's own
 // checks takes the one routing path (route).
@@ -586,8 +594,14 @@ func (r *Room) AddDirect(s *wire.State, local, arrival time.Duration) bool {
 		}
 		return false
 	}
-	if r.direct.Arrived(slot, arrival) && r.link != nil {
+	switch up, down := r.direct.State(slot, int(s.Entity), s.Seq, arrival, r.cfg.DirectMaxLoss); {
+	case up && r.link != nil:
 		_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: true})
+	case down:
+		r.stats.DirectLossy++
+		if r.link != nil {
+			_ = r.link.Send(&protocol.DirectLink{Slot: slot, Up: false})
+		}
 	}
 	return r.route(predict.PathDirect, s, local, arrival)
 }
@@ -832,6 +846,7 @@ func (r *Room) applyMessage(m protocol.Message) {
 		}
 		rejoin := r.inRoom && m.Code == r.code && m.Slot == r.slot
 		r.code, r.invite, r.slot, r.inRoom = m.Code, m.Invite, m.Slot, true
+		r.setSeatICE(m.ICEServers)
 		if !rejoin {
 			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 			r.room = protocol.RoomState{Host: -1}
@@ -926,6 +941,7 @@ func (r *Room) leaveRoom() {
 		r.despawn(slot)
 	}
 	r.inRoom, r.code, r.invite, r.slot = false, "", "", -1
+	r.seatICE = nil
 	r.room = protocol.RoomState{Host: -1}
 	r.players = r.players[:0]
 	r.closeDirect()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/serverlink"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -390,21 +391,82 @@ func TestDirectLinkWatchdog(t *testing.T) {
 		}
 		return out
 	}
-	for i := range 10 {
+	n := core.HealthStates
+	for i := range n {
 		at := time.Duration(i) * 16 * time.Millisecond
 		s := wire.State{Slot: 1, Seq: wire.Seq(i), Rot: geom.Identity}
 		assert.True(t, h.room.AddDirect(&s, at, at+2*time.Millisecond))
 		h.room.Update(at + 2*time.Millisecond)
+		if i == n-2 {
+			assert.Empty(t, directLinks(), "not up before the link has carried HealthStates states")
+		}
 	}
-	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}}, directLinks(), "up once, at the first arrival")
-	last := 9*16*time.Millisecond + 2*time.Millisecond
+	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}}, directLinks(), "up once")
+	last := time.Duration(n-1)*16*time.Millisecond + 2*time.Millisecond
 	h.room.Update(last + 250*time.Millisecond)
 	assert.Len(t, directLinks(), 1, "250 ms of silence is not yet down")
 	h.room.Update(last + 251*time.Millisecond)
 	h.room.Update(last + 400*time.Millisecond)
 	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}, {Slot: 1, Up: false}}, directLinks(), "down once")
 	assert.Equal(t, uint64(1), h.room.Stats().DirectDown)
-	assert.Equal(t, uint64(10), rem.Added(), "direct states reach the Remote on the direct path")
+	assert.Equal(t, uint64(n), rem.Added(), "direct states reach the Remote on the direct path")
+
+	// A healthy link back from a silence is up again at its first state.
+	at := last + 500*time.Millisecond
+	s := wire.State{Slot: 1, Seq: wire.Seq(n + 5), Rot: geom.Identity}
+	assert.True(t, h.room.AddDirect(&s, at, at))
+	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}, {Slot: 1, Up: false}, {Slot: 1, Up: true}}, directLinks(),
+		"up again at once after a silence")
+}
+
+// TestDirectLinkHealth: a direct link that loses states the server path
+// would deliver (here one in four, as a data channel that discards late
+// messages under jitter did) is never reported up, so the server goes on
+// relaying; one that delivers is, and is reported down again when it
+// starts losing more than twice DirectMaxLoss. Its states reach the
+// Remote all along.
+func TestDirectLinkHealth(t *testing.T) {
+	h := newHarness(t, Config{})
+	require.NoError(t, h.room.Create())
+	h.until(has(EventConnected))
+	h.link.Msg(joinedAs("ABCDEF", 0, 0, player(0, "Ann"), player(1, "Bob")))
+	h.until(has(EventJoined))
+	rem := newDrawn(t)
+	require.NoError(t, h.room.Bind(1, rem))
+	reports := func() []protocol.DirectLink {
+		var out []protocol.DirectLink
+		for _, m := range h.link.Sent() {
+			if d, ok := m.(*protocol.DirectLink); ok {
+				out = append(out, *d)
+			}
+		}
+		return out
+	}
+	seq, at, added := 0, time.Duration(0), 0
+	run := func(states int, lose func(i int) bool) {
+		for i := range states {
+			seq++
+			at += time.Second / 60
+			if lose(i) {
+				continue
+			}
+			s := wire.State{Slot: 1, Seq: wire.Seq(seq), Rot: geom.Identity}
+			h.room.AddDirect(&s, at, at)
+			h.room.Update(at)
+			added++
+		}
+	}
+	run(600, func(i int) bool { return i%4 == 1 })
+	assert.Empty(t, reports(), "a link losing a quarter of its states is never reported up")
+	assert.False(t, h.room.DirectUp(1))
+
+	run(3*core.HealthWindow, func(int) bool { return false })
+	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}}, reports(), "up once it delivers")
+
+	run(600, func(i int) bool { return i%4 == 1 })
+	assert.Equal(t, []protocol.DirectLink{{Slot: 1, Up: true}, {Slot: 1, Up: false}}, reports(), "down when it loses")
+	assert.Equal(t, uint64(1), h.room.Stats().DirectLossy)
+	assert.Equal(t, uint64(added), rem.Added(), "every direct state reached the Remote")
 }
 
 func TestServerTime(t *testing.T) {

@@ -61,20 +61,35 @@ func NewLag(onPanic func(v any)) *Lag {
 	return g
 }
 
-// NewLine adds a line with cfg whose random draws are seeded by seed;
-// deliver receives its messages when they fall due, on the runner's
-// goroutine (or on the sender's, while the line is off and empty). An
-// invalid cfg is refused.
+// NewLine adds a datagram line (lagsim.NewLine: UDP's behaviour) with cfg
+// whose random draws are seeded by seed; deliver receives its messages
+// when they fall due, on the runner's goroutine (or on the sender's, while
+// the line is off and empty). An invalid cfg is refused.
 func (g *Lag) NewLine(cfg lagsim.Config, seed uint64, deliver func(data []byte, reliable bool)) (*LagLine, error) {
 	line, err := lagsim.NewLine(cfg, seed)
 	if err != nil {
 		return nil, fmt.Errorf("lag line: %w", err)
 	}
+	return g.add(line, deliver), nil
+}
+
+// NewStreamLine is NewLine for a stream line (lagsim.NewStreamLine: TCP's
+// behaviour, nothing lost, losses delay what follows), as under a
+// WebSocket.
+func (g *Lag) NewStreamLine(cfg lagsim.Config, seed uint64, deliver func(data []byte, reliable bool)) (*LagLine, error) {
+	line, err := lagsim.NewStreamLine(cfg, seed)
+	if err != nil {
+		return nil, fmt.Errorf("lag line: %w", err)
+	}
+	return g.add(line, deliver), nil
+}
+
+func (g *Lag) add(line *lagsim.Line, deliver func(data []byte, reliable bool)) *LagLine {
 	l := &LagLine{lag: g, line: line, deliver: deliver}
 	g.mu.Lock()
 	g.lines = append(g.lines, l)
 	g.mu.Unlock()
-	return l, nil
+	return l
 }
 
 // SetConfig changes every line of the runner live; an invalid cfg changes
@@ -146,6 +161,14 @@ func (l *LagLine) Send(data []byte, reliable bool) {
 	l.line.Push(l.lag.clock.Now(), append([]byte(nil), data...), reliable)
 	l.lag.mu.Unlock()
 	l.lag.poke()
+}
+
+// Retransmitted returns how many transmissions a stream line lost and
+// made again.
+func (l *LagLine) Retransmitted() int64 {
+	l.lag.mu.Lock()
+	defer l.lag.mu.Unlock()
+	return l.line.Retransmitted()
 }
 
 // Lost returns how many states the line lost on purpose.

@@ -111,7 +111,8 @@ type Stats struct {
 	StatesUnsynced   int64 // remote states dropped before the clock synced
 	StatesDropped    int64 // states dropped from a full queue (either way)
 	EventsDropped    int64
-	LagDropped       int64 // states the lag simulator lost on purpose
+	LagDropped       int64 // states the lag simulator lost on purpose (none: the server link is a stream)
+	LagRetransmitted int64 // transmissions the lag simulator lost and made again (a state late, not lost)
 	Reconnects       int64
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
@@ -1214,6 +1215,7 @@ func (c *Conn) Stats() Stats {
 	s := c.stats
 	c.mu.Unlock()
 	s.LagDropped = c.lagOut.dropped() + c.lagIn.dropped()
+	s.LagRetransmitted = c.lagOut.retransmitted() + c.lagIn.retransmitted()
 	return s
 }
 

@@ -7,10 +7,11 @@ import (
 )
 
 // delayLine is one direction of the lag simulator under the server link:
-// a line of the one real-time runner (realtime.Lag), which the direct
-// links and the UDP relay use too. While the simulator is off and nothing
-// waits, callers skip it (active) and deliver at once, so an idle
-// simulator costs nothing.
+// a stream line (TCP's behaviour: nothing lost, a loss delays what
+// follows) of the one real-time runner (realtime.Lag), which the direct
+// links and the UDP relay use too with datagram lines. While the
+// simulator is off and nothing waits, callers skip it (active) and
+// deliver at once, so an idle simulator costs nothing.
 type delayLine struct {
 	lag      *realtime.Lag
 	line     *realtime.LagLine
@@ -24,7 +25,7 @@ func newDelayLine(cfg LagConfig, seed uint64, deliver func([]byte, bool)) (*dela
 			(*f)(panicError("lag simulator", v))
 		}
 	})
-	line, err := d.lag.NewLine(cfg, seed, deliver)
+	line, err := d.lag.NewStreamLine(cfg, seed, deliver)
 	if err != nil {
 		d.lag.Close()
 		return nil, err
@@ -50,5 +51,10 @@ func (d *delayLine) push(data []byte, reliable bool) { d.line.Push(data, reliabl
 // close stops the line; undelivered messages are dropped. Safe to repeat.
 func (d *delayLine) close() { d.lag.Close() }
 
-// dropped returns how many states the line lost on purpose.
+// dropped returns how many states the line lost on purpose (none: a
+// stream line delays instead).
 func (d *delayLine) dropped() int64 { return d.line.Lost() }
+
+// retransmitted returns how many transmissions the line lost and made
+// again.
+func (d *delayLine) retransmitted() int64 { return d.line.Retransmitted() }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pion/ice/v4"
 
+	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/netcode/clock"
 )
 
@@ -21,4 +22,12 @@ var LoopbackICE = []ice.AgentOption{
 	ice.WithDisconnectedTimeout(time.Second),
 	ice.WithFailedTimeout(2 * time.Second),
 	ice.WithKeepaliveInterval(200 * time.Millisecond),
+}
+
+// LoopbackDirect sets c to link over 127.0.0.1 only: LoopbackICE, with
+// loopback candidates gathered, sent and taken (direct drops them by
+// default; they need host addresses shared).
+func LoopbackDirect(c *direct.Config) {
+	c.ICEOptions = LoopbackICE
+	c.ShareHostCandidates, c.LoopbackCandidates = true, true
 }

@@ -108,6 +108,14 @@ type Restamper struct {
 	runLow [3]time.Duration
 	// rttKnown is set once a Restamp has used a round trip.
 	rttKnown bool
+	// peerGap is the sender's lowest gap of our stamps (ObservePeerGap),
+	// received at peerAt; hasPeer once one came.
+	peerGap, peerAt time.Duration
+	hasPeer         bool
+	// settleUntil: before this receiver time the applied offset takes
+	// the estimate at once (SettleUntil), when settling.
+	settleUntil time.Duration
+	settling    bool
 }
 
 // NewRestamper returns a Restamper; a nil cfg means every default.
@@ -129,6 +137,38 @@ func (r *Restamper) ObserveRTT(rtt, now time.Duration) {
 	r.rtts.expire(now-r.cfg.RTTWindow, 0)
 	r.rtts.push(now, rtt)
 }
+
+// ObservePeerGap records, at receiver time now, the sender's own lowest
+// gap of our stamps: the fastest of our states to reach it, its arrival on
+// its clock minus our sample time on ours. Only where both ends stream
+// states to each other (a direct link), and only a sender measuring as
+// this Restamper does, can say it.
+//
+// Added to our own lowest gap of its stamps, the two clocks' offsets
+// cancel and what remains is a round trip made of the fastest one-way
+// trip each way: with states at 60 a second each way, a far better
+// estimate of the fastest round trip than pings at one a second give (a
+// round trip's own minimum over a handful of pings sits high under
+// jitter, and half its excess puts every state that much early). It
+// takes the round trip's place whenever it is the smaller, so the
+// mapping is the midpoint of the two fastest trips. The latest report is
+// kept for RTTWindow.
+func (r *Restamper) ObservePeerGap(gap, now time.Duration) {
+	r.peerGap, r.peerAt, r.hasPeer = gap, now, true
+}
+
+// SettleUntil makes the applied offset take the estimate at once, not
+// slide to it, for states arriving before receiver time t: a new direct
+// link, whose first round trip may be one held up a little (ICE's, taken
+// while its agent was busy), and whose estimate tightens fast in its first
+// seconds, should not carry an early error for the many seconds a slide
+// takes.
+func (r *Restamper) SettleUntil(t time.Duration) { r.settleUntil, r.settling = t, true }
+
+// LowGap returns the lowest stamp-to-arrival gap in the window (arrival
+// minus the sender's time, which holds the two clocks' offset): what this
+// side reports to a sender's ObservePeerGap. ok is false before any state.
+func (r *Restamper) LowGap() (gap time.Duration, ok bool) { return r.gaps.min() }
 
 // Restamp records a state stamped stamp by the sender that arrived at
 // receiver time arrival, and returns the sender's sample time on the
@@ -162,7 +202,15 @@ func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Durati
 	low, _ := r.gaps.min()
 	r.rtts.expire(now-r.cfg.RTTWindow, 1)
 	rtt, hasRTT := r.rtts.min()
+	if r.hasPeer && now-r.peerAt <= r.cfg.RTTWindow {
+		if both := low + r.peerGap; both > 0 && (!hasRTT || both < rtt) {
+			rtt, hasRTT = both, true
+		}
+	}
 	jumpAbove := r.cfg.JumpAbove
+	if r.settling && arrival < r.settleUntil {
+		jumpAbove = 0
+	}
 	if hasRTT && !r.rttKnown {
 		// The first round trip: the estimate so far lacked half of it, a
 		// whole one-way latency (tens of ms, which would take seconds to
@@ -225,4 +273,6 @@ func (r *Restamper) Reset() {
 	r.rtts.clear()
 	r.off.reset()
 	r.last, r.runFrom, r.inRun, r.rttKnown = 0, 0, false, false
+	r.peerGap, r.peerAt, r.hasPeer = 0, 0, false
+	r.settleUntil, r.settling = 0, false
 }

@@ -306,3 +306,55 @@ func TestRestampConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestRestampPeerGap: the sender's lowest gap of our stamps, added to ours
+// of its stamps, is a round trip of the two fastest one-way trips; when it
+// is below the fastest measured round trip it takes its place, so the
+// offset is the midpoint of the two trips whatever the pings measured.
+func TestRestampPeerGap(t *testing.T) {
+	const skew = 7 * time.Second // receiver clock minus sender clock
+	const ab, ba = 30 * time.Millisecond, 30 * time.Millisecond
+	r := newRestamper(t, nil)
+	r.ObserveRTT(100*time.Millisecond, time.Second) // a ping held up 40 ms
+	sent := 10 * time.Second
+	got := r.Restamp(wire.StampOf(sent), sent+skew+ab)
+	assert.InDelta(t, (sent + skew - 20*time.Millisecond).Seconds(), got.Seconds(), 1e-5,
+		"half the held-up round trip: 20 ms early")
+	gap, ok := r.LowGap()
+	require.True(t, ok)
+	assert.Equal(t, skew+ab, gap.Round(10*time.Microsecond))
+
+	// The sender saw our states arrive ba after we sampled them: on its
+	// clock, ba minus the skew after.
+	r.ObservePeerGap(ba-skew, 11*time.Second)
+	sent += time.Second
+	got = r.Restamp(wire.StampOf(sent), sent+skew+ab)
+	assert.InDelta(t, skew.Seconds(), r.Target().Seconds(), 1e-5, "the estimate: the midpoint of the fastest trips, exact")
+	sent += time.Second
+	got = r.Restamp(wire.StampOf(sent), sent+skew+ab)
+	assert.Greater(t, got, sent+skew-20*time.Millisecond, "the applied offset slides toward it")
+	for range 10 { // 10 s: the 20 ms slide at 4 ms/s is over
+		sent += time.Second
+		got = r.Restamp(wire.StampOf(sent), sent+skew+ab)
+	}
+	assert.InDelta(t, (sent + skew).Seconds(), got.Seconds(), 1e-5, "mapped exactly")
+
+	// Settling (a new direct link's first seconds), the better estimate
+	// is taken at once.
+	r2 := newRestamper(t, nil)
+	r2.SettleUntil(20 * time.Second)
+	r2.ObserveRTT(100*time.Millisecond, time.Second)
+	sent = 10 * time.Second
+	r2.Restamp(wire.StampOf(sent), sent+skew+ab)
+	r2.ObservePeerGap(ba-skew, 11*time.Second)
+	sent += time.Second
+	got = r2.Restamp(wire.StampOf(sent), sent+skew+ab)
+	assert.InDelta(t, (sent + skew).Seconds(), got.Seconds(), 1e-5, "settling: exact at once")
+
+	r.Reset()
+	_, ok = r.LowGap()
+	assert.False(t, ok, "Reset forgets the gaps")
+	got = r.Restamp(wire.StampOf(sent), sent+skew+ab)
+	assert.False(t, r.HasRoundTrip(), "Reset forgets the peer's gap too")
+	_ = got
+}

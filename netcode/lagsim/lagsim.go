@@ -1,13 +1,22 @@
 // Package lagsim is the lag simulator of docs/architecture.md §5, as a pure
 // delay line on injected time: messages pushed at now come out of Pop once
 // now has passed their due time, after Latency plus a random part of
-// Jitter; states (unreliable messages) may be lost; reliable messages keep
-// their order. It has no goroutine and reads no clock: the game client
-// drives it from real time (client/realtime), tests and the bench from simulated
-// time.
+// Jitter. It has no goroutine and reads no clock: the game client drives
+// it from real time (client/realtime), tests and the bench from simulated time.
 //
-// A Line is one direction of one link. It is not safe for concurrent use;
-// the caller serialises access.
+// A Line is one direction of one link, of one of two kinds:
+//
+//   - a datagram line (NewLine: UDP, a data channel, the direct links):
+//     states (unreliable messages) may be lost and reordered; reliable
+//     messages keep their order.
+//   - a stream line (NewStreamLine: TCP, the server's WebSocket): nothing is
+//     lost and nothing overtakes. A message Loss hits is sent again after a
+//     retransmission delay (again and longer if hit again), and every
+//     message behind it waits for it (head-of-line blocking), as TCP
+//     delivers: a lossy server link makes states late, in bursts, rather
+//     than missing.
+//
+// A Line is not safe for concurrent use; the caller serialises access.
 package lagsim
 
 import (
@@ -27,6 +36,27 @@ const (
 	MaxJitter = 5 * time.Second
 )
 
+// Retransmission on a stream line: a lost segment is found lost when a
+// later one is acknowledged and the reordering window after it has passed
+// (TCP's RACK), then sent again (Config.Retransmit); a retransmission
+// lost again is sent again only when the retransmission timer fires
+// (Config.RetransmitTimeout), and each further one waits twice as long.
+const (
+	// RetransmitWait is what a loss detection waits beyond a round trip
+	// and a quarter: the segment after the lost one (a frame at 60 Hz)
+	// and the receiver's delayed acknowledgement of it.
+	RetransmitWait = 20 * time.Millisecond
+	// MinRTO is the least retransmission timeout beyond a round trip
+	// (Linux's tcp_rto_min).
+	MinRTO = 200 * time.Millisecond
+	// MaxRetransmits bounds the retransmissions of one message, so that a
+	// Loss of 1 still delivers.
+	MaxRetransmits = 8
+	// MaxRetransmitWait bounds the doubling waits (TCP's go on to minutes;
+	// a simulator set to an extreme loss should slow a game, not stop it).
+	MaxRetransmitWait = time.Second
+)
+
 // ErrInvalidConfig indicates a Config field out of range.
 var ErrInvalidConfig = errors.New("lagsim: invalid config")
 
@@ -38,7 +68,8 @@ type Config struct {
 	// so states can be reordered. 0 to MaxJitter.
 	Jitter time.Duration
 	// Loss is the probability, 0 to 1, that a state is dropped. Reliable
-	// messages are never dropped.
+	// messages are never dropped. On a stream line it is the probability
+	// that each transmission of a message is lost (and sent again).
 	Loss float64
 }
 
@@ -61,21 +92,55 @@ func (c Config) Validate() error {
 // Line is one direction of the simulator.
 type Line struct {
 	cfg          Config
+	stream       bool
 	rng          *rand.Rand
 	items        itemHeap
 	seq          uint64
 	lastReliable time.Duration
 	lost         int64
+	resent       int64
 }
 
-// NewLine returns a line with cfg, its random draws seeded by seed. An
-// invalid cfg is refused.
+// NewLine returns a datagram line with cfg, its random draws seeded by
+// seed. An invalid cfg is refused.
 func NewLine(cfg Config, seed uint64) (*Line, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return &Line{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}, nil
 }
+
+// NewStreamLine returns a stream line (TCP's behaviour: see the package
+// documentation) with cfg, its random draws seeded by seed. An invalid
+// cfg is refused.
+func NewStreamLine(cfg Config, seed uint64) (*Line, error) {
+	l, err := NewLine(cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	l.stream = true
+	return l, nil
+}
+
+// Stream reports whether the line is a stream line.
+func (l *Line) Stream() bool { return l.stream }
+
+// Retransmit returns the delay a lost transmission adds on a stream line
+// with cfg: a round trip (twice Latency plus the mean jitter each way),
+// a quarter more (TCP's reordering window), and RetransmitWait.
+func (c Config) Retransmit() time.Duration {
+	rtt := c.rtt()
+	return rtt + rtt/4 + RetransmitWait
+}
+
+// RetransmitTimeout returns the delay a lost retransmission adds on a
+// stream line with cfg: a round trip and MinRTO (the first; each further
+// one doubles).
+func (c Config) RetransmitTimeout() time.Duration { return c.rtt() + MinRTO }
+
+// rtt is a stream line's round trip: twice Latency plus the mean jitter
+// each way.
+func (c Config) rtt() time.Duration { return 2*c.Latency + c.Jitter }
 
 // Config returns the settings in force.
 func (l *Line) Config() Config { return l.cfg }
@@ -91,9 +156,27 @@ func (l *Line) SetConfig(cfg Config) error {
 }
 
 // Push hands data to the line at now; the line owns data from then on. It
-// reports false when the simulator lost the message on purpose (states only).
+// reports false when the simulator lost the message on purpose (states on
+// a datagram line only). On a stream line every message is delivered in
+// order; Pop still says which were pushed as reliable.
 func (l *Line) Push(now time.Duration, data []byte, reliable bool) bool {
-	if !reliable && l.cfg.Loss > 0 && l.rng.Float64() < l.cfg.Loss {
+	ordered := reliable || l.stream
+	if l.stream {
+		wait := l.cfg.Retransmit()
+		for i := range MaxRetransmits {
+			if l.cfg.Loss <= 0 || l.rng.Float64() >= l.cfg.Loss {
+				break
+			}
+			now += wait // the transmission that gets through leaves then
+			if i == 0 {
+				wait = l.cfg.RetransmitTimeout()
+			} else {
+				wait = min(2*wait, MaxRetransmitWait)
+			}
+			l.resent++
+		}
+	}
+	if !ordered && l.cfg.Loss > 0 && l.rng.Float64() < l.cfg.Loss {
 		l.lost++
 		return false
 	}
@@ -101,7 +184,7 @@ func (l *Line) Push(now time.Duration, data []byte, reliable bool) bool {
 	if l.cfg.Jitter > 0 {
 		due += time.Duration(l.rng.Int64N(int64(l.cfg.Jitter)))
 	}
-	if reliable {
+	if ordered {
 		due = max(due, l.lastReliable)
 		l.lastReliable = due
 	}
@@ -131,8 +214,13 @@ func (l *Line) Next() (due time.Duration, ok bool) {
 // Len returns how many messages wait in the line.
 func (l *Line) Len() int { return len(l.items) }
 
-// Lost returns how many states the line lost on purpose.
+// Lost returns how many states the line lost on purpose (none on a stream
+// line).
 func (l *Line) Lost() int64 { return l.lost }
+
+// Retransmitted returns how many transmissions a stream line lost and made
+// again.
+func (l *Line) Retransmitted() int64 { return l.resent }
 
 // Clear drops every waiting message (a link that closed).
 func (l *Line) Clear() {

@@ -119,3 +119,58 @@ func TestSameSeedSameDraws(t *testing.T) {
 	}
 	assert.Equal(t, run(), run())
 }
+
+// TestStreamLineLosesNothingAndHoldsTheLine: a stream line (TCP's
+// behaviour) delivers every message in order; a lost transmission comes
+// again a Retransmit later, and the messages behind it wait for it, so a
+// 2 % loss makes a burst of late states rather than a missing one.
+func TestStreamLineLosesNothingAndHoldsTheLine(t *testing.T) {
+	cfg := lagsim.Config{Latency: 30 * ms, Jitter: 20 * ms, Loss: 0.02}
+	assert.Equal(t, 80*ms+20*ms+lagsim.RetransmitWait, cfg.Retransmit(), "a round trip, a quarter more, and the wait")
+	l, err := lagsim.NewStreamLine(cfg, 5)
+	require.NoError(t, err)
+	assert.True(t, l.Stream())
+	const n, step = 3000, time.Second / 60
+	sent := make([]time.Duration, n)
+	for i := range n {
+		sent[i] = time.Duration(i) * step
+		require.True(t, l.Push(sent[i], []byte{byte(i), byte(i >> 8)}, i%10 == 0), "a stream line loses nothing")
+	}
+	var got []int
+	var delays []time.Duration
+	for now := time.Duration(0); l.Len() > 0; now += ms {
+		for {
+			b, rel, ok := l.Pop(now)
+			if !ok {
+				break
+			}
+			v := int(b[0]) | int(b[1])<<8
+			assert.Equal(t, v%10 == 0, rel, "Pop says how it was pushed")
+			got = append(got, v)
+			delays = append(delays, now-sent[v])
+		}
+	}
+	require.Len(t, got, n, "every message arrives")
+	late, held := 0, 0
+	for i, v := range got {
+		assert.Equal(t, i, v, "in order")
+		if delays[i] >= cfg.Retransmit()+cfg.Latency {
+			late++ // a retransmission, or held behind one
+		}
+		if delays[i] > cfg.Latency+cfg.Jitter && delays[i] < cfg.Retransmit()+cfg.Latency {
+			held++ // behind a retransmission, caught up part of the way
+		}
+	}
+	assert.Zero(t, l.Lost())
+	assert.InDelta(t, 0.02*n, float64(l.Retransmitted()), 0.01*n, "about 2 %% of transmissions lost and made again")
+	assert.Greater(t, late+held, 3*int(l.Retransmitted()), "each loss holds several messages behind it")
+
+	d, err := lagsim.NewLine(cfg, 5)
+	require.NoError(t, err)
+	assert.False(t, d.Stream(), "a datagram line")
+	for i := range n {
+		d.Push(time.Duration(i)*step, []byte{0}, false)
+	}
+	assert.InDelta(t, 0.02*n, float64(d.Lost()), 0.01*n, "a datagram line loses states instead")
+	assert.Zero(t, d.Retransmitted())
+}

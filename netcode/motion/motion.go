@@ -21,10 +21,11 @@
 //     stamps buy the allowance once rather than per state. A track whose
 //     stamps are not comparable (a new connection) counts the time since
 //     the last accepted state plus the allowance.
-//   - Teleports: a state flagged wire.FlagTeleport may move any distance,
-//     at most once per TeleportEvery and TeleportsPerMinute times a minute
-//     (a token bucket); one that moves no farther than allowed does not
-//     count. A shared object (wire.Shared) never jumps.
+//   - Teleports: a state flagged wire.FlagTeleport may jump up to
+//     MaxTeleport (MaxTeleport2D), at most once per TeleportEvery and
+//     TeleportsPerMinute times a minute (a token bucket); one that moves no
+//     farther than allowed does not count. A shared object (wire.Shared)
+//     never jumps.
 //   - Bounds: with WorldBounds (WorldBounds2D) set, no coordinate may
 //     exceed it, even on the first state or a teleport.
 package motion
@@ -52,6 +53,10 @@ const (
 	// DefaultTeleportsPerMinute lets a player respawn every 5 s for a
 	// minute on end; a hop every TeleportEvery would be 60.
 	DefaultTeleportsPerMinute = 12
+	// DefaultMaxTeleport bounds a jump to a level's span rather than a
+	// world's: 2 km, or 20 s at the default top speed.
+	DefaultMaxTeleport   = 2000.0
+	DefaultMaxTeleport2D = 40000.0 // pixels: 20 s at the default 2D top speed
 )
 
 // Limits are the motion rules' parameters (see the package comment). The
@@ -100,6 +105,14 @@ type Limits struct {
 	// WorldBounds2D is WorldBounds for 2D states, in pixels. Default 0: no
 	// bounds.
 	WorldBounds2D float64
+	// MaxTeleport is the longest jump a FlagTeleport state may make, in
+	// units (3D): a respawn lands somewhere in the level, not across the
+	// world. Default 2000; negative means no bound. Without it, 12 hops a
+	// minute of any length moved a player 10^6 m at a time.
+	MaxTeleport float64
+	// MaxTeleport2D is MaxTeleport for 2D states, in pixels. Default
+	// 40000; negative means no bound.
+	MaxTeleport2D float64
 }
 
 // Defaults returns the default limits.
@@ -130,6 +143,17 @@ func (l *Limits) SetDefaults() {
 	setD(&l.StampGapAllowance, DefaultStampGapAllowance)
 	setD(&l.TeleportEvery, DefaultTeleportEvery)
 	set(&l.TeleportsPerMinute, DefaultTeleportsPerMinute)
+	set(&l.MaxTeleport, DefaultMaxTeleport)
+	set(&l.MaxTeleport2D, DefaultMaxTeleport2D)
+}
+
+// maxJumpOf is MaxTeleport for st's kind of state; 0 for no bound.
+func (l *Limits) maxJumpOf(st *wire.State) float64 {
+	j := l.MaxTeleport
+	if st.Dim2D {
+		j = l.MaxTeleport2D
+	}
+	return max(0, j)
 }
 
 // OutOfBounds reports whether st lies outside WorldBounds (WorldBounds2D
@@ -159,9 +183,10 @@ const (
 	Speed                  // reported speed above SpeedFactor x TopSpeed
 	Teleport               // moved farther than allowed without an allowed jump
 	Bounds                 // outside the world bounds
+	TooFar                 // a FlagTeleport jump longer than MaxTeleport
 )
 
-var reasonNames = [...]string{"pass", "speed", "teleport", "bounds"}
+var reasonNames = [...]string{"pass", "speed", "teleport", "bounds", "teleport_far"}
 
 // String names the reason.
 func (r Reason) String() string {
@@ -178,6 +203,9 @@ func (r Reason) String() string {
 type Track struct {
 	OK  bool      // a state was accepted: Pos and At are set
 	Pos geom.Vec3 // its position
+	// Since is when the first state was accepted: the entity appeared
+	// then (the room holds claims back for a while after).
+	Since time.Duration
 	// At is its sample time on the checker's clock as the checks count it:
 	// the previous one's plus the stamp gap, but never more than
 	// StampGapAllowance ahead of its arrival. The headroom now +
@@ -235,6 +263,9 @@ func (t *Track) Check(now time.Duration, l *Limits, st *wire.State) (Reason, Ver
 		t.Teleports.Tokens < 1 {
 		return Teleport, Verdict{}
 	}
+	if j := l.maxJumpOf(st); j > 0 && d > j {
+		return TooFar, Verdict{}
+	}
 	return Pass, Verdict{At: at, Jumped: true}
 }
 
@@ -244,6 +275,7 @@ func (t *Track) Accept(now time.Duration, l *Limits, st *wire.State, v Verdict) 
 	if !t.OK {
 		t.Slack = ratelimit.Full(now, l.slackOf(st))
 		t.Teleports = ratelimit.Full(now, l.TeleportsPerMinute)
+		t.Since = now
 	}
 	t.Slack.Tokens -= v.Spent
 	if v.Jumped {
@@ -280,6 +312,7 @@ func FromProtocol(m *protocol.Motion) (l Limits, on bool) {
 			TeleportEvery:      protocol.DurationUS(m.TeleportEveryUS),
 			TeleportsPerMinute: m.TeleportsPerMinute,
 			WorldBounds:        m.WorldBounds, WorldBounds2D: m.WorldBounds2D,
+			MaxTeleport: m.MaxTeleport, MaxTeleport2D: m.MaxTeleport2D,
 		}
 	}
 	// A negative or absurd figure from the wire must not make every state
@@ -295,6 +328,14 @@ func FromProtocol(m *protocol.Motion) (l Limits, on bool) {
 	for _, p := range []*float64{&l.WorldBounds, &l.WorldBounds2D} {
 		if !(*p > 0) || math.IsInf(*p, 0) {
 			*p = 0
+		}
+	}
+	for _, p := range []*float64{&l.MaxTeleport, &l.MaxTeleport2D} {
+		switch {
+		case *p < 0 || math.IsInf(*p, 1):
+			*p = -1 // no bound
+		case !(*p > 0):
+			*p = 0 // NaN or absent: the default
 		}
 	}
 	for _, p := range []*time.Duration{&l.MoveSlackRefill, &l.StampGapAllowance, &l.TeleportEvery} {
@@ -315,5 +356,6 @@ func (l Limits) Protocol(off bool) *protocol.Motion {
 		TeleportEveryUS:     protocol.US(l.TeleportEvery),
 		TeleportsPerMinute:  l.TeleportsPerMinute,
 		WorldBounds:         l.WorldBounds, WorldBounds2D: l.WorldBounds2D,
+		MaxTeleport: l.MaxTeleport, MaxTeleport2D: l.MaxTeleport2D,
 	}
 }

@@ -1,6 +1,7 @@
 package motion_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -78,7 +79,7 @@ func TestTeleportBudget(t *testing.T) {
 	jumps := 0
 	for i := 1; i <= 30; i++ {
 		at := time.Duration(i) * l.TeleportEvery
-		st := wire.State{Seq: wire.Seq(i), Stamp: wire.StampOf(at), Pos: geom.Vec3{X: float64(i) * 1e4}, Flags: wire.FlagTeleport}
+		st := wire.State{Seq: wire.Seq(i), Stamp: wire.StampOf(at), Pos: geom.Vec3{X: 500 * math.Cos(float64(i)), Z: 500 * math.Sin(float64(i))}, Flags: wire.FlagTeleport}
 		if tr.Step(at, &l, &st) == motion.Pass {
 			jumps++
 		}
@@ -87,6 +88,35 @@ func TestTeleportBudget(t *testing.T) {
 	assert.InDelta(t, l.TeleportsPerMinute+30/5, jumps, 1)
 	early := wire.State{Seq: 99, Stamp: wire.StampOf(30*time.Second + 100*ms), Pos: geom.Vec3{X: -1e5}, Flags: wire.FlagTeleport}
 	assert.Equal(t, motion.Teleport, tr.Step(30*time.Second+100*ms, &l, &early), "within TeleportEvery")
+}
+
+// TestTeleportLength: a jump is bounded by MaxTeleport, in 2D by
+// MaxTeleport2D; a negative bound lifts it.
+func TestTeleportLength(t *testing.T) {
+	jump := func(l motion.Limits, dim2D bool, d float64) motion.Reason {
+		var tr motion.Track
+		st := wire.State{Dim2D: dim2D}
+		tr.Step(0, &l, &st)
+		st = wire.State{Dim2D: dim2D, Seq: 1, Stamp: wire.StampOf(ms), Pos: geom.Vec3{Y: d}, Flags: wire.FlagTeleport}
+		return tr.Step(ms, &l, &st)
+	}
+	l := motion.Defaults()
+	assert.Equal(t, motion.DefaultMaxTeleport, l.MaxTeleport)
+	assert.Equal(t, motion.Pass, jump(l, false, l.MaxTeleport))
+	assert.Equal(t, motion.TooFar, jump(l, false, l.MaxTeleport+1))
+	assert.Equal(t, motion.TooFar, jump(l, false, 1e6))
+	assert.Equal(t, motion.Pass, jump(l, true, l.MaxTeleport2D))
+	assert.Equal(t, motion.TooFar, jump(l, true, l.MaxTeleport2D+1))
+	assert.Equal(t, "teleport_far", motion.TooFar.String())
+
+	off := motion.Limits{MaxTeleport: -1}
+	off.SetDefaults()
+	assert.Equal(t, motion.Pass, jump(off, false, 1e6), "negative: no bound")
+
+	got, _ := motion.FromProtocol(off.Protocol(false))
+	assert.Equal(t, -1.0, got.MaxTeleport, "no bound survives the wire")
+	got, _ = motion.FromProtocol(&protocol.Motion{})
+	assert.Equal(t, l.MaxTeleport, got.MaxTeleport, "an older server's welcome: the default")
 }
 
 func TestBounds(t *testing.T) {

@@ -170,10 +170,10 @@ func (m *Chat) validate() error {
 
 // SanitizeChat returns chat text as it is shown: control and format
 // characters (bidi overrides, zero-width joiners...), invisible fillers
-// (Hangul fillers and the other default-ignorable code points) and
-// invalid UTF-8 dropped; newlines, tabs and line and paragraph separators
-// made spaces; combining marks past MaxChatMarks on one character
-// dropped; spaces trimmed. It fails with ErrBadChat when nothing is left,
+// (Hangul fillers and the other default-ignorable code points, the blank
+// braille pattern: Invisible) and invalid UTF-8 dropped; newlines, tabs
+// and line and paragraph separators made spaces; combining marks past
+// MaxChatMarks on one character dropped; spaces trimmed. It fails with ErrBadChat when nothing is left,
 // or more than MaxChatRunes characters or MaxChatWidth columns
 // (ChatWidth) are.
 func SanitizeChat(text string) (string, error) {
@@ -185,7 +185,7 @@ func SanitizeChat(text string) (string, error) {
 			b.WriteByte(' ')
 			marks = 0
 			continue
-		case r == utf8.RuneError || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point):
+		case r == utf8.RuneError || unicode.IsControl(r) || Invisible(r):
 			continue
 		case unicode.In(r, unicode.Mn, unicode.Me):
 			if marks++; marks > MaxChatMarks {

@@ -79,9 +79,11 @@ type Welcome struct {
 	Rules    uint16 `json:"rules"`
 	Draining bool   `json:"draining,omitempty"` // no new rooms: go elsewhere
 	Limits   Limits `json:"limits"`
-	// ICEServers are the STUN and TURN servers for direct links, TURN
-	// ones with short-lived credentials (absent when the server offers
-	// none). Added after protocol 1 shipped: old clients ignore it.
+	// ICEServers are the STUN servers for direct links (absent when the
+	// server offers none). The TURN servers, with their credentials, come
+	// with a seat: Joined.ICEServers. Servers from before that put TURN
+	// here too; a client uses Joined's list when it has one. Added after
+	// protocol 1 shipped: old clients ignore it.
 	ICEServers []ICEServer `json:"ice_servers,omitempty"`
 	// Nodes are the public URLs of the other live nodes of a cluster
 	// (absent from a single server): where a client reconnects when this
@@ -152,6 +154,10 @@ type Motion struct {
 	TeleportsPerMinute  float64 `json:"teleports_per_minute"`
 	WorldBounds         float64 `json:"world_bounds,omitempty"`
 	WorldBounds2D       float64 `json:"world_bounds_2d,omitempty"`
+	// MaxTeleport and MaxTeleport2D bound one teleport's jump (negative:
+	// none); absent from older servers, whose clients take the default.
+	MaxTeleport   float64 `json:"max_teleport,omitempty"`
+	MaxTeleport2D float64 `json:"max_teleport_2d,omitempty"`
 }
 
 // Create asks for a new room; the answer is Joined (or Error). In a
@@ -201,6 +207,13 @@ type Joined struct {
 	Slot        int       `json:"slot"`   // the client's slot: its states carry it
 	Reconnected bool      `json:"reconnected,omitempty"`
 	Room        RoomState `json:"room"`
+	// ICEServers are the STUN and TURN servers for this seat's direct
+	// links, TURN ones with credentials of this player, good while it
+	// holds the seat (absent when the server offers none, and from
+	// servers that hand them out in Welcome). Each seat, a reconnect's
+	// too, gets fresh ones. Added after protocol 1 shipped: old clients
+	// ignore it.
+	ICEServers []ICEServer `json:"ice_servers,omitempty"`
 }
 
 // Leave gives the seat up at once (a mid-round leave is a did-not-finish).

@@ -241,10 +241,12 @@ func TestNormalizeName(t *testing.T) {
 		{strings.Repeat("a", MaxNameLen+1), ""},
 		{"", ""},
 		{"   ", ""},
-		{"a\x00b", ""},
-		{"evil\u202Etxt", ""}, // right-to-left override
-		{"zero\u200Bwidth", ""},
-		{"bad\xffutf8", ""},
+		{"a\x00b", "ab"},             // chat's rules: invisible characters are dropped, not refused
+		{"evil\u202Etxt", "eviltxt"}, // right-to-left override
+		{"zero\u200Bwidth", "zerowidth"},
+		{"bad\xffutf8", "badutf8"},
+		{"\u200B\u3164", ""},
+		{"\uE000 private", ""},
 		{"tab\tinside", "tab inside"},
 	}
 	for _, tc := range cases {

@@ -27,8 +27,8 @@ func BenchmarkSample(b *testing.B) {
 	}
 }
 
-// BenchmarkPoll measures a send: a sample and a Poll that is due every
-// time, encoding into a reused buffer.
+// BenchmarkPoll measures a send: a sample and a PollState that is due
+// every time, encoded into a reused buffer.
 func BenchmarkPoll(b *testing.B) {
 	s := newSender(b, Config{Rate: MaxRate})
 	s.SetExtras(3, 1)
@@ -40,7 +40,7 @@ func BenchmarkPoll(b *testing.B) {
 	for b.Loop() {
 		t := origin + time.Duration(i)*step
 		s.Sample(t, geom.Vec3{X: float64(i) * 0.01, Y: 1}, benchRot)
-		out, ok, err := s.Poll(t, 2, buf[:0])
+		out, ok, err := poll(s, t, 2, buf[:0])
 		if err != nil || !ok || len(out) != wire.MaxState3DSize {
 			b.Fatalf("poll %d: ok %v, err %v, %d bytes", i, ok, err, len(out))
 		}

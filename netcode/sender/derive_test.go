@@ -323,7 +323,7 @@ func TestLatestMatchesWire(t *testing.T) {
 			drive(t, s, circle(up, geom.Vec3{Z: 2}, fwd, 9*unit(d.dim2D), 1), frames(144, time.Second, 0, nil), false, false)
 			want, ok := s.Latest()
 			require.True(t, ok)
-			b, ok, err := s.Poll(origin+2*time.Second, 0, nil)
+			b, ok, err := poll(s, origin+2*time.Second, 0, nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 			var got wire.State

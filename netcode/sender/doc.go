@@ -10,9 +10,9 @@
 // which says whether a state is due and hands it out as a wire.State value
 // stamped with its sample's time, for the one stage that encodes it
 // (client/core's send queue, which also carries it forward to the socket
-// write: the send lead), or Poll, which appends it encoded. Time is always
-// an argument:
-// a time.Duration on the sender's clock since an arbitrary origin.
+// write: the send lead; wire.AppendState encodes it). Time is always an
+// argument: a time.Duration on the sender's clock since an arbitrary
+// origin.
 //
 // # Derivation
 //
@@ -66,22 +66,21 @@
 //     sending, and the sender goes on heartbeating the newest good sample.
 //   - Velocity and acceleration beyond the half-float range (±65504) are
 //     scaled down, keeping their direction, and the turn rate is clamped;
-//     Stats.Clamped counts such samples. So every accepted sample encodes,
-//     and Poll does not return wire.ErrRange.
+//     Stats.Clamped counts such samples. So every accepted sample's state
+//     encodes: wire.AppendState does not return wire.ErrRange for it.
 //
 // # Invariants
 //
 //   - No goroutines and no wall clock; a Sender is not safe for concurrent
 //     use.
-//   - Sample never allocates; Poll does not allocate when dst has room for
-//     wire.MaxStateSize more bytes.
-//   - Poll sends at most one state per call and nothing before the first
-//     sample. Sends are due at a fixed phase (the first sample's time, then
-//     previous due + 1/Rate), and the Poll nearest each due time sends it
-//     (at most half the gap since the previous Poll, and half an interval,
-//     early). So the long-run count is Rate per second whenever Polls come
-//     at least that often; after a stall the phase restarts at the late
-//     Poll, with no burst.
+//   - Sample and PollState never allocate.
+//   - PollState sends at most one state per call and nothing before the
+//     first sample. Sends are due at a fixed phase (the first sample's
+//     time, then previous due + 1/Rate), and the poll nearest each due time
+//     sends it (at most half the gap since the previous poll, and half an
+//     interval, early). So the long-run count is Rate per second whenever
+//     polls come at least that often; after a stall the phase restarts at
+//     the late poll, with no burst.
 //   - A state's stamp is its sample's frame time, never the send time.
 //   - Seq increases by one per state sent, wraps at 65536, and carries on
 //     across Reset.

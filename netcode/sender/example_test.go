@@ -10,10 +10,11 @@ import (
 )
 
 // An entity moves at 10 m/s along +X with 120 Hz physics; the sender sends
-// at the default 60 Hz. Each physics frame samples the pose, then polls.
-// States are stamped with their frame's time and carry the velocity
-// derived from the positions (the first, from one position, is still).
-func ExampleSender_Poll() {
+// at the default 60 Hz. Each physics frame samples the pose, then polls;
+// a state that is due is encoded for the socket. States are stamped with
+// their frame's time and carry the velocity derived from the positions (the
+// first, from one position, is still).
+func ExampleSender_PollState() {
 	s, err := sender.New(sender.Config{})
 	if err != nil {
 		panic(err)
@@ -22,15 +23,12 @@ func ExampleSender_Poll() {
 	for frame := range 8 {
 		t := time.Duration(frame) * time.Second / 120
 		s.Sample(t, geom.Vec3{X: 10 * t.Seconds()}, geom.Identity)
-		b, ok, err := s.Poll(t, 1, buf[:0])
-		if err != nil {
-			panic(err)
-		}
+		st, ok := s.PollState(t, 1)
 		if !ok {
 			continue
 		}
-		var st wire.State
-		if err := wire.DecodeState(b, &st); err != nil {
+		b, err := wire.AppendState(buf[:0], &st)
+		if err != nil {
 			panic(err)
 		}
 		fmt.Printf("frame %d: seq %d, stamp %5.2f ms, x %.3f m, vx %.1f m/s, %d bytes\n",

@@ -115,7 +115,21 @@ func round32(v geom.Vec3) geom.Vec3 {
 	return geom.Vec3{X: float64(float32(v.X)), Y: float64(float32(v.Y)), Z: float64(float32(v.Z))}
 }
 
-// sent is one state Poll sent, decoded, with the Poll time.
+// poll is PollState with the state encoded, as an owner that writes the
+// bytes itself would do it: it appends the state to dst when one is due.
+func poll(s *Sender, now time.Duration, slot uint8, dst []byte) ([]byte, bool, error) {
+	st, ok := s.PollState(now, slot)
+	if !ok {
+		return dst, false, nil
+	}
+	out, err := wire.AppendState(dst, &st)
+	if err != nil {
+		return dst, false, err
+	}
+	return out, true, nil
+}
+
+// sent is one state poll sent, decoded, with the Poll time.
 type sent struct {
 	now time.Duration
 	st  wire.State
@@ -125,7 +139,7 @@ type sent struct {
 // pollOnce polls s at now and decodes what it sent.
 func pollOnce(t testing.TB, s *Sender, now time.Duration) (sent, bool) {
 	t.Helper()
-	b, ok, err := s.Poll(now, 3, nil)
+	b, ok, err := poll(s, now, 3, nil)
 	require.NoError(t, err)
 	if !ok {
 		require.Empty(t, b)

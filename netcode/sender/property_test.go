@@ -76,7 +76,7 @@ func TestSenderProperties(t *testing.T) {
 					early = min(now-lastPoll, period(rate)) / 2
 				}
 				lastPoll, polled = now, true
-				b, ok, err := s.Poll(now, 1, nil)
+				b, ok, err := poll(s, now, 1, nil)
 				require.NoError(rt, err)
 				assert.Equal(rt, has && now >= due-early, ok, "sends when due, or less than half a gap early")
 				if has {

@@ -29,7 +29,8 @@ type Stats struct {
 	// Clamped is the number of accepted samples whose velocity,
 	// acceleration or turn rate was scaled down to the half-float range.
 	Clamped uint64
-	// Sent is the number of states Poll appended, heartbeats included.
+	// Sent is the number of states PollState handed out, heartbeats
+	// included.
 	Sent uint64
 	// Heartbeats is the number of those that resent an already sent
 	// sample because nothing newer existed when the schedule was due.
@@ -44,14 +45,13 @@ type sample struct {
 	vel, acc geom.Vec3
 	turn     float64
 	teleport bool // carries wire.FlagTeleport
-	sent     bool // appended by Poll at least once
+	sent     bool // handed out by PollState at least once
 }
 
 // Sender is the owning side of one networked entity: it records the
 // entity's samples, derives what the receivers' motion model needs, and
 // says when to send which state. It is not safe for concurrent use (one
-// owner: the physics loop). Sample and Poll never allocate (Poll when dst
-// has room).
+// owner: the physics loop). Sample and PollState never allocate.
 type Sender struct {
 	cfg      Config  // read-only after New, defaults filled in
 	interval float64 // ns between sends, 1e9/Rate
@@ -66,15 +66,15 @@ type Sender struct {
 	input     uint8
 	gameFlags wire.Flags
 	seq       wire.Seq // the Seq of the next state sent
-	slot      uint8    // the slot of the last Poll, for Latest
+	slot      uint8    // the slot of the last send, for Latest
 
 	// The schedule: the next send is due at base + round(k·interval).
 	// Before the first send base is the first sample's time and k is 0;
 	// a restart after a stall sets base to now and k to 1.
 	base time.Duration
 	k    int64
-	// lastPoll is the time of the previous Poll, if polled: a send may go
-	// early by half the gap since then (see Poll).
+	// lastPoll is the time of the previous PollState, if polled: a send
+	// may go early by half the gap since then (see PollState).
 	lastPoll time.Duration
 	polled   bool
 
@@ -188,30 +188,14 @@ func (s *Sender) Teleport() {
 }
 
 // NextDue returns when the next state is due on the fixed schedule: the
-// first sample's time at first, then every 1/Rate. The Poll nearest to it
-// sends (see Poll). Before the first sample it returns the largest
+// first sample's time at first, then every 1/Rate. The poll nearest to it
+// sends (see PollState). Before the first sample it returns the largest
 // time.Duration (never).
 func (s *Sender) NextDue() time.Duration {
 	if !s.has {
 		return never
 	}
 	return s.base + time.Duration(math.Round(float64(s.k)*s.interval))
-}
-
-// Poll sends if a state is due at now: it appends the newest sample's state
-// (PollState) to dst and returns it with true. Otherwise it returns dst and
-// false. On an encoding error (which accepted samples cannot cause) the
-// send slot is used up, dst is returned unchanged and the error returned.
-func (s *Sender) Poll(now time.Duration, slot uint8, dst []byte) ([]byte, bool, error) {
-	st, ok := s.PollState(now, slot)
-	if !ok {
-		return dst, false, nil
-	}
-	out, err := wire.AppendState(dst, &st)
-	if err != nil {
-		return dst, false, fmt.Errorf("sender.Poll: encode state %d: %w", st.Seq, err)
-	}
-	return out, true, nil
 }
 
 // PollState sends if a state is due at now: it returns the newest
@@ -269,8 +253,8 @@ func (s *Sender) PollState(now time.Duration, slot uint8) (wire.State, bool) {
 	return st, true
 }
 
-// Latest returns the newest state as the next Poll would send it (with the
-// slot of the last Poll), and false before the first sample. Fields not
+// Latest returns the newest state as the next PollState would send it
+// (with the slot of the last send), and false before the first sample. Fields not
 // sent are zero, as a receiver decodes them.
 func (s *Sender) Latest() (wire.State, bool) {
 	if !s.has {
@@ -306,7 +290,8 @@ func (s *Sender) Restart() {
 	s.teleport = false
 }
 
-// state returns the newest sample's state as Poll would encode it.
+// state returns the newest sample's state as PollState hands it out
+// (without the derived motion Fields leaves out).
 func (s *Sender) state() wire.State {
 	st := wire.State{
 		Dim2D:  s.cfg.Dim2D,

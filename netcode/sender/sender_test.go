@@ -266,7 +266,7 @@ func TestClamp(t *testing.T) {
 		s.Sample(origin, geom.Vec3{}, geom.Identity)
 		s.Sample(origin+ms(1), geom.Vec3{Z: 1e3}, geom.Identity) // 1e6 m/s
 		s.Sample(origin+ms(2), geom.Vec3{Z: -1e3}, geom.Identity)
-		_, ok, err := s.Poll(origin+ms(2), 0, nil)
+		_, ok, err := poll(s, origin+ms(2), 0, nil)
 		require.NoError(t, err, "clamped values encode")
 		require.True(t, ok)
 		st, _ := s.Latest()
@@ -283,7 +283,7 @@ func TestClamp(t *testing.T) {
 		}
 		st, _ := s.Latest()
 		assert.Equal(t, 65504.0, math.Abs(st.Turn))
-		_, _, err := s.Poll(origin+time.Second, 0, nil)
+		_, _, err := poll(s, origin+time.Second, 0, nil)
 		assert.NoError(t, err)
 	})
 }
@@ -301,7 +301,7 @@ func TestFieldsExtrasAndFlags(t *testing.T) {
 				s.SetGameFlags(flags)
 				fwd, _, up := axes(d.dim2D)
 				drive(t, s, circle(up, geom.Vec3{}, fwd, 10*unit(d.dim2D), 1), frames(144, 200*time.Millisecond, 0, nil), false, false)
-				b, ok, err := s.Poll(origin+time.Second, 9, make([]byte, 0, 64))
+				b, ok, err := poll(s, origin+time.Second, 9, make([]byte, 0, 64))
 				require.NoError(t, err)
 				require.True(t, ok)
 				var st wire.State
@@ -372,18 +372,18 @@ func TestReset(t *testing.T) {
 	assert.InDelta(t, 10, next.st.Vel.X, 0.01)
 }
 
-func TestPollError(t *testing.T) {
+// A state that fails to encode still used its send slot and Seq: the
+// encoder, not PollState, finds the fault.
+func TestUnencodableStateUsesItsSlot(t *testing.T) {
 	// Valid samples cannot fail to encode, so reach in to make one.
 	s := newSender(t, Config{})
 	s.Sample(origin, geom.Vec3{}, geom.Identity)
 	s.cur.rot = geom.Quat{}
 	seq := s.seq
-	dst := []byte{1, 2}
-	out, ok, err := s.Poll(origin, 0, dst)
-	require.Error(t, err)
-	assert.True(t, errors.Is(err, wire.ErrZeroRotation))
-	assert.False(t, ok)
-	assert.Equal(t, dst, out)
+	st, ok := s.PollState(origin, 0)
+	require.True(t, ok)
+	_, err := wire.AppendState(nil, &st)
+	assert.True(t, errors.Is(err, wire.ErrZeroRotation), "%v", err)
 	assert.Equal(t, seq+1, s.seq, "the Seq is used: PollState handed the state out")
 	assert.Greater(t, s.NextDue(), origin, "the send slot is used")
 }
@@ -423,14 +423,14 @@ func TestRestartDoesNotTeleport(t *testing.T) {
 		s, err := New(Config{})
 		require.NoError(t, err)
 		s.Sample(0, geom.Vec3{}, geom.Identity)
-		b0, ok, err := s.Poll(0, 1, nil)
+		b0, ok, err := poll(s, 0, 1, nil)
 		require.True(t, ok)
 		require.NoError(t, err)
 		var st0 wire.State
 		require.NoError(t, wire.DecodeState(b0, &st0))
 		tc.reset(s)
 		s.Sample(time.Second, geom.Vec3{X: 1}, geom.Identity)
-		b, ok, err := s.Poll(time.Second, 1, nil)
+		b, ok, err := poll(s, time.Second, 1, nil)
 		require.True(t, ok, tc.name)
 		require.NoError(t, err)
 		var st wire.State

@@ -38,6 +38,9 @@ type Metrics struct {
 	// NotOwnerTotal counts shared-object states dropped because their
 	// sender does not own the object (normal around a handover).
 	NotOwnerTotal *Counter
+	// ICERefusedTotal counts welcomes that withheld the server's own STUN
+	// or TURN address: loopback or private, to a player from elsewhere.
+	ICERefusedTotal *Counter
 	// DirectCheatTotal counts peers players dropped from direct play
 	// because their direct states failed the motion checks.
 	DirectCheatTotal *Counter
@@ -47,6 +50,13 @@ type Metrics struct {
 	// RTTCappedTotal counts claimed round trips cut to the measured one:
 	// a client claiming more delay than it has (hits in the past).
 	RTTCappedTotal *Counter
+	// RTTFlaggedTotal counts players flagged for claims that kept
+	// exceeding the round trip the server measured (room.RoundTripFlags).
+	RTTFlaggedTotal *Counter
+	// TeleportsTotal counts accepted teleports (respawns that jumped).
+	TeleportsTotal *Counter
+	// TURNAllocations is the embedded TURN relay's live allocations.
+	TURNAllocations *Gauge
 	// Panics counts panics recovered in server goroutines (a room closed,
 	// a connection closed or a background loop restarted): each is a bug.
 	Panics *Counter
@@ -109,14 +119,24 @@ const (
 	LimitJoinFailures   = "join_failures"    // a join refused after too many failed joins
 	LimitIdle           = "idle"             // a connection closed after Config.IdleTimeout of silence
 	LimitPingFrames     = "ping_frames"      // a connection closed for WebSocket ping/pong floods
-	LimitDatagrams      = "datagrams"        // a connection closed for a datagram flood
-	LimitDatagramBinds  = "datagram_binds"   // a QUIC connection refused after too many failed bindings
+	LimitConnsPerNet    = "conns_per_prefix" // a connection over Config.MaxConnsPerPrefix
+	LimitConnsReserve   = "conns_reserve"    // a connection refused to keep Config.ConnReserve for addresses holding few
+	LimitSocketsPerNet  = "sockets_per_prefix"
+	LimitSocketsReserve = "sockets_reserve" // a connection closed at accept to keep Config.ConnReserve of MaxSockets
+	LimitSmallNets      = "small_nets"      // a create refused to keep Config.SmallNetReserve for networks holding few rooms
+	LimitTURNQuota      = "turn_quota"      // a TURN allocation over a user's, an address's or the relay's quota
+	LimitTURNUnseated   = "turn_unseated"   // a TURN request with the credentials of a player holding no seat
+	LimitTURNExpired    = "turn_expired"    // a TURN allocation closed for not being refreshed in its lifetime
+	LimitDatagrams      = "datagrams"       // a connection closed for a datagram flood
+	LimitDatagramBinds  = "datagram_binds"  // a QUIC connection refused after too many failed bindings
 )
 
 // Limits lists the limit labels (for docs and tests).
 func Limits() []string {
 	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames,
 		LimitRoomsPerNet, LimitLobbies, LimitIdleLobby, LimitConns, LimitSockets, LimitSocketsPerAddr,
+		LimitConnsPerNet, LimitConnsReserve, LimitSocketsPerNet, LimitSocketsReserve, LimitSmallNets,
+		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired,
 		LimitDatagrams, LimitDatagramBinds}
 }
 
@@ -138,7 +158,8 @@ func New() *Metrics {
 	m := &Metrics{
 		Rooms: new(Gauge), Players: new(Gauge), Connections: new(Gauge),
 		StatesInTotal: new(Counter), RelayedTotal: new(Counter), SkippedDirectTotal: new(Counter),
-		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter),
+		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter), RTTFlaggedTotal: new(Counter), ICERefusedTotal: new(Counter),
+		TeleportsTotal: new(Counter), TURNAllocations: new(Gauge),
 		RoundTripSecs: NewHistogram(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
 		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
@@ -177,6 +198,7 @@ func New() *Metrics {
 		c("states_in_total", "State frames received from players.", m.StatesInTotal),
 		c("states_relayed_total", "State frames relayed to other players (one per recipient).", m.RelayedTotal),
 		c("states_skipped_direct_total", "State frames not relayed because the recipient receives the sender over a direct link (one per recipient).", m.SkippedDirectTotal),
+		c("ice_refused_total", "Welcomes that withheld the server's own STUN or TURN address because it is loopback or private and the player came from elsewhere (set -public-addr).", m.ICERefusedTotal),
 		c("direct_cheat_reports_total", "Peers players dropped from direct play because their direct states failed the motion checks.", m.DirectCheatTotal),
 		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
 		c("states_dropped_total", "Relayed states dropped because the recipient read too slowly (oldest first).", m.DroppedTotal),
@@ -186,6 +208,9 @@ func New() *Metrics {
 		{Name: "round_trip_seconds", Kind: KindHistogram, Histogram: m.RoundTripSecs,
 			Help: "Round trips the server measured itself: a probe in each pong, answered through the client's send queue."},
 		c("rtt_claims_capped_total", "Round trips claimed in pings that the server cut to the one it measured (plus slack).", m.RTTCappedTotal),
+		c("rtt_flagged_total", "Players whose claimed round trips kept exceeding the measured one (their claims are then trusted no further than it).", m.RTTFlaggedTotal),
+		c("teleports_total", "Teleports accepted (states flagged as a respawn that jumped, each within the room's MaxTeleport).", m.TeleportsTotal),
+		g("turn_allocations", "Allocations open on the embedded TURN relay (each holds a socket, counted in -max-sockets).", m.TURNAllocations),
 		cv("rejected_total", "Frames and requests refused, by reason.", "reason", m.rejected),
 		{Name: "room_phase", Help: "Rooms in each phase of the round flow.", Kind: KindGauge, Label: "phase", Gauges: m.phases},
 		cv("kicked_total", "Players disconnected for repeated abuse, by close code.", "code", m.kicked),
@@ -221,6 +246,12 @@ func (m *Metrics) RoundTripMeasured(d time.Duration) { m.RoundTripSecs.Observe(d
 
 // RoundTripCapped implements room.RoundTripMetrics.
 func (m *Metrics) RoundTripCapped() { m.RTTCappedTotal.Inc() }
+
+// RoundTripFlagged implements room.RoundTripFlags.
+func (m *Metrics) RoundTripFlagged() { m.RTTFlaggedTotal.Inc() }
+
+// Teleported implements room.TeleportMetrics.
+func (m *Metrics) Teleported() { m.TeleportsTotal.Inc() }
 
 // DirectCheatReported implements room.DirectReportMetrics.
 func (m *Metrics) DirectCheatReported() { m.DirectCheatTotal.Inc() }
@@ -268,4 +299,6 @@ func (m *Metrics) Closed(code protocol.Code) { m.closes.With(code.String()).Inc(
 var (
 	_ room.Metrics          = (*Metrics)(nil)
 	_ room.RoundTripMetrics = (*Metrics)(nil)
+	_ room.RoundTripFlags   = (*Metrics)(nil)
+	_ room.TeleportMetrics  = (*Metrics)(nil)
 )

@@ -31,6 +31,7 @@ const (
 	DefaultSignalBurst      = 30.0
 	DefaultSignalBytes      = 4 << 10
 	DefaultSignalBytesBurst = 32 << 10
+	DefaultSignalCandidates = 32
 	DefaultSnapshotEvery    = 100 * time.Millisecond
 	DefaultKickBan          = 5 * time.Minute
 	DefaultAbuseLimit       = 60.0
@@ -122,6 +123,12 @@ type Config struct {
 	// in the abuse score, so a sender that keeps flooding is closed with
 	// CodeRateLimited; the recipient is never affected.
 	SignalBytes, SignalBytesBurst float64
+	// SignalCandidates is how many "candidate" signals (trickled ICE
+	// candidates) one player may send another after each offer or answer;
+	// more are refused like a signal over its budget. Each candidate
+	// makes the recipient send connectivity checks to an address the
+	// sender chose. Default 32.
+	SignalCandidates int
 	// RecipientRate and RecipientBurst bound the events, chat lines and
 	// synced properties relayed to one player, in messages per second and
 	// at once; RecipientBytes and RecipientBytesBurst the same in bytes.
@@ -192,6 +199,7 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.SignalBurst, DefaultSignalBurst)
 	setDefault(&d.SignalBytes, DefaultSignalBytes)
 	setDefault(&d.SignalBytesBurst, DefaultSignalBytesBurst)
+	setDefault(&d.SignalCandidates, DefaultSignalCandidates)
 	setDefault(&d.RecipientRate, DefaultRecipientRate)
 	setDefault(&d.RecipientBurst, DefaultRecipientBurst)
 	setDefault(&d.RecipientBytes, DefaultRecipientBytes)
@@ -264,6 +272,8 @@ func (c *Config) Validate() error {
 		return bad("TeleportsPerMinute %v below 1 or MoveSlackRefill %v not positive", d.TeleportsPerMinute, d.MoveSlackRefill)
 	case d.ControlRate <= 0 || d.ControlBurst < 1:
 		return bad("ControlRate %v must be positive and ControlBurst %v at least 1", d.ControlRate, d.ControlBurst)
+	case d.SignalCandidates < 1:
+		return bad("SignalCandidates %d below 1", d.SignalCandidates)
 	case d.SignalRate <= 0 || d.SignalBurst < 1 || d.SignalBytes <= 0 || d.SignalBytesBurst < protocol.MaxSignalData:
 		return bad("SignalRate %v, SignalBurst %v, SignalBytes %v, SignalBytesBurst %v: need positive, at least 1, positive, at least %d",
 			d.SignalRate, d.SignalBurst, d.SignalBytes, d.SignalBytesBurst, protocol.MaxSignalData)

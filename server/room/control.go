@@ -58,8 +58,11 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if err != nil {
 			return protocol.Errorf(protocol.CodeBadName, "%v", err)
 		}
+		if o := r.nameHolder(protocol.NameKey(name), s); o != nil {
+			return protocol.Errorf(protocol.CodeBadName, "%q is too like the name of the player in slot %d (%q)", name, o.slot, o.name)
+		}
 		if name != s.name {
-			s.name = name
+			s.setName(name)
 			r.dirty = true
 			if r.hooks.Renamed != nil {
 				r.hooks.Renamed(s.user, name)
@@ -140,12 +143,25 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 		if o == nil || o == s || o.peer == nil {
 			return protocol.Errorf(protocol.CodeBadRequest, "no connected player in slot %d", m.To)
 		}
-		if !s.signals[m.To].take(now, &r.cfg, len(m.Data)) {
+		pb := &s.signals[m.To]
+		if !pb.take(now, &r.cfg, len(m.Data)) {
 			// The sender pays, never the recipient: refused, and past the
 			// abuse limit closed with CodeRateLimited.
 			r.rejectControl(now, s, RejectSignalRate, protocol.Errorf(protocol.CodeRateLimited,
 				"signals to slot %d over %.0f per second or %.0f bytes per second", m.To, r.cfg.SignalRate, r.cfg.SignalBytes))
 			return nil
+		}
+		switch m.Kind {
+		case protocol.SignalOffer, protocol.SignalAnswer:
+			pb.cands = 0
+		case protocol.SignalCandidate:
+			// Each relayed candidate is connectivity checks the recipient
+			// sends to an address of the sender's choosing.
+			if pb.cands++; pb.cands > r.cfg.SignalCandidates {
+				r.rejectControl(now, s, RejectSignalRate, protocol.Errorf(protocol.CodeRateLimited,
+					"more than %d candidates to slot %d for one offer or answer", r.cfg.SignalCandidates, m.To))
+				return nil
+			}
 		}
 		r.send(o.peer, &protocol.Signal{To: m.To, From: s.slot, Kind: m.Kind, Data: m.Data})
 	case *protocol.Kick:
@@ -213,7 +229,9 @@ func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
 // who never readies cannot block every start. Not during a round: a
 // running round has its own exits (time limit, restart vote). The player
 // is closed with CodeKicked and may not rejoin for KickBan, nor may a new
-// seat from its address (unless that is the host's).
+// seat from its address or its network; on the host's own address or
+// network, which the host's other players share, only identities made
+// after the kick are refused.
 func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
 	if s.slot != r.host {
 		return protocol.Errorf(protocol.CodeNotHost, "only the host kicks")
@@ -235,11 +253,27 @@ func (r *Room) hostKick(now time.Duration, s *seat, slot int) *protocol.Error {
 			delete(r.bannedA, a)
 		}
 	}
+	for n, b := range r.bannedN {
+		if b.until <= now {
+			delete(r.bannedN, n)
+		}
+	}
 	r.banned[o.user] = now + r.cfg.KickBan
-	// The address too, or the kicked player rejoins at once as a new
-	// identity; never the host's own, which would lock its network out.
+	// The address and the network too, or the kicked player rejoins at
+	// once as a new identity (from the next address of its /24); never
+	// all of the host's own, which would lock its friends out: there, new
+	// identities alone.
 	if o.addr != "" && o.addr != s.addr {
 		r.bannedA[o.addr] = now + r.cfg.KickBan
+	}
+	if o.net != "" {
+		b, ok := r.bannedN[o.net]
+		if !ok {
+			b = netBan{fresh: true, at: now}
+		}
+		b.until = now + r.cfg.KickBan
+		b.fresh = b.fresh && o.net == s.net
+		r.bannedN[o.net] = b
 	}
 	r.m.Kicked(protocol.CodeKicked)
 	r.hooks.Log.Info("player kicked by the host", "slot", o.slot, "user", o.user, "host", s.user)

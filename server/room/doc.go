@@ -39,9 +39,13 @@
 // once and feeds RTTUS to that player's re-stamp estimator and to hits, but
 // never more than the round trip the room measured itself (roundtrip.go):
 // the client answers each Probe at once with protocol.Echo through its send
-// queue, and the smallest of the last 8 answers, plus a quarter and 20 ms,
-// caps the claim. A peer that never answers is not measured; its claim
-// then stands (hits bound it by the report's age).
+// queue, and the smallest of the last 8 answers, plus their jitter (or an
+// eighth) and 20 ms, caps the claim at each measurement. Until the first,
+// no claim above 100 ms is used; a peer that answers no probe for 2 s is
+// trusted as if measured at 0; one whose claims are cut 3 times in a row
+// is flagged (RoundTripFlags) and trusted no further than the measurement.
+// A hit's fire time may be no older than half the measured round trip,
+// plus the jitter and HitRules.FireSlack (hits.go).
 //
 // # Relay
 //
@@ -79,7 +83,9 @@
 // radius is measured from it). Shared objects (128..255: a ball) have one owner
 // at a time, decided by the room on protocol.Claim (first claim, free or
 // abandoned object, the host, or nearer within ClaimRadius after
-// ClaimHold) and announced with protocol.Owner; only the owner's states
+// ClaimHold, once the claimant's entity has been in the room for
+// ClaimAfterSpawn, which first appears SpawnClearance away from the
+// objects others own) and announced with protocol.Owner; only the owner's states
 // pass, checked on the object's own track across owners, renumbered so
 // receivers see one sequence, and sent to everyone but the sender. An
 // owner that disconnects or leaves hands its objects to the connected host
@@ -115,7 +121,9 @@
 // the host's seat is freed. Outside a round the host may Kick a player
 // (connected or held): closed with CodeKicked, and refused on rejoining for
 // KickBan, as is a new seat from its address (Member.Addr; not the host's
-// own). An empty room closes, and so does one whose
+// own) or network (Member.Net; on the host's own, identities made after
+// the kick, Member.NewAt). No two seats hold names that look alike
+// (protocol.NameKey). An empty room closes, and so does one whose
 // seats are all only held (nobody connected) for EmptyHold (5 s), shorter
 // than the seat hold, so abandoned rooms do not pile up. A round that
 // loses its last seat still ends with its results.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -28,6 +29,9 @@ const (
 	// of teleports keeps the claim measured from before the first of them
 	// until the player has stood still for a while.
 	DefaultClaimAfterTeleport = 3 * time.Second
+	// DefaultClaimAfterSpawn is as long: a body that just appeared has no
+	// "before" to measure from.
+	DefaultClaimAfterSpawn = 3 * time.Second
 	// DefaultStateShare is how many entities' worth of states a player's
 	// extra entities and shared objects may send together.
 	DefaultStateShare = 8.0
@@ -75,6 +79,25 @@ type EntityLimits struct {
 	// would each have a player's budget, and the relay would fan out 32
 	// times what one player may send today.
 	StateShare float64
+	// ClaimAfterSpawn is how long after a player's own entity appeared
+	// (its first accepted state in the room) the player's claims on
+	// objects another connected player owns are refused: a fresh identity
+	// could otherwise appear on the ball and take it from its owner.
+	// Default 3 s.
+	ClaimAfterSpawn time.Duration
+	// SpawnClearance is how far (metres, 3D) a player's own entity must
+	// appear from every shared object another connected player owns: its
+	// first state in the room nearer to one is refused (counted as
+	// "spawn", answered, no abuse score). Default ClaimRadius; negative
+	// means none. The host is exempt (it takes any object anyway).
+	SpawnClearance float64
+	// SpawnClearance2D is SpawnClearance for 2D rooms, in pixels. Default
+	// ClaimRadius2D; negative means none.
+	SpawnClearance2D float64
+	// SpawnArea, when set, is where a player's own entity may appear: its
+	// first state in the room must lie inside (3D). SpawnArea2D is the
+	// same for 2D rooms, in pixels. Default: none.
+	SpawnArea, SpawnArea2D Area
 	// SpawnRadius is how far (metres, 3D) from its player's own entity an
 	// entity's first state may lie: a new extra entity, or a shared object
 	// whose first state the server relays (one placed in the level, just
@@ -96,6 +119,9 @@ func (l EntityLimits) withDefaults() EntityLimits {
 	setDefault(&l.SpawnRadius2D, DefaultSpawnRadius2D)
 	setDefault(&l.ClaimHold, DefaultClaimHold)
 	setDefault(&l.ClaimAfterTeleport, DefaultClaimAfterTeleport)
+	setDefault(&l.ClaimAfterSpawn, DefaultClaimAfterSpawn)
+	setDefault(&l.SpawnClearance, l.ClaimRadius)
+	setDefault(&l.SpawnClearance2D, l.ClaimRadius2D)
 	setDefault(&l.StateShare, DefaultStateShare)
 	return l
 }
@@ -109,12 +135,75 @@ func (l EntityLimits) validate() error {
 			l.SpawnRate, l.SpawnBurst, l.ClaimRate, l.ClaimBurst)
 	case l.StateShare < 1:
 		return fmt.Errorf("StateShare %v below 1 would refuse a single entity's rate", l.StateShare)
-	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0 || l.ClaimAfterTeleport < 0:
-		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v, ClaimHold %v or ClaimAfterTeleport %v",
-			l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold, l.ClaimAfterTeleport)
+	case l.ClaimRadius < 0 || l.ClaimRadius2D < 0 || l.ClaimHold < 0 || l.ClaimAfterTeleport < 0 || l.ClaimAfterSpawn < 0:
+		return fmt.Errorf("negative ClaimRadius %v, ClaimRadius2D %v, ClaimHold %v, ClaimAfterTeleport %v or ClaimAfterSpawn %v",
+			l.ClaimRadius, l.ClaimRadius2D, l.ClaimHold, l.ClaimAfterTeleport, l.ClaimAfterSpawn)
+	case math.IsNaN(l.SpawnClearance) || math.IsNaN(l.SpawnClearance2D):
+		return fmt.Errorf("SpawnClearance %v or SpawnClearance2D %v is not a number", l.SpawnClearance, l.SpawnClearance2D)
+	}
+	if err := l.SpawnArea.validate(); err != nil {
+		return fmt.Errorf("SpawnArea: %w", err)
+	}
+	if err := l.SpawnArea2D.validate(); err != nil {
+		return fmt.Errorf("SpawnArea2D: %w", err)
 	}
 	return nil
 }
+
+// Area is an axis-aligned box, Min to Max on each axis; the zero value is
+// no area.
+type Area struct {
+	Min, Max geom.Vec3
+}
+
+// IsZero reports whether a is no area.
+func (a Area) IsZero() bool { return a == Area{} }
+
+// Contains reports whether p lies in a (edges included).
+func (a Area) Contains(p geom.Vec3) bool {
+	return p.X >= a.Min.X && p.X <= a.Max.X && p.Y >= a.Min.Y && p.Y <= a.Max.Y && p.Z >= a.Min.Z && p.Z <= a.Max.Z
+}
+
+func (a Area) validate() error {
+	if !(a.Min.X <= a.Max.X && a.Min.Y <= a.Max.Y && a.Min.Z <= a.Max.Z) {
+		return fmt.Errorf("min %v not below max %v on every axis", a.Min, a.Max)
+	}
+	return nil
+}
+
+// spawnRefused returns why s's own entity may not appear at st (its first
+// state in the room), or nil: outside the spawn area, or within the spawn
+// clearance of a shared object another connected player owns.
+func (r *Room) spawnRefused(s *seat, st *wire.State) error {
+	l := &r.cfg.Entities
+	area, clear := l.SpawnArea, l.SpawnClearance
+	if st.Dim2D {
+		area, clear = l.SpawnArea2D, l.SpawnClearance2D
+	}
+	if !area.IsZero() && !area.Contains(st.Pos) {
+		return errOutsideSpawnArea
+	}
+	if clear <= 0 || s.slot == r.host {
+		return nil
+	}
+	for _, o := range r.objs {
+		if o == nil || !o.placed || o.owner == s.slot {
+			continue
+		}
+		if own := r.seatAt(o.owner); own == nil || own.peer == nil {
+			continue // free for anyone: nothing to take
+		}
+		if d := st.Pos.Sub(o.pos); d.Dot(d) < clear*clear {
+			return fmt.Errorf("%w (object %d is %.1f away, the clearance %.1f)", errNearObject, o.id, d.Len(), clear)
+		}
+	}
+	return nil
+}
+
+var (
+	errOutsideSpawnArea = errors.New("a player's first state must lie in the room's spawn area")
+	errNearObject       = errors.New("a player's first state must lie away from the shared objects others own")
+)
 
 // EntityMetrics is an optional part of Metrics: a Metrics that has it also
 // counts shared-object states dropped because their sender does not own the
@@ -445,7 +534,8 @@ func (r *Room) claim(now time.Duration, s *seat, m *protocol.Claim) *protocol.Er
 // the host are granted; otherwise the claimant's own entity must be within
 // the claim radius of the object, nearer than the owner's, and the last
 // handover ClaimHold ago. Within ClaimAfterTeleport of the claimant's
-// teleport, its distance is also measured from before the jump.
+// teleport, its distance is also measured from before the jump; within
+// ClaimAfterSpawn of its appearance, it may not claim at all.
 func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 	cur := r.seatAt(o.owner)
 	if cur == nil || cur.peer == nil || s.slot == r.host {
@@ -459,6 +549,8 @@ func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 	switch {
 	case !s.mo.OK:
 		return "the server has no position of yours yet"
+	case now-s.mo.Since < l.ClaimAfterSpawn:
+		return fmt.Sprintf("you appeared %v ago; claims wait %v", (now - s.mo.Since).Round(time.Millisecond), l.ClaimAfterSpawn)
 	case !o.placed:
 		return "the server has no position of the object yet"
 	}

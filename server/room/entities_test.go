@@ -287,7 +287,7 @@ func newClaimRoom(t *testing.T) *claimRoom {
 	c.move(c.b, geom.Vec3{})
 	h.send(c.a, &protocol.Claim{Entity: int(c.obj)})
 	c.objState(c.a, geom.Vec3{})
-	c.h.advance(time.Second) // past ClaimHold
+	c.h.advance(DefaultClaimAfterSpawn) // past ClaimHold and ClaimAfterSpawn
 	c.takeAll()
 	return c
 }

@@ -19,10 +19,7 @@ func TestEventsRelayToAllOrOne(t *testing.T) {
 	a, sa := h.join("a")
 	b, sb := h.join("b")
 	c, sc := h.join("c")
-	h.settle()
-	msgs(a)
-	msgs(b)
-	msgs(c)
+	h.quiet(a, b, c)
 
 	h.send(a, &protocol.Event{Name: "fire", Args: json.RawMessage(`[1,"x",[2,3]]`), To: protocol.ToAll, From: 77})
 	assert.Empty(t, ofType[*protocol.Event](msgs(a)), "the sender gets no copy")
@@ -54,9 +51,7 @@ func TestEventRefusals(t *testing.T) {
 	h := newHarness(t, &Config{MaxPlayers: 4, Events: EventLimits{EventBytes: 100}})
 	a, sa := h.join("a")
 	b, sb := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 	tests := []struct {
 		name string
 		m    *protocol.Event
@@ -85,9 +80,7 @@ func TestEventRateLimit(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, _ := h.join("a")
 	b, sb := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 	// The burst passes at once, the next is refused with a clear error.
 	for range int(DefaultEventBurst) {
 		h.send(a, &protocol.Event{Name: "tick", To: sb})
@@ -124,9 +117,7 @@ func TestChat(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, sa := h.join("a")
 	b, _ := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 
 	h.send(a, &protocol.Chat{Text: "  hi\u202e there\x07 ", To: protocol.ToAll})
 	got := ofType[*protocol.Chat](msgs(b))
@@ -168,9 +159,7 @@ func TestPropsRelayedKeptAndReplayed(t *testing.T) {
 	h := newHarness(t, &Config{MaxPlayers: 4, Events: EventLimits{PropKeys: 2}})
 	a, sa := h.join("a")
 	b, _ := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 
 	h.send(a, &protocol.Prop{Slot: 9, Key: "health", Value: json.RawMessage(`100`)})
 	h.send(a, &protocol.Prop{Key: "modulate", Value: json.RawMessage(`[1,0,0,1]`)})
@@ -203,9 +192,7 @@ func TestPropRateLimit(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, _ := h.join("a")
 	b, _ := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 	for i := range int(DefaultPropBurst) + 1 {
 		h.send(a, &protocol.Prop{Key: "x", Value: json.RawMessage(strings.Repeat("1", 1+i%3))})
 	}
@@ -228,7 +215,7 @@ func FuzzGameMessages(f *testing.F) {
 		f.Add(b[3], b[4:])
 	}
 	f.Fuzz(func(t *testing.T, typ byte, body []byte) {
-		h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+		h := newHitHarness(t)
 		a, _ := h.join("a")
 		b, _ := h.join("b")
 		frame, err := wire.AppendControl(nil, wire.ControlType(typ), body)
@@ -253,9 +240,7 @@ func TestDeepArgsRefused(t *testing.T) {
 	h := newHarness(t, testConfig())
 	a, _ := h.join("a")
 	b, _ := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 	nest := func(n int) json.RawMessage {
 		return json.RawMessage(strings.Repeat("[", n) + strings.Repeat("]", n))
 	}
@@ -285,9 +270,7 @@ func TestChatInvisibleAndWide(t *testing.T) {
 	h := newHarness(t, cfg)
 	a, _ := h.join("a")
 	b, _ := h.join("b")
-	h.settle()
-	msgs(a)
-	msgs(b)
+	h.quiet(a, b)
 	say := func(text string) (string, []*protocol.Error) {
 		h.send(a, &protocol.Chat{Text: text, To: protocol.ToAll})
 		got := ofType[*protocol.Chat](msgs(b))

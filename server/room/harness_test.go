@@ -126,6 +126,44 @@ func (h *harness) readyAll(ps ...*MemPeer) {
 	}
 }
 
+// newHitHarness is a room of up to 4 that decides hits (HitRules.On).
+func newHitHarness(t *testing.T) *harness {
+	t.Helper()
+	return newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+}
+
+// quiet lets the room state after the joins go out, then forgets what
+// each of ps received, so a test sees only what follows.
+func (h *harness) quiet(ps ...*MemPeer) {
+	h.settle()
+	for _, p := range ps {
+		p.Take()
+	}
+}
+
+// startRound readies ps, has ps[0] (the host) start, puts every one of
+// them in position and lets the countdown run: the round is playing.
+func (h *harness) startRound(ps ...*MemPeer) {
+	h.t.Helper()
+	h.readyAll(ps...)
+	h.send(ps[0], &protocol.Start{})
+	for _, p := range ps {
+		h.send(p, &protocol.InPosition{})
+	}
+	h.advance(h.r.cfg.Countdown)
+	require.Equal(h.t, protocol.PhasePlaying, h.r.Phase(), "the round plays after the countdown")
+}
+
+// standAt has p send n states at pos, 60 a second, seq 1 to n, ending at
+// h.now.
+func (h *harness) standAt(p *MemPeer, pos geom.Vec3, n int) {
+	h.t.Helper()
+	for i := range n {
+		h.now += time.Second / 60
+		h.r.HandleFrame(h.now, p, stateFrame(h.t, i+1, h.now, pos, geom.Vec3{}, 0))
+	}
+}
+
 // msgs returns (and forgets) the control messages p received.
 func msgs(p *MemPeer) []protocol.Message { return Messages(p.Take()) }
 

@@ -2,6 +2,7 @@ package room
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -21,6 +22,12 @@ const (
 	DefaultHealth        = 100
 	DefaultHitRate       = 10.0
 	DefaultHitBurst      = 20.0
+	DefaultFireSlack     = 50 * time.Millisecond
+	// DefaultHitRange is a rifle's reach in a level, not a sniper's across
+	// a map (set Range for those); DefaultHitRange2D is a couple of
+	// screens.
+	DefaultHitRange   = 300.0  // m
+	DefaultHitRange2D = 6000.0 // px
 	// HitHistory is how many relayed states the room keeps per shooter
 	// and target (about a second at 60 Hz): enough for the
 	// predictor to rebuild what was drawn MaxRewind ago.
@@ -44,20 +51,31 @@ type HitRules struct {
 	// FutureSlack is how far ahead of the server clock a fire time may be
 	// (clock-sync error). Default 50 ms.
 	FutureSlack time.Duration
+	// FireSlack bounds how old a fire time may be on arrival beyond the
+	// delay the server measured to the shooter: half its measured round
+	// trip (the smallest recent probe, roundtrip.go) plus the probes'
+	// jitter plus FireSlack (clock-sync error, the frame between firing and
+	// sending). Before the first measurement the round trip counts as
+	// 100 ms; for a client that answers no probe, as 0. An older fire time
+	// is refused: without this rule a shooter on a 1 ms link set its fire
+	// time back 490 ms and hit where the target was then. Default 50 ms.
+	FireSlack time.Duration
 	// Tolerance is the largest distance between the reported hit point
 	// and the reconstructed drawn position, in metres (3D). Default 1.
 	Tolerance float64
 	// Tolerance2D is Tolerance for 2D games, in pixels. Default 32.
 	Tolerance2D float64
-	// Range, when positive, is how far in metres (3D) the shooter's own
-	// entity may be from where it drew the target, plus how far the speed
-	// limit lets the shooter move between the fire time and the report. A
-	// hit from farther, or from a shooter whose entity has no position, is
-	// refused. Default 0: no range rule, since weapon ranges differ by
-	// orders of magnitude between games (a brawler's 3 m, a sniper's
-	// 1 km) and a wrong default would refuse honest hits.
+	// Range is how far in metres (3D) the shooter's own entity may be from
+	// where it drew the target, plus how far the speed limit lets the
+	// shooter move between the fire time and the report (a fire time
+	// within what FireSlack allows). A hit from farther, or from a shooter
+	// whose entity has no position, is refused. Default 300 m; negative
+	// means no range rule. Weapon ranges differ by orders of magnitude
+	// between games (a brawler's 3 m, a sniper's 1 km): set it to the
+	// longest of yours. Without it an exact hit from 10 km was accepted.
 	Range float64
-	// Range2D is Range for 2D games, in pixels. Default 0: no range rule.
+	// Range2D is Range for 2D games, in pixels. Default 6000; negative
+	// means no range rule.
 	Range2D float64
 	// Damage is what one accepted hit takes off; Health a player's full
 	// health. Defaults 25 and 100.
@@ -74,6 +92,9 @@ type HitRules struct {
 func (h HitRules) withDefaults() HitRules {
 	setDefault(&h.MaxRewind, DefaultMaxRewind)
 	setDefault(&h.FutureSlack, DefaultFutureSlack)
+	setDefault(&h.FireSlack, DefaultFireSlack)
+	setDefault(&h.Range, DefaultHitRange)
+	setDefault(&h.Range2D, DefaultHitRange2D)
 	setDefault(&h.Tolerance, DefaultHitTolerance)
 	setDefault(&h.Tolerance2D, DefaultHitTolerance2)
 	setDefault(&h.Damage, DefaultDamage)
@@ -85,12 +106,12 @@ func (h HitRules) withDefaults() HitRules {
 
 func (h HitRules) validate() error {
 	switch {
-	case h.MaxRewind <= 0 || h.FutureSlack < 0:
-		return fmt.Errorf("MaxRewind %v must be positive and FutureSlack %v not negative", h.MaxRewind, h.FutureSlack)
+	case h.MaxRewind <= 0 || h.FutureSlack < 0 || h.FireSlack < 0:
+		return fmt.Errorf("MaxRewind %v must be positive, FutureSlack %v and FireSlack %v not negative", h.MaxRewind, h.FutureSlack, h.FireSlack)
 	case h.Tolerance <= 0 || h.Tolerance2D <= 0:
 		return fmt.Errorf("Tolerance %v and Tolerance2D %v must be positive", h.Tolerance, h.Tolerance2D)
-	case h.Range < 0 || h.Range2D < 0:
-		return fmt.Errorf("negative Range %v or Range2D %v", h.Range, h.Range2D)
+	case math.IsNaN(h.Range) || math.IsNaN(h.Range2D):
+		return fmt.Errorf("Range %v or Range2D %v is not a number", h.Range, h.Range2D)
 	case h.Damage < 1 || h.Health < 1:
 		return fmt.Errorf("Damage %d and Health %d must be at least 1", h.Damage, h.Health)
 	case h.HitRate <= 0 || h.HitBurst < 1:
@@ -205,13 +226,16 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	fire := protocol.DurationUS(m.FireUS)
 	res.RewindUS = protocol.US(now - fire)
 	point := geom.Vec3{X: m.Point[0], Y: m.Point[1], Z: m.Point[2]}
-	drawn, why := r.drawnAt(s, m.Target, fire, now)
+	oldest := r.believableAge(now, s)
+	drawn, why := r.drawnAt(s, m.Target, fire, now, oldest)
 	tol, rng, top := h.Tolerance, h.Range, r.cfg.TopSpeed
 	if g := hs.seen[m.Target]; g != nil && g.dim2D {
 		tol, rng, top = h.Tolerance2D, h.Range2D, r.cfg.TopSpeed2D
 	}
 	if why == "" && rng > 0 {
-		why = r.outOfRange(s, drawn, rng, r.cfg.SpeedFactor*top*max(0, now-fire).Seconds())
+		// The shooter moved since it fired for as long as the shot is
+		// old, which drawnAt bounded by the measured delay.
+		why = r.outOfRange(s, drawn, rng, r.cfg.SpeedFactor*top*min(max(0, now-fire), oldest).Seconds())
 	}
 	if why == "" {
 		res.MissBy = point.Sub(drawn).Len()
@@ -236,6 +260,14 @@ func (r *Room) hit(now time.Duration, s *seat, m *protocol.Hit) *protocol.Error 
 	res.Health, res.Kills, res.Deaths = th.health, hs.kills, th.deaths
 	r.broadcast(res)
 	return nil
+}
+
+// believableAge is the oldest fire time, as an age on arrival at now,
+// the room believes of shooter s: the one-way delay it measured (half the
+// round trip, plus the jitter) and FireSlack, never more than MaxRewind.
+func (r *Room) believableAge(now time.Duration, s *seat) time.Duration {
+	rtt, jitter := s.rt.bound(now)
+	return min(r.cfg.Hits.MaxRewind, rtt/2+jitter+r.cfg.Hits.FireSlack)
 }
 
 // shiftCap is the most delivery delay a hit whose report arrived rewind
@@ -272,19 +304,24 @@ func (h *hitSeat) healthOr(full int) int {
 // drawnAt rebuilds where shooter s drew the player in slot target at fire
 // (server clock): the room's predictor fed the states relayed to s from
 // that player, each at its delivery time, then asked for fire. It returns
-// why it cannot ("" when it can).
+// why it cannot ("" when it can): a fire time more than oldest before now
+// (believableAge) is not believed.
 //
 // The delivery time is the send time plus the one-way delay the shooter
 // claimed (half its Ping.RTTUS, cut to the round trip the room measured,
 // roundtrip.go), but at most shiftCap(now - fire): a
 // claimed round trip of 1 s would otherwise make every state "arrive"
 // 500 ms late and let the shooter hit where the target was long ago.
-func (r *Room) drawnAt(s *seat, target int, fire, now time.Duration) (geom.Vec3, string) {
+func (r *Room) drawnAt(s *seat, target int, fire, now, oldest time.Duration) (geom.Vec3, string) {
 	h := &r.cfg.Hits
 	rewind := now - fire
 	switch {
 	case rewind > h.MaxRewind:
 		return geom.Vec3{}, fmt.Sprintf("shot fired %v ago, more than the %v the server rewinds", rewind.Round(time.Millisecond), h.MaxRewind)
+	case rewind > oldest:
+		rtt, _ := s.rt.bound(now)
+		return geom.Vec3{}, fmt.Sprintf("shot fired %v ago, older than the delay the server measured to you allows (%v; round trip %v)",
+			rewind.Round(time.Millisecond), oldest.Round(time.Millisecond), rtt.Round(time.Millisecond))
 	case rewind < -h.FutureSlack:
 		return geom.Vec3{}, fmt.Sprintf("shot fired %v in the future", (-rewind).Round(time.Millisecond))
 	}

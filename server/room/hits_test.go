@@ -59,9 +59,10 @@ func simulateHits(t *testing.T, oneWay time.Duration, seed uint64) hitRates {
 // answers each pong's probe as the client does (at once, by its network),
 // so the room measures its round trip (roundtrip.go).
 func simulateHitsProbed(t *testing.T, oneWay time.Duration, seed uint64, answer bool) hitRates {
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	a, _ := h.join("shooter")
 	b, sb := h.join("target")
+	h.place(a) // the hit range is measured from the shooter's own entity
 	rng := rand.New(rand.NewPCG(seed, 1))
 	type flight struct {
 		at    time.Duration
@@ -220,7 +221,7 @@ func TestHitRefusals(t *testing.T) {
 	require.Len(t, es, 1)
 	assert.Contains(t, es[0].Message, "no server-decided hits")
 
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	a, sa := h.join("a")
 	b, sb := h.join("b")
 	msgs(a)
@@ -257,15 +258,13 @@ func TestHitRefusals(t *testing.T) {
 // yet the server still judges hits between them from the states it
 // receives.
 func TestHitsOnDirectLinks(t *testing.T) {
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	a, sa := h.join("a")
 	b, sb := h.join("b")
+	h.place(a)
 	h.send(a, &protocol.DirectLink{Slot: sb, Up: true})
 	h.send(b, &protocol.DirectLink{Slot: sa, Up: true})
-	for i := range 30 {
-		h.now += time.Second / 60
-		h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
-	}
+	h.standAt(b, geom.Vec3{X: 10}, 30)
 	assert.Empty(t, States(a.Take()), "not relayed: the pair is linked")
 	h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10.2, 0, 0}})
 	res := ofType[*protocol.HitResult](msgs(a))
@@ -282,10 +281,12 @@ func TestHitsOnDirectLinks(t *testing.T) {
 // (its age on arrival), and rewinds fire age plus delivery delay together
 // at most HitRules.MaxRewind.
 func TestClaimedRoundTripCannotRewind(t *testing.T) {
-	h := newHarness(t, &Config{MaxPlayers: 4, Hits: HitRules{On: true}})
+	h := newHitHarness(t)
 	cheat, _ := h.join("cheat")
 	honest, _ := h.join("honest")
 	b, sb := h.join("target")
+	h.place(cheat)
+	h.place(honest)
 	h.send(cheat, &protocol.Ping{TUS: 1, RTTUS: protocol.US(time.Second)})
 	h.send(honest, &protocol.Ping{TUS: 1, RTTUS: protocol.US(2 * time.Millisecond)})
 	// The target stands still for 1.7 s, then dodges at 32 m/s for 300 ms.
@@ -333,10 +334,7 @@ func TestHitRange(t *testing.T) {
 		if shooterAt != nil {
 			h.r.HandleFrame(h.now, a, stateFrame(t, 1, h.now, *shooterAt, geom.Vec3{}, 0))
 		}
-		for i := range 30 {
-			h.now += time.Second / 60
-			h.r.HandleFrame(h.now, b, stateFrame(t, i+1, h.now, geom.Vec3{X: 10}, geom.Vec3{}, 0))
-		}
+		h.standAt(b, geom.Vec3{X: 10}, 30)
 		a.Take()
 		h.send(a, &protocol.Hit{Target: sb, FireUS: protocol.US(h.now - 20*time.Millisecond), Point: [3]float64{10, 0, 0}})
 		res := ofType[*protocol.HitResult](msgs(a))
@@ -344,9 +342,9 @@ func TestHitRange(t *testing.T) {
 		return res[0]
 	}
 	far, near := geom.Vec3{X: 10_010}, geom.Vec3{X: 60}
-	got := shoot(t, 0, &far)
+	got := shoot(t, -1, &far)
 	t.Logf("no range rule, from 10 km: accepted %v", got.Accepted)
-	assert.True(t, got.Accepted, "off by default: the server does not judge range")
+	assert.True(t, got.Accepted, "a negative range: the server does not judge range")
 	got = shoot(t, 100, &far)
 	t.Logf("range 100 m, from 10 km: accepted %v %s", got.Accepted, got.Reason)
 	assert.False(t, got.Accepted)
@@ -356,7 +354,7 @@ func TestHitRange(t *testing.T) {
 	got = shoot(t, 100, nil)
 	assert.False(t, got.Accepted, "a shooter with no position")
 	assert.Contains(t, got.Reason, "no position")
-	require.Error(t, (&Config{Hits: HitRules{Range: -1}}).Validate())
+	require.Error(t, (&Config{Hits: HitRules{Range: math.NaN()}}).Validate())
 }
 
 // TestRewindBoundsTheWholeLookBack: the shot's age plus the delivery delay

@@ -24,12 +24,13 @@ const (
 	RejectSignalRate                // Signal over its sender→recipient budget
 	RejectEntities                  // state of a new entity past EntityLimits.MaxPerPlayer
 	RejectRecipient                 // event, chat or property over its recipient's budget (inbox.go)
+	RejectSpawn                     // a player's first state outside the spawn area or near an object another owns
 	numRejects
 )
 
 var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
 	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate", "entities",
-	"recipient_budget"}
+	"recipient_budget", "spawn"}
 
 // String returns the reason's snake_case name (a metrics label).
 func (r Reject) String() string {
@@ -55,6 +56,8 @@ func (r Reject) weight() float64 {
 		return 5
 	case RejectBadRequest:
 		return 2
+	case RejectSpawn: // a client keeps sending where the game put it: no fault of the player
+		return 0
 	}
 	return 1
 }
@@ -64,7 +67,7 @@ func (r Reject) code() protocol.Code {
 	switch r {
 	case RejectRate, RejectControlRate, RejectSignalRate, RejectRecipient:
 		return protocol.CodeRateLimited
-	case RejectSpeed, RejectTeleport, RejectBounds:
+	case RejectSpeed, RejectTeleport, RejectBounds, RejectSpawn:
 		return protocol.CodeImplausible
 	case RejectEntities:
 		return protocol.CodeTooMany
@@ -122,6 +125,22 @@ type RoundTripMetrics interface {
 	// RoundTripCapped counts one claimed round trip cut to the measured
 	// one (plus its slack).
 	RoundTripCapped()
+}
+
+// RoundTripFlags is an optional part of Metrics: a Metrics that has it
+// also counts the players flagged for round-trip claims that keep
+// exceeding what the room measured (roundtrip.go).
+type RoundTripFlags interface {
+	// RoundTripFlagged counts one flagged player (once per connection).
+	RoundTripFlagged()
+}
+
+// TeleportMetrics is an optional part of Metrics: a Metrics that has it
+// also counts the teleports the room accepted (states flagged
+// wire.FlagTeleport that jumped, each at most Limits.MaxTeleport).
+type TeleportMetrics interface {
+	// Teleported counts one accepted jump.
+	Teleported()
 }
 
 type nopMetrics struct{}

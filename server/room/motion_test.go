@@ -197,7 +197,9 @@ func TestReconnectKeepsLastPosition(t *testing.T) {
 // new sequence number) are not taken for a second teleport.
 func TestTeleportFlagAfterReconnect(t *testing.T) {
 	const tick = time.Second / 60
-	h := newHarness(t, testConfig())
+	cfg := testConfig()
+	cfg.MaxTeleport = -1 // a jump of 100 km
+	h := newHarness(t, cfg)
 	a, _ := h.join("a")
 	b, _ := h.join("b")
 	h.r.HandleFrame(h.now, a, stateFrame(t, 0, h.now, geom.Vec3{}, geom.Vec3{}, 0))
@@ -336,7 +338,9 @@ func TestMoveSlackIsPerTime(t *testing.T) {
 // TeleportsPerMinute jumps pass in a minute; the rest are refused as
 // teleports (abuse score).
 func TestTeleportBudget(t *testing.T) {
-	h := newHarness(t, testConfig())
+	cfg := testConfig()
+	cfg.MaxTeleport = -1 // hops of 5 km
+	h := newHarness(t, cfg)
 	a, _ := h.join("a")
 	b, _ := h.join("b")
 	h.r.HandleFrame(h.now, a, stateFrame(t, 0, h.now, geom.Vec3{}, geom.Vec3{}, 0))

@@ -83,6 +83,12 @@ func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
+	if !s.mo.OK && !r.cfg.NoMotionChecks {
+		if err := r.spawnRefused(s, &st); err != nil { // entities.go
+			r.reject(now, s, RejectSpawn, err)
+			return
+		}
+	}
 	if !r.admit(now, s, &st, &s.mo) {
 		return
 	}
@@ -165,7 +171,11 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 	if !r.cfg.NoMotionChecks {
 		var why motion.Reason
 		if why, v = mo.Check(now, &lim, st); why != motion.Pass {
-			r.reject(now, s, rejectOf(why), nil)
+			var err error
+			if why == motion.TooFar {
+				err = errTooFar
+			}
+			r.reject(now, s, rejectOf(why), err)
 			return false
 		}
 	}
@@ -173,6 +183,9 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
 	mo.Accept(now, &lim, st, v)
+	if v.Jumped && r.tm != nil {
+		r.tm.Teleported()
+	}
 	return true
 }
 
@@ -225,7 +238,7 @@ func (r *Room) reject(now time.Duration, s *seat, why Reject, err error) {
 		return
 	}
 	switch why {
-	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities:
+	case RejectRate, RejectMalformed, RejectStale, RejectSpeed, RejectTeleport, RejectBounds, RejectEntities, RejectSpawn:
 		if s.errAt != 0 && now-s.errAt < errorEvery {
 			return
 		}
@@ -256,7 +269,8 @@ func (r *Room) rejectControl(now time.Duration, s *seat, why Reject, e *protocol
 }
 
 var (
-	errBatch = errors.New("message does not split into whole state frames")
-	errDim3D = errors.New("the room carries 3D states (the host's)")
-	errDim2D = errors.New("the room carries 2D states (the host's)")
+	errBatch  = errors.New("message does not split into whole state frames")
+	errDim3D  = errors.New("the room carries 3D states (the host's)")
+	errDim2D  = errors.New("the room carries 2D states (the host's)")
+	errTooFar = errors.New("a teleport longer than the room's MaxTeleport")
 )

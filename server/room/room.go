@@ -42,6 +42,28 @@ type Member struct {
 	// server: its IP, /64 for IPv6); a host's kick bans it as well as User,
 	// since a fresh identity is free. Empty: none.
 	Addr string
+	// Net is the client's network as the caller keys it (the server: the
+	// /24 of an IPv4 address, the /56 of an IPv6 one); a host's kick bans
+	// it for new seats too, or, when it is the host's own network, bans
+	// the identities made there after the kick. Empty: none.
+	Net string
+	// NewAt is when the caller made User, on the room's clock, if it made
+	// it for this connection (a hello without a token); 0 for an identity
+	// the client brought.
+	NewAt time.Duration
+	// ICEServers go to the member in its Joined: the STUN and TURN servers
+	// for its direct links, TURN ones with its own credentials (the
+	// caller makes them; the room does not read them). Nil: none.
+	ICEServers []protocol.ICEServer
+}
+
+// netBan is a kick's ban of a network (Member.Net) for new seats.
+type netBan struct {
+	until time.Duration
+	// fresh limits the ban to identities made at or after at: the host's
+	// own network, where its other players may still join.
+	fresh bool
+	at    time.Duration
 }
 
 // seat is one player's place in the room. Owned by the room.
@@ -49,8 +71,10 @@ type seat struct {
 	slot      int
 	user      string
 	name      string
+	nameKey   string // protocol.NameKey(name): no two seats share one
 	via       protocol.Via
 	addr      string        // Member.Addr of the latest join
+	net       string        // Member.Net of the latest join
 	peer      Peer          // nil while the seat is held
 	joinedAt  time.Duration // first arrival: the host is the longest present
 	heldUntil time.Duration // while peer is nil
@@ -118,6 +142,7 @@ type Room struct {
 	dm     DirectMetrics       // m's, when it counts direct skips; else nil
 	drm    DirectReportMetrics // m's, when it counts direct cheat reports; else nil
 	rtm    RoundTripMetrics    // m's, when it counts measured round trips; else nil
+	tm     TeleportMetrics     // m's, when it counts teleports; else nil
 
 	seats  []*seat // by slot; nil = free
 	byPeer map[Peer]*seat
@@ -152,6 +177,7 @@ type Room struct {
 	gone    map[string]track         // by user: players who gave up their seat
 	banned  map[string]time.Duration // by user: kicked by the host, until then
 	bannedA map[string]time.Duration // by Member.Addr: the same, for new seats
+	bannedN map[string]netBan        // by Member.Net: the same, for new seats
 	emptyAt time.Duration            // when the last connection went, while seats are only held
 
 	rev     uint64
@@ -181,6 +207,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		gone:     make(map[string]track),
 		banned:   make(map[string]time.Duration),
 		bannedA:  make(map[string]time.Duration),
+		bannedN:  make(map[string]netBan),
 		host:     -1,
 		phase:    protocol.PhaseLobby,
 		phaseAt:  now,
@@ -200,6 +227,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 	r.dm, _ = r.m.(DirectMetrics)
 	r.drm, _ = r.m.(DirectReportMetrics)
 	r.rtm, _ = r.m.(RoundTripMetrics)
+	r.tm, _ = r.m.(TeleportMetrics)
 	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
 	return r, nil
@@ -248,6 +276,58 @@ func (r *Room) SlotOf(p Peer) int {
 	return -1
 }
 
+// NameOf returns the display name of p's seat, and false when p holds
+// none.
+func (r *Room) NameOf(p Peer) (string, bool) {
+	if s := r.byPeer[p]; s != nil {
+		return s.name, true
+	}
+	return "", false
+}
+
+// setName gives s a display name (already normalised).
+func (s *seat) setName(name string) {
+	s.name, s.nameKey = name, ""
+	if name != "" {
+		s.nameKey = protocol.NameKey(name)
+	}
+}
+
+// nameHolder returns the seat other than except whose name looks like a
+// name of key (protocol.NameKey), or nil.
+func (r *Room) nameHolder(key string, except *seat) *seat {
+	if key == "" {
+		return nil
+	}
+	for _, o := range r.seats {
+		if o != nil && o != except && o.nameKey == key {
+			return o
+		}
+	}
+	return nil
+}
+
+// distinctName returns name for a new seat, numbered (" 2", " 3"...) when
+// another player's name looks like it, so that nobody joins under another
+// player's name.
+func (r *Room) distinctName(name string) string {
+	if name == "" || r.nameHolder(protocol.NameKey(name), nil) == nil {
+		return name
+	}
+	base := []rune(name)
+	for i := 2; ; i++ {
+		suffix := fmt.Sprintf(" %d", i)
+		b := base[:min(len(base), protocol.MaxNameLen-len(suffix))]
+		cand, err := protocol.NormalizeName(string(b) + suffix)
+		if err == nil && r.nameHolder(protocol.NameKey(cand), nil) == nil {
+			return cand
+		}
+		if i > 2*MaxSlots { // cannot happen: fewer seats than numbers tried
+			return cand
+		}
+	}
+}
+
 // LastState returns the last state accepted from slot, re-stamped onto the
 // server clock (the copy kept for results and checks), and its arrival time.
 func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
@@ -263,8 +343,8 @@ func (r *Room) LastState(slot int) (wire.State, time.Duration, bool) {
 // back (a reconnect); if another connection still sits in it, that one is
 // closed with CodeSessionReplaced. Errors are *protocol.Error with
 // CodeRoomNotFound (closed room), CodeRoomFull, CodeAlreadyInRoom or
-// CodeKicked (the host kicked this user, or a new seat's address, less
-// than KickBan ago).
+// CodeKicked (the host kicked this user, or a player at a new seat's
+// address or network, less than KickBan ago).
 func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	if r.closed {
 		return -1, protocol.Errorf(protocol.CodeRoomNotFound, "room %s has closed", r.code)
@@ -291,10 +371,10 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		}
 		reconnected = true
 		s.peer = p
-		s.addr = m.Addr
+		s.addr, s.net = m.Addr, m.Net
 		s.heldUntil = 0
-		if m.Name != "" && m.Name != s.name {
-			s.name = m.Name
+		if m.Name != "" && m.Name != s.name && r.nameHolder(protocol.NameKey(m.Name), s) == nil {
+			s.setName(m.Name)
 		}
 		r.resetRelay(s)
 		r.hooks.Log.Debug("reconnected", "slot", s.slot, "user", s.user)
@@ -307,6 +387,18 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 					r.code, (until - now).Round(time.Second))
 			}
 			delete(r.bannedA, m.Addr)
+		}
+		if b, ok := r.bannedN[m.Net]; ok && m.Net != "" {
+			switch {
+			case now >= b.until:
+				delete(r.bannedN, m.Net)
+			case !b.fresh:
+				return -1, protocol.Errorf(protocol.CodeKicked, "the host removed a player on your network from room %s; you may join in %v",
+					r.code, (b.until - now).Round(time.Second))
+			case m.NewAt > 0 && m.NewAt >= b.at:
+				return -1, protocol.Errorf(protocol.CodeKicked, "the host removed a player on its own network from room %s: "+
+					"identities new since then may join in %v; connect with your saved token", r.code, (b.until - now).Round(time.Second))
+			}
 		}
 		slot := -1
 		for i, o := range r.seats {
@@ -322,9 +414,10 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		if err != nil { // cannot happen: New validated the config
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
-		s = &seat{slot: slot, user: m.User, name: m.Name, via: m.Via, addr: m.Addr, peer: p, joinedAt: now, rs: rs,
+		s = &seat{slot: slot, user: m.User, via: m.Via, addr: m.Addr, net: m.Net, peer: p, joinedAt: now, rs: rs,
 			states:   ratelimit.Full(now, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
+		s.setName(r.distinctName(m.Name))
 		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
 			s.mo = mo
 			delete(r.gone, m.User)
@@ -349,7 +442,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 	r.rev++
 	r.dirty = false
 	snap := r.Snapshot()
-	r.send(p, &protocol.Joined{Code: r.code, Invite: r.invite, Slot: s.slot, Reconnected: reconnected, Room: snap})
+	r.send(p, &protocol.Joined{Code: r.code, Invite: r.invite, Slot: s.slot, Reconnected: reconnected, Room: snap,
+		ICEServers: m.ICEServers})
 	s.sentRev = r.rev
 	r.owed = true // the others hear of the join with the next room state
 	for _, o := range r.seats {
@@ -677,6 +771,7 @@ func (r *Room) emit(now time.Duration, s *seat, step funnel.Step, detail string)
 type pairBudget struct {
 	msgs, bytes bucket
 	set         bool // the buckets were filled
+	cands       int  // "candidate" signals since the last offer or answer
 }
 
 // take refills both buckets, then takes one message and n bytes if both

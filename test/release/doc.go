@@ -3,7 +3,7 @@
 // container image (Dockerfile), and the one release version
 // (netcode/version) everywhere it shows.
 //
-//	go test ./test/release/ -v          # builds the zip once (about a minute on 2 cores)
+//	go test ./test/release/ -v          # builds the zip once (minutes on 2 cores)
 //	go test -short ./test/release/      # only what needs no build
 //	GODOT=/path/to/godot go test ./test/release/ -run Godot -v
 //
@@ -24,6 +24,13 @@
 // bound to one of them by two-level namespace, LC_BUILD_VERSION macOS
 // 12.0, and on arm64 an ad-hoc code signature whose page hashes match the
 // bytes. Nothing here runs them: that needs a Mac.
+//
+// TestLinuxLibraryLoads loads the linux x86_64 library from a small C
+// program (its Go runtime starts within dlopen); TestPatchelfedLibraryLoads
+// loads it again after patchelf --set-rpath, --add-needed and --set-soname,
+// as AppImage, linuxdeploy and Nix's autoPatchelf edit bundled libraries
+// (needs patchelf; skipped without it, except under CI). checkELF also
+// checks the relocations are plain ones every glibc from 2.34 applies.
 //
 // TestTwoGoRuntimesInOneProcess loads a library of the zip and two copies
 // of a tiny Go c-shared library (testdata/golib) into one C process
@@ -46,6 +53,11 @@
 //
 //   - Nothing in the repository is written: the zip goes to a temporary
 //     DIST, the server binary to a temporary directory.
-//   - Bounded: every command has a time-out; the whole run a couple of
-//     minutes on 2 cores.
+//   - Bounded by go test's own -timeout, not by wall-clock budgets: each
+//     command is cancelled a little before the test binary's deadline
+//     (commandContext), so that its output is reported, and a loaded
+//     machine makes a run slower, not failed. Alone on 2 idle cores with
+//     a warm build cache the run takes about a minute and a half; loaded,
+//     or from a cold cache, it can pass go test's default 10 minutes, so
+//     .ci/run gives go test a longer -timeout (README, Tests).
 package release

@@ -44,7 +44,7 @@ func TestPackageInGodot(t *testing.T) {
 		t.Skip("skipped: GODOT is not set. This test loads the packaged addon in a real Godot: set GODOT to a " +
 			"Godot 4.4+ editor binary to run it, e.g. GODOT=$(which godot) go test ./test/release/ -run Godot -v")
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	ctx, cancel := commandContext(t)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--headless", "--version").Output()
 	require.NoError(t, err, "GODOT=%s --version", bin)

@@ -153,7 +153,7 @@ func TestTwoGoRuntimesInOneProcess(t *testing.T) {
 }
 
 func runTwoGo(t *testing.T, zipPath string, p hostPlatform) {
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	ctx, cancel := commandContext(t)
 	defer cancel()
 	dir := t.TempDir()
 

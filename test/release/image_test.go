@@ -3,7 +3,6 @@ package release
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"debug/elf"
 	"os/exec"
 	"path/filepath"
@@ -138,7 +137,7 @@ func TestDockerignoreKeepsTheSources(t *testing.T) {
 			patterns = append(patterns, l)
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := commandContext(t)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}",
 		"./server/cmd/nearzero-server")

@@ -358,7 +358,7 @@ func (c *client) onDirect(p []byte) {
 	// taken at once by the network side, through client/core.
 	switch core.KindOf(p) {
 	case core.KindPing:
-		c.direct.Send(core.AppendPong(c.w.buf(), p))
+		c.direct.Send(c.dpeer.AppendPong(c.w.buf(), p))
 		return
 	case core.KindPong:
 		if c.w.opt.Variant.ExactRTT {

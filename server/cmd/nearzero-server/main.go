@@ -28,12 +28,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/motion"
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -67,18 +69,55 @@ type options struct {
 	proxies multi
 
 	worldBounds, worldBounds2D float64 // room.Config.WorldBounds, WorldBounds2D
+	maxTeleport, maxTeleport2D float64 // room.Config.MaxTeleport, MaxTeleport2D
+	kickBan                    time.Duration
+	signalCandidates           int
 
 	hits room.HitRules // -hits, -hit-*: server-decided hits
 
-	entities room.EntityLimits // -max-entities, -claim-radius*
+	entities               room.EntityLimits // -max-entities, -claim-radius*, -spawn-*
+	spawnArea, spawnArea2D area
 
 	recipient room.Config // -recipient-*, -reliable-backlog: only those fields
 
-	turn server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url
-	stun multi
+	turn      server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url, -stun-addr, -public-addr
+	stun      multi
+	stunAddr  string // -stun-addr
+	turnPorts string // -turn-ports
 
 	noDatagrams             bool   // -no-datagrams
 	dgCert, dgKey, dgPublic string // -datagram-cert, -datagram-key, -datagram-public
+}
+
+// area is a -spawn-area flag: a box, "minx,miny,minz,maxx,maxy,maxz" (3D)
+// or "minx,miny,maxx,maxy" (2D).
+type area room.Area
+
+func (a *area) String() string {
+	if a == nil || room.Area(*a).IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("%g,%g,%g,%g,%g,%g", a.Min.X, a.Min.Y, a.Min.Z, a.Max.X, a.Max.Y, a.Max.Z)
+}
+
+func (a *area) Set(v string) error {
+	var f []float64
+	for _, s := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return fmt.Errorf("area %q: %w", v, err)
+		}
+		f = append(f, x)
+	}
+	switch len(f) {
+	case 6:
+		a.Min, a.Max = geom.Vec3{X: f[0], Y: f[1], Z: f[2]}, geom.Vec3{X: f[3], Y: f[4], Z: f[5]}
+	case 4:
+		a.Min, a.Max = geom.Vec3{X: f[0], Y: f[1]}, geom.Vec3{X: f[2], Y: f[3]}
+	default:
+		return fmt.Errorf("area %q: want minx,miny,minz,maxx,maxy,maxz (or minx,miny,maxx,maxy in 2D)", v)
+	}
+	return nil
 }
 
 type multi []string
@@ -113,29 +152,42 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.teleportsPerMinute, "teleports-per-minute", motion.DefaultTeleportsPerMinute, "teleport-flagged jumps (respawns) one entity may make per minute, all at once at most; more are refused")
 	fs.Float64Var(&o.worldBounds, "world-bounds", 0, "refuse 3D states with a coordinate beyond ± this, in units (0: no bounds)")
 	fs.Float64Var(&o.worldBounds2D, "world-bounds-2d", 0, "the same for 2D states, in pixels (0: no bounds)")
+	fs.Float64Var(&o.maxTeleport, "max-teleport", motion.DefaultMaxTeleport, "longest jump of a teleport-flagged state (a respawn), in metres (3D); longer ones are refused; -1 for no bound")
+	fs.Float64Var(&o.maxTeleport2D, "max-teleport-2d", motion.DefaultMaxTeleport2D, "the same for 2D states, in pixels; -1 for no bound")
+	fs.DurationVar(&o.kickBan, "kick-ban", room.DefaultKickBan, "how long a player the host kicked may not rejoin; new seats from its address and network (/24, /56) are refused as long, on the host's own network only identities made after the kick")
+	fs.IntVar(&o.signalCandidates, "signal-candidates", room.DefaultSignalCandidates, "trickled ICE candidates one player may send another per direct-link offer or answer")
 	fs.IntVar(&o.entities.MaxPerPlayer, "max-entities", room.DefaultMaxEntities, fmt.Sprintf("extra entities (spawned, or sending states) one player may have at once, at most %d", wire.MaxPlayerEntity))
 	fs.Float64Var(&o.entities.ClaimRadius, "claim-radius", room.DefaultClaimRadius, "how near in metres a player must be to take a shared object from its owner (3D; the host takes any)")
 	fs.Float64Var(&o.entities.ClaimRadius2D, "claim-radius-2d", room.DefaultClaimRadius2D, "the same for 2D games, in pixels")
 	fs.Float64Var(&o.entities.SpawnRadius, "spawn-radius", room.DefaultSpawnRadius, "how far in metres from its player an entity's first state may lie (3D)")
 	fs.Float64Var(&o.entities.SpawnRadius2D, "spawn-radius-2d", room.DefaultSpawnRadius2D, "the same for 2D games, in pixels")
+	fs.DurationVar(&o.entities.ClaimAfterSpawn, "claim-after-spawn", room.DefaultClaimAfterSpawn, "how long after a player first appears its claims on objects others own are refused")
+	fs.Float64Var(&o.entities.SpawnClearance, "spawn-clearance", 0, "how far in metres a player must first appear from the shared objects others own (3D; 0: the claim radius; -1 for none)")
+	fs.Float64Var(&o.entities.SpawnClearance2D, "spawn-clearance-2d", 0, "the same for 2D games, in pixels (0: the 2D claim radius; -1 for none)")
+	fs.Var(&o.spawnArea, "spawn-area", "box a player must first appear in, minx,miny,minz,maxx,maxy,maxz in metres (3D; default: anywhere)")
+	fs.Var(&o.spawnArea2D, "spawn-area-2d", "the same for 2D games, minx,miny,maxx,maxy in pixels")
 	fs.BoolVar(&o.hits.On, "hits", false, "decide reported hits (protocol hit): keep what each player was sent and rebuild what they drew")
 	fs.IntVar(&o.hits.Damage, "hit-damage", room.DefaultDamage, "health one accepted hit takes (of -hit-health)")
 	fs.IntVar(&o.hits.Health, "hit-health", room.DefaultHealth, "a player's full health")
 	fs.DurationVar(&o.hits.MaxRewind, "hit-rewind", room.DefaultMaxRewind, "how far into the past a reported shot is judged: its age plus the delay states took to reach the shooter")
 	fs.Float64Var(&o.hits.Tolerance, "hit-tolerance", room.DefaultHitTolerance, "largest distance in metres between a reported hit point and the drawn target (3D)")
 	fs.Float64Var(&o.hits.Tolerance2D, "hit-tolerance-2d", room.DefaultHitTolerance2, "the same for 2D games, in pixels")
-	fs.Float64Var(&o.hits.Range, "hit-range", 0, "farthest a shooter's own entity may be from where it drew the target, in metres (3D; 0: no range rule)")
-	fs.Float64Var(&o.hits.Range2D, "hit-range-2d", 0, "the same for 2D games, in pixels (0: no range rule)")
+	fs.Float64Var(&o.hits.Range, "hit-range", room.DefaultHitRange, "farthest a shooter's own entity may be from where it drew the target, in metres (3D; -1 for no range rule)")
+	fs.Float64Var(&o.hits.Range2D, "hit-range-2d", room.DefaultHitRange2D, "the same for 2D games, in pixels (-1 for no range rule)")
+	fs.DurationVar(&o.hits.FireSlack, "hit-fire-slack", room.DefaultFireSlack, "how much older than the delay the server measured to the shooter (half the round trip plus its jitter) a shot's fire time may be")
 	fs.IntVar(&o.limits.MaxConnsPerAddr, "max-conns-per-addr", server.DefaultMaxConnsPerAddr, "open connections per client address (IP; /64 for IPv6); -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerAddr, "max-rooms-per-addr", server.DefaultMaxRoomsPerAddr, "open rooms created per client address; -1 for no limit")
 	fs.IntVar(&o.limits.MaxRoomsPerPrefix, "max-rooms-per-prefix", server.DefaultMaxRoomsPerPrefix, "open rooms created per client network (/24 for IPv4, /48 for IPv6); -1 for no limit")
 	fs.Float64Var(&o.limits.PlayingReserve, "playing-reserve", server.DefaultPlayingReserve, "share of -max-rooms that rooms in the lobby may not take (kept for rooms playing a round); -1 for none")
-	fs.DurationVar(&o.limits.LobbyTimeout, "lobby-timeout", server.DefaultLobbyTimeout, "close a room that sits in the lobby this long with no player ready; -1s for never")
+	fs.Float64Var(&o.limits.SmallNetReserve, "small-net-reserve", server.DefaultSmallNetReserve, "share of the lobbies' rooms kept for networks (/24, /48) holding fewer than 2 rooms; -1 for none")
+	fs.DurationVar(&o.limits.LobbyTimeout, "lobby-timeout", server.DefaultLobbyTimeout, "close a room that sits in the lobby this long without starting a round, ready or not; -1s for never")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
 	fs.IntVar(&o.limits.NewIdentityBurst, "new-identity-burst", server.DefaultNewIdentityBurst, "new identities one address may take at once")
 	fs.Float64Var(&o.limits.JoinFailRate, "join-fail-rate", server.DefaultJoinFailRate, "failed joins (unknown room codes) per second per address after the burst; then every join is refused; -1 for no limit")
 	fs.IntVar(&o.limits.JoinFailBurst, "join-fail-burst", server.DefaultJoinFailBurst, "failed joins one address may make at once")
 	fs.IntVar(&o.limits.MaxConns, "max-conns", 0, fmt.Sprintf("open WebSocket connections in all; more get HTTP 503 before the upgrade (0: %d, or 3/4 of -max-sockets if lower; -1 for no limit)", server.DefaultMaxConns))
+	fs.IntVar(&o.limits.MaxConnsPerPrefix, "max-conns-per-prefix", 0, fmt.Sprintf("open connections per client network (/24 for IPv4, /48 for IPv6), sockets twice that (0: %d x -max-conns-per-addr; -1 for no limit)", server.DefaultConnsPerPrefix))
+	fs.Float64Var(&o.limits.ConnReserve, "conn-reserve", server.DefaultConnReserve, "share of -max-conns and -max-sockets kept for addresses holding few connections (health checks, honest joins); -1 for none")
 	fs.IntVar(&o.limits.MaxSockets, "max-sockets", 0, fmt.Sprintf("open TCP connections in all (handshakes, HTTP and WebSockets), keep it below the open-file limit; more are closed at accept (0: the open-file limit less 128, at most %d; -1 for no limit)", server.DefaultMaxSockets))
 	fs.DurationVar(&o.limits.HeaderTimeout, "header-timeout", server.DefaultHeaderTimeout, "close a new connection that has not sent its HTTP request (the WebSocket handshake) within this time")
 	fs.Float64Var(&o.recipient.RecipientRate, "recipient-rate", room.DefaultRecipientRate, "events, chat lines and synced properties relayed to one player per second, shared evenly by the players sending to it; over a sender's share, the sender is refused (rate_limited) and closed if it keeps on")
@@ -145,10 +197,17 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.StringVar(&o.turn.Addr, "turn-addr", "", "UDP listen address of an embedded TURN relay for direct links, e.g. :3478 (default: none)")
 	fs.StringVar(&o.turn.Realm, "turn-realm", server.DefaultTURNRealm, "realm of the embedded TURN relay")
-	fs.StringVar(&o.turn.PublicIP, "turn-public-ip", "", "IP players reach the embedded TURN relay at (default: the -turn-addr IP, 127.0.0.1 when unspecified)")
+	fs.StringVar(&o.turn.PublicHost, "public-addr", "", "host (IP or DNS name) players reach this server at, named in the STUN and TURN addresses handed to them and, resolved, the relay's relayed address (default: each player gets the host it connected to; set it behind NAT or a proxy)")
+	fs.StringVar(&o.stunAddr, "stun-addr", "", "UDP listen address of the server's STUN responder, which lets players behind NATs link directly (default: the -addr address over UDP; none: off)")
+	fs.StringVar(&o.turn.PublicIP, "turn-public-ip", "", "relayed address of the embedded TURN relay (default: -public-addr, else the -turn-addr IP, else the host's first global address)")
+	fs.StringVar(&o.turnPorts, "turn-ports", "", "UDP port range of the embedded relay's relayed sockets, e.g. 50000-50999, for a firewall (default: any port)")
 	fs.StringVar(&o.turn.URL, "turn-url", "", "external TURN server for direct links, e.g. turn:turn.example.com:3478, with -turn-secret (instead of -turn-addr)")
 	fs.StringVar(&o.turn.Secret, "turn-secret", "", "shared secret of the TURN REST scheme (required with -turn-url; default for -turn-addr: generated); prefer $NEARZERO_TURN_SECRET: command lines are visible to every local user")
 	fs.DurationVar(&o.turn.TTL, "turn-ttl", server.DefaultTURNTTL, "lifetime of the TURN credentials handed out in the welcome")
+	fs.DurationVar(&o.turn.AllocationLifetime, "turn-allocation-lifetime", server.DefaultTURNAllocationLifetime, "how long an embedded TURN allocation lives unless refreshed, whatever the client asks")
+	fs.IntVar(&o.turn.AllocationsPerUser, "turn-allocations-per-user", server.DefaultTURNAllocationsPerUser, "embedded TURN allocations one player may hold at once; -1 for no limit")
+	fs.IntVar(&o.turn.AllocationsPerAddr, "turn-allocations-per-addr", server.DefaultTURNAllocationsPerAddr, "embedded TURN allocations one client address may hold at once; -1 for no limit")
+	fs.IntVar(&o.turn.MaxAllocations, "turn-max-allocations", 0, "embedded TURN allocations in all, each a socket counted in -max-sockets (0: a quarter of -max-sockets; -1 for no limit)")
 	fs.BoolVar(&o.noDatagrams, "no-datagrams", false, "serve no datagram path: states ride the WebSocket alone (default: a QUIC endpoint on the UDP port of -addr's number carries them as datagrams; open that UDP port too)")
 	fs.StringVar(&o.dgCert, "datagram-cert", "", "PEM certificate of the datagram path, with -datagram-key (default: a self-signed one made at start; clients pin its hash from the welcome, so it needs no CA)")
 	fs.StringVar(&o.dgKey, "datagram-key", "", "PEM private key of -datagram-cert")
@@ -179,6 +238,20 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
+// parsePorts parses -turn-ports: "LOW-HIGH", or empty for none.
+func parsePorts(s string) ([2]uint16, error) {
+	if s == "" {
+		return [2]uint16{}, nil
+	}
+	lo, hi, ok := strings.Cut(s, "-")
+	a, errA := strconv.ParseUint(lo, 10, 16)
+	b, errB := strconv.ParseUint(hi, 10, 16)
+	if !ok || errA != nil || errB != nil || a == 0 || b < a {
+		return [2]uint16{}, fmt.Errorf("-turn-ports %q: want LOW-HIGH, e.g. 50000-50999", s)
+	}
+	return [2]uint16{uint16(a), uint16(b)}, nil
+}
+
 // clusterFlags are the -nats, -node-* and -region flags.
 type clusterFlags struct {
 	nats, nodeID, nodeURL, region string
@@ -206,9 +279,11 @@ func (o *options) config() *server.Config {
 	rc := room.Config{MaxPlayers: o.roomSize, MinPlayers: o.minPlayers, SeatHold: o.seatHold, RoundLimit: o.roundLimit,
 		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, NoMotionChecks: o.noMotionChecks,
 		Limits: motion.Limits{TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D, TeleportsPerMinute: o.teleportsPerMinute,
-			WorldBounds: o.worldBounds, WorldBounds2D: o.worldBounds2D}}
+			WorldBounds: o.worldBounds, WorldBounds2D: o.worldBounds2D, MaxTeleport: o.maxTeleport, MaxTeleport2D: o.maxTeleport2D},
+		KickBan: o.kickBan, SignalCandidates: o.signalCandidates}
 	rc.Hits = o.hits
 	rc.Entities = o.entities
+	rc.Entities.SpawnArea, rc.Entities.SpawnArea2D = room.Area(o.spawnArea), room.Area(o.spawnArea2D)
 	rc.RecipientRate, rc.RecipientBytes, rc.BacklogBytes = o.recipient.RecipientRate, o.recipient.RecipientBytes, o.recipient.BacklogBytes
 	if o.publicURL != "" {
 		rc.InviteBase = o.publicURL
@@ -227,6 +302,7 @@ func (o *options) config() *server.Config {
 	c.NewIdentityRate, c.NewIdentityBurst = l.NewIdentityRate, l.NewIdentityBurst
 	c.MaxRoomsPerPrefix, c.PlayingReserve, c.LobbyTimeout = l.MaxRoomsPerPrefix, l.PlayingReserve, l.LobbyTimeout
 	c.MaxConns, c.MaxSockets, c.HeaderTimeout = l.MaxConns, l.MaxSockets, l.HeaderTimeout
+	c.MaxConnsPerPrefix, c.ConnReserve, c.SmallNetReserve = l.MaxConnsPerPrefix, l.ConnReserve, l.SmallNetReserve
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
 	c.TrustedProxies = o.proxies
 	c.NoDatagrams, c.DatagramPublic = o.noDatagrams, o.dgPublic
@@ -326,6 +402,16 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	}
 	tc := o.turn
 	tc.STUN = o.stun
+	switch o.stunAddr {
+	case "":
+		tc.STUNAddr = o.addr // the same port number, over UDP
+	case "none":
+	default:
+		tc.STUNAddr = o.stunAddr
+	}
+	if tc.RelayPorts, err = parsePorts(o.turnPorts); err != nil {
+		return err
+	}
 	if tc.Secret == "" {
 		tc.Secret = os.Getenv("NEARZERO_TURN_SECRET")
 	}
@@ -334,7 +420,8 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 		return err
 	}
 	defer turnSrv.Close()
-	deps.ICE = turnSrv.ICEServers
+	deps.TURN = turnSrv // seated players only; its sockets count in -max-sockets
+	deps.ICEFor = turnSrv.ICEServersFor
 	switch o.analytics {
 	case "":
 	case "-":

@@ -78,7 +78,7 @@ func TestBadFlags(t *testing.T) {
 		"entities":        {"-max-entities", "128", "-db", ":memory:"},
 		"claim radius":    {"-claim-radius", "-1", "-db", ":memory:"},
 		"teleports":       {"-teleports-per-minute", "0.5", "-db", ":memory:"},
-		"hit range":       {"-hit-range", "-5", "-db", ":memory:"},
+		"hit range":       {"-hit-range", "NaN", "-db", ":memory:"},
 		"cert alone":      {"-datagram-cert", "c.pem", "-db", ":memory:", "-addr", "127.0.0.1:0"},
 		"no such cert":    {"-datagram-cert", "nope.pem", "-datagram-key", "nope.key", "-db", ":memory:", "-addr", "127.0.0.1:0"},
 		"bad public":      {"-datagram-public", "nope", "-db", ":memory:"},

@@ -1,0 +1,305 @@
+package netlab
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// delayed is the lab's slow network at each router's edge: 40 ms ± 10 ms
+// each way, as a far player on Wi-Fi.
+var delayed = Impairment{Delay: 40 * time.Millisecond, Jitter: 10 * time.Millisecond}
+
+// lossy is delayed with 2 % loss each way.
+var lossy = Impairment{Delay: 40 * time.Millisecond, Jitter: 10 * time.Millisecond, Loss: 0.02}
+
+// turnFlags run the server's embedded TURN relay, and nothing else: the
+// relay finds the address players reach it at, and the server answers
+// STUN on its own port by default.
+var turnFlags = []string{"-turn-addr", "0.0.0.0:3478"}
+
+// The goals the lab holds the code to (issue 29), with the measurements
+// they were set against in README.md's "Networks" table.
+const (
+	// lanLinkUp bounds the time to direct on a LAN whose STUN and TURN
+	// are unreachable (measured 0.1 s).
+	lanLinkUp = time.Second
+	// quickLinkUp bounds it across port-kept NATs without delay
+	// (measured 0.1 s; 1.1 s before pion's waits were set for a game).
+	quickLinkUp = time.Second
+	// lossyLinkUp bounds the median link-up with 40 ± 10 ms and 2 % loss
+	// at each player's edge, from the offer (measured 1.0-1.3 s; 2.3-3.6 s
+	// before).
+	lossyLinkUp = 1500 * time.Millisecond
+	// minDelivery is the share of the other player's states that must
+	// reach a player where nothing loses them for good (the server path
+	// is TCP; jitter alone must not make the direct link lose any).
+	minDelivery = 0.99
+	// maxBias bounds the direct link's median mapping error under
+	// ± 10 ms of jitter at each edge (measured under 1 ms; 5-15 ms
+	// early before each side reported its fastest trip).
+	maxBias = 2 * time.Millisecond
+	// simAgreement is how close the lag simulator's server-path state age
+	// must be to the lab's real one, in the same setting.
+	simAgreement = 0.25
+)
+
+// check is a case's assertions on what its players recorded.
+type check func(t *testing.T, o *Outcome, r Row)
+
+// labCase is one case of TestNetworks.
+type labCase struct {
+	Case
+	check check
+}
+
+func views(o *Outcome) [2]View { return o.Views() }
+
+// linkedOver asserts that the direct link came up on both sides, over a
+// pair whose types satisfy ok.
+func linkedOver(what string, ok func(pair string) bool) check {
+	return func(t *testing.T, o *Outcome, _ Row) {
+		for i, v := range views(o) {
+			if assert.NotEmpty(t, v.Pair, "player %d: the direct link never came up", i) {
+				assert.True(t, ok(v.Pair), "player %d: link over %s, want %s", i, v.Pair, what)
+			}
+		}
+	}
+}
+
+func directPair(pair string) bool { return !strings.Contains(pair, "relay") }
+func relayed(pair string) bool    { return strings.Contains(pair, "relay") }
+
+// hosts: a pair of host candidates. Host candidates go as mDNS names, so
+// the player who resolves the other's name first checks first, and the
+// other may learn that address from its checks before its own lookup
+// returns: a peer-reflexive remote, the same LAN address (with STUN and
+// TURN out of reach there is no other kind).
+func hosts(pair string) bool { return pair == "host/host" || pair == "host/prflx" }
+
+// linkedWithin asserts that both sides' links came up within limit of
+// the other player's spawn.
+func linkedWithin(limit time.Duration) check {
+	return func(t *testing.T, o *Outcome, _ Row) {
+		for i, v := range views(o) {
+			assert.True(t, v.TimeToDirect >= 0 && v.TimeToDirect <= limit,
+				"player %d: time to direct %v, want at most %v", i, v.TimeToDirect, limit)
+		}
+	}
+}
+
+// delivered asserts that at least minDelivery of each player's states
+// reached the other (by either path; over the direct link too when
+// directToo).
+func delivered(directToo bool) check {
+	return func(t *testing.T, o *Outcome, _ Row) {
+		for i, v := range views(o) {
+			assert.GreaterOrEqual(t, v.DeliveryAny, minDelivery, "player %d: share of states delivered by either path", i)
+			if directToo {
+				assert.Positive(t, v.DirectSent, "player %d: states sent over the direct link", i)
+				assert.GreaterOrEqual(t, v.DeliveryDirect, minDelivery, "player %d: share of states the direct link delivered", i)
+			}
+		}
+	}
+}
+
+// neverLinked asserts that no direct link came up.
+func neverLinked(t *testing.T, o *Outcome, _ Row) {
+	for i, v := range views(o) {
+		assert.Empty(t, v.Pair, "player %d: a direct link came up", i)
+	}
+}
+
+// mappedWithin asserts the direct link's median mapping error.
+func mappedWithin(t *testing.T, o *Outcome, _ Row) {
+	for i, v := range views(o) {
+		if assert.Positive(t, v.BiasN[Direct], "player %d: direct states to judge", i) {
+			assert.LessOrEqual(t, absDur(v.Bias[Direct]), maxBias, "player %d: median mapping error %v of the direct link", i, v.Bias[Direct])
+		}
+	}
+}
+
+// linkUpsWithin asserts the median time the creator's links took to come
+// up (it offers each, after the last one was closed).
+func linkUpsWithin(limit time.Duration) check {
+	return func(t *testing.T, o *Outcome, _ Row) {
+		took := linkUpTimes(o.Results[0])
+		require.GreaterOrEqual(t, len(took), 3, "link-ups to time")
+		assert.LessOrEqual(t, quantile(took, 0.5), limit, "median link-up of %v", took)
+	}
+}
+
+// linkUpTimes returns how long each of r's links took to come up, sorted.
+func linkUpTimes(r *Result) []time.Duration {
+	var took []time.Duration
+	for _, l := range r.LinkUps {
+		took = append(took, l.Took)
+	}
+	slices.Sort(took)
+	return took
+}
+
+func all(cs ...check) check {
+	return func(t *testing.T, o *Outcome, r Row) {
+		for _, c := range cs {
+			c(t, o, r)
+		}
+	}
+}
+
+// The lab's cases. The server runs with its defaults unless a case says.
+var (
+	casePortKept = labCase{Case{Name: "port-kept NAT", Run: 5 * time.Second},
+		all(linkedOver("a direct pair (STUN, not TURN)", directPair), linkedWithin(quickLinkUp), delivered(true))}
+	caseSymmetric = labCase{Case{Name: "symmetric NAT", A: Side{NAT: Symmetric}, B: Side{NAT: Symmetric}, Server: turnFlags, Run: 5 * time.Second},
+		all(linkedOver("a pair through the relay", relayed), delivered(true))}
+	caseBlocked = labCase{Case{Name: "UDP blocked at one NAT", A: Side{NAT: UDPBlocked}, Server: turnFlags, Run: 5 * time.Second},
+		all(neverLinked, delivered(false))}
+	caseLAN = labCase{Case{Name: "one LAN, STUN/TURN unreachable", LAN: true, Server: turnFlags, Run: 5 * time.Second},
+		all(linkedOver("host candidates", hosts), linkedWithin(lanLinkUp), delivered(true))}
+	caseJitter = labCase{Case{Name: "port-kept NAT, 40±10 ms", A: Side{Impair: delayed}, B: Side{Impair: delayed}},
+		all(linkedOver("a direct pair", directPair), delivered(true), mappedWithin)}
+	caseLossy = labCase{Case{Name: "port-kept NAT, 40±10 ms, 2 % loss", A: Side{Impair: lossy}, B: Side{Impair: lossy}},
+		linkedOver("a direct pair", directPair)}
+	caseRelink = labCase{Case{Name: "port-kept NAT, 40±10 ms, 2 % loss, link closed after 1 s, again and again",
+		A: Side{Impair: lossy}, B: Side{Impair: lossy}, Player: []string{"-relink"}, Run: 10 * time.Second},
+		linkUpsWithin(lossyLinkUp)}
+)
+
+// serverCase is the server path alone (no direct links) through the lab's
+// lossy network, real or simulated (the players' lag simulator on their
+// server link, through a clean lab), for seed.
+func serverCase(simulated bool, seed uint64) Case {
+	c := Case{Name: "server path only, 40±10 ms, 2 % loss", NoDirect: true, Seed: seed}
+	if simulated {
+		c.Name = "server path only, lag simulator 40±10 ms, 2 % loss"
+		c.Lag = "30ms,20ms,0.02" // 30 ms plus up to 20: the lab's 40 ± 10
+	} else {
+		c.A, c.B = Side{Impair: lossy}, Side{Impair: lossy}
+	}
+	return c
+}
+
+// serverSeeds returns the seeds the server-path comparison pools: 1 and 2,
+// or NETLAB_SERVER_SEEDS (a count: 1 to N) for a longer comparison.
+func serverSeeds() []uint64 {
+	n, err := strconv.Atoi(os.Getenv("NETLAB_SERVER_SEEDS"))
+	if err != nil || n < 1 {
+		n = 2
+	}
+	seeds := make([]uint64, n)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	return seeds
+}
+
+// TestNetworks runs the lab: two players through real NATs and a real
+// delaying, lossy network (see the package documentation), case by case,
+// each with its assertions, and logs README.md's "Networks" table.
+// NETLAB_CASES (comma-separated substrings of case names) picks cases,
+// NETLAB_SEED sets their seed, NETLAB_SERVER_SEEDS how many runs the
+// server-path comparison pools, NETLAB_TABLE names a file for the table.
+func TestNetworks(t *testing.T) {
+	needLab(t)
+	var rows []Row
+	var server [2][]*Outcome // real, simulated
+	for _, c := range []labCase{casePortKept, caseSymmetric, caseBlocked, caseLAN, caseJitter, caseLossy, caseRelink} {
+		if !selected(c.Name) {
+			continue
+		}
+		if seed, err := strconv.ParseUint(os.Getenv("NETLAB_SEED"), 10, 64); err == nil {
+			c.Seed = seed
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			o := runCase(t, c.Case)
+			r := RowOf(o)
+			rows = append(rows, r)
+			logOutcome(t, o, r)
+			c.check(t, o, r)
+		})
+	}
+	for i, sim := range []bool{false, true} {
+		for _, seed := range serverSeeds() {
+			c := serverCase(sim, seed)
+			if !selected(c.Name) {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s, seed %d", c.Name, seed), func(t *testing.T) {
+				o := runCase(t, c)
+				logOutcome(t, o, RowOf(o))
+				delivered(false)(t, o, Row{})
+				server[i] = append(server[i], o)
+			})
+		}
+	}
+	if len(server[0]) > 0 && len(server[0]) == len(server[1]) {
+		real, simulated := pooled(server[0]), pooled(server[1])
+		rows = append(rows, real, simulated)
+		t.Run("the lag simulator's server path is the lab's", func(t *testing.T) {
+			simulatorAgrees(t, real, simulated)
+		})
+	}
+	table := Table(rows)
+	t.Logf("\n%s", table)
+	if path := os.Getenv("NETLAB_TABLE"); path != "" {
+		require.NoError(t, os.WriteFile(path, []byte(table), 0o644))
+	}
+}
+
+// simulatorAgrees asserts that the lag simulator delays the server path
+// as the lab's real network does: the state age the players draw with
+// (now minus the newest state's sample time), median and p95, within
+// simAgreement of each other. The simulator that dropped states instead
+// of delaying them gave a p95 half the lab's.
+//
+// The drawn error is logged beside, not held to it: besides the delays it
+// holds the server path's clock mapping (in some real runs 8-16 ms too
+// new, never in the simulator's; see README.md, Networks) and the
+// predictor's self-tuning, which in a run of either kind may settle for
+// seconds on a drawing 40 cm off; over eight seconds a run, either swamps
+// the difference between the two networks.
+func simulatorAgrees(t *testing.T, real, sim Row) {
+	t.Logf("state age p50 / p95 / max: lab %d / %d / %d ms, simulator %d / %d / %d ms",
+		real.AgeP50.Milliseconds(), real.AgeP95.Milliseconds(), real.AgeMx.Milliseconds(),
+		sim.AgeP50.Milliseconds(), sim.AgeP95.Milliseconds(), sim.AgeMx.Milliseconds())
+	t.Logf("drawn error p95 / p99 / max: lab %.1f / %.1f / %.1f cm, simulator %.1f / %.1f / %.1f cm",
+		100*real.ErrP95, 100*real.ErrP99, 100*real.ErrMax, 100*sim.ErrP95, 100*sim.ErrP99, 100*sim.ErrMax)
+	assert.InEpsilon(t, real.AgeP50.Seconds(), sim.AgeP50.Seconds(), simAgreement, "state age p50: lab %v, simulator %v", real.AgeP50, sim.AgeP50)
+	assert.InEpsilon(t, real.AgeP95.Seconds(), sim.AgeP95.Seconds(), simAgreement, "state age p95: lab %v, simulator %v", real.AgeP95, sim.AgeP95)
+}
+
+// pooled sums up outcomes of one case over seeds as one row.
+func pooled(os []*Outcome) Row {
+	return mergeRows(fmt.Sprintf("%s (%d runs)", os[0].Case.Name, len(os)), os)
+}
+
+func selected(name string) bool {
+	sel := os.Getenv("NETLAB_CASES")
+	if sel == "" {
+		return true
+	}
+	for _, s := range strings.Split(sel, ",") {
+		if s != "" && strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func logOutcome(t *testing.T, o *Outcome, r Row) {
+	t.Helper()
+	t.Logf("%s in %v\n%s", o.Case.Name, o.Wall.Round(time.Millisecond), Table([]Row{r}))
+	for i, v := range o.Views() {
+		t.Logf("player %d: to direct %v, first direct frame %v, pair %s, direct frames %.0f %%, delivery %.3f/%.3f/%.3f of %d direct, bias %v (%d) / %v (%d), link-ups %v",
+			i, v.TimeToDirect, v.FirstDirect, v.Pair, 100*v.DirectFrames, v.DeliveryDirect, v.DeliveryServer, v.DeliveryAny, v.DirectSent,
+			v.Bias[Direct], v.BiasN[Direct], v.Bias[Server], v.BiasN[Server], linkUpTimes(o.Results[i]))
+	}
+}
