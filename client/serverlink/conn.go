@@ -111,7 +111,7 @@ type Stats struct {
 	StatesUnsynced   int64 // remote states dropped before the clock synced
 	StatesDropped    int64 // states dropped from a full queue (either way)
 	EventsDropped    int64
-	LagDropped       int64 // states the lag simulator lost on purpose (none: the server link is a stream)
+	LagDropped       int64 // datagrams the lag simulator lost on purpose (the WebSocket is a stream: none there)
 	LagRetransmitted int64 // transmissions the lag simulator lost and made again (a state late, not lost)
 	Reconnects       int64
 	PingsSent        int64
@@ -1075,6 +1075,7 @@ func (c *Conn) Send(m protocol.Message) error {
 func (c *Conn) SendState(s *wire.State) error {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	lagged := c.lagOut.active()
+	dg := lagged && c.DatagramUp() // the simulator delays a datagram as UDP would
 	c.mu.Lock()
 	switch {
 	case c.isClosed():
@@ -1095,7 +1096,11 @@ func (c *Conn) SendState(s *wire.State) error {
 		if err != nil {
 			return fmt.Errorf("send state: %w", err)
 		}
-		c.lagOut.push(b, false)
+		if dg {
+			c.lagOut.pushDatagram(b)
+		} else {
+			c.lagOut.push(b, false)
+		}
 		return nil
 	}
 	sess := c.queueState(&st, core.SampledAt(&st, now))

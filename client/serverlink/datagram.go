@@ -478,7 +478,7 @@ func (c *Conn) readDatagrams(l *dgLink) {
 		l.path.Heard(now, true)
 		l.mu.Unlock()
 		if c.lagIn.active() {
-			c.lagIn.push(b, false) // b is ours: ReceiveDatagram hands a new slice each time
+			c.lagIn.pushDatagram(b) // b is ours: ReceiveDatagram hands a new slice each time
 			continue
 		}
 		c.process(b, c.clock.Now())
@@ -493,7 +493,11 @@ func (c *Conn) sendDatagramMsg(m protocol.Message) error {
 		return fmt.Errorf("serverlink: %w", err)
 	}
 	if c.lagOut.active() {
-		c.lagOut.push(b, false) // unreliable: may be lost, as a datagram may (enqueueDelayed)
+		if c.DatagramUp() {
+			c.lagOut.pushDatagram(b) // may be lost, as a datagram may (enqueueDelayed)
+		} else {
+			c.lagOut.push(b, false)
+		}
 		return nil
 	}
 	return c.sendControlDatagram(b)

@@ -196,6 +196,61 @@ func TestDatagramPathCarriesStates(t *testing.T) {
 		sa.DatagramFallbacks, p.srv.Counter(t, "nearzero_datagram_fallbacks_total"))
 }
 
+// TestLagSimulatorOverDatagrams: while the datagram path is up, the lag
+// simulator treats states as UDP does: a loss loses that state alone
+// (none sent again, nothing behind it held up), where on the WebSocket
+// (TestLagSimulator) a loss delays everything behind it.
+func TestLagSimulatorOverDatagrams(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
+	defer cancel()
+	srv := testkit.StartServer(t, server.Deps{})
+	clk := realtime.NewWall()
+	const latency = 40 * time.Millisecond
+	lagged, err := serverlink.Dial(ctx, srv.URL(), &serverlink.Options{Sync: quickSync, Clock: clk,
+		Lag: serverlink.LagConfig{Latency: latency, Loss: 0.1}, Seed: 3})
+	require.NoError(t, err)
+	defer lagged.Close(ctx)
+	plain, err := serverlink.Dial(ctx, srv.URL(), &serverlink.Options{Sync: quickSync, Clock: clk})
+	require.NoError(t, err)
+	defer plain.Close(ctx)
+	j, err := lagged.Create(ctx, nil)
+	require.NoError(t, err)
+	_, err = plain.Join(ctx, j.Code)
+	require.NoError(t, err)
+	waitUntil(t, ctx, "synced, on the datagram path", func() bool {
+		return lagged.Synced() && plain.Synced() && lagged.DatagramUp() && plain.DatagramUp()
+	})
+	dropped0, wsSent0 := lagged.Stats().LagDropped, lagged.Stats().StatesSent-lagged.Stats().StatesSentDatagram
+
+	const n = 120
+	for i := 1; i <= n; i++ {
+		require.NoError(t, lagged.SendState(&wire.State{Seq: wire.Seq(i), Rot: geom.Quat{W: 1}}))
+		time.Sleep(time.Second / 60)
+	}
+	var got []serverlink.RemoteState
+	seen := map[wire.Seq]bool{}
+	// Every state the simulator did not lose arrives: wait for them.
+	waitUntil(t, ctx, "the states not lost", func() bool {
+		for _, st := range plain.PollStates(nil) {
+			assert.False(t, seen[st.State.Seq], "state %d twice", st.State.Seq)
+			seen[st.State.Seq] = true
+			got = append(got, st)
+		}
+		st := lagged.Stats()
+		return int64(len(got))+st.LagDropped-dropped0 >= n
+	})
+	st := lagged.Stats()
+	lost := st.LagDropped - dropped0
+	t.Logf("%d of %d states lost by the simulator, %d sent again; %d sent by the WebSocket",
+		lost, n, st.LagRetransmitted, st.StatesSent-st.StatesSentDatagram-wsSent0)
+	assert.Less(t, len(got), n, "seed 3, 10 %% loss: the simulator loses states on the datagram path")
+	assert.Positive(t, lost)
+	assert.Less(t, lost, int64(n/3))
+	if st.StatesSent-st.StatesSentDatagram == wsSent0 { // all went as datagrams: none came twice or late
+		assert.Equal(t, int64(n), int64(len(got))+lost, "each state arrives once or is lost")
+	}
+}
+
 func TestDatagramPathOff(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), dgWait)
 	defer cancel()
