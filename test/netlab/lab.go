@@ -25,7 +25,8 @@ import (
 const (
 	ServerIP  = "203.0.113.1"
 	lanPrefix = "192.168.1."
-	// ServerPort is the room server's TCP port (and its STUN port, UDP).
+	// ServerPort is the room server's TCP port and, over UDP, that of its
+	// datagram path and STUN responder (one socket).
 	ServerPort = 8787
 	// TURNPort is the embedded TURN relay's UDP port, when it runs.
 	TURNPort = 3478

@@ -409,6 +409,15 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	default:
 		tc.STUNAddr = o.stunAddr
 	}
+	if !o.noDatagrams && tc.STUNAddr == o.addr {
+		// The datagram path and the STUN responder on one UDP socket, the
+		// port number of -addr: QUIC packets to the one, STUN to the other.
+		pc, err := net.ListenPacket("udp", o.addr)
+		if err != nil {
+			return fmt.Errorf("datagram path and STUN: listen on udp %s: %w", o.addr, err)
+		}
+		deps.DatagramConn, tc.STUNConn = server.ShareUDP(pc)
+	}
 	if tc.RelayPorts, err = parsePorts(o.turnPorts); err != nil {
 		return err
 	}

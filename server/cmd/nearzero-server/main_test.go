@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/pion/stun/v4"
 	"go.uber.org/goleak"
 
 	"github.com/nearzero/nearzero/client/serverlink"
@@ -180,6 +182,31 @@ func TestDatagramCertFlags(t *testing.T) {
 	_, err = c.Create(ctx, nil)
 	require.NoError(t, err)
 	assert.Eventually(t, c.DatagramUp, 5*time.Second, 5*time.Millisecond, "the client takes the path in a room")
+
+	// The STUN responder answers on the same UDP port, beside QUIC.
+	udp, err := net.Dial("udp", fmt.Sprintf("127.0.0.1:%d", c.Welcome().Datagram.Port))
+	require.NoError(t, err)
+	defer udp.Close()
+	req := stun.MustBuild(stun.TransactionID, stun.BindingRequest)
+	resp := &stun.Message{Raw: make([]byte, 1500)}
+	for try := 0; ; try++ { // UDP: a lost request is sent again
+		_, err = udp.Write(req.Raw)
+		require.NoError(t, err)
+		require.NoError(t, udp.SetReadDeadline(time.Now().Add(time.Second)))
+		n, err := udp.Read(resp.Raw)
+		if err != nil && try < 5 {
+			continue
+		}
+		require.NoError(t, err, "a STUN answer on the datagram path's port")
+		resp.Raw = resp.Raw[:n]
+		break
+	}
+	require.NoError(t, resp.Decode())
+	assert.Equal(t, stun.BindingSuccess, resp.Type)
+	var mapped stun.XORMappedAddress
+	require.NoError(t, mapped.GetFrom(resp))
+	assert.Equal(t, udp.LocalAddr().(*net.UDPAddr).Port, mapped.Port)
+	assert.True(t, c.DatagramUp(), "the path stays up beside STUN")
 	require.NoError(t, c.Close(ctx))
 	sig <- syscall.SIGTERM
 	sig <- syscall.SIGTERM
