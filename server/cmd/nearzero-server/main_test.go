@@ -24,9 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/stun/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/pion/stun/v4"
 	"go.uber.org/goleak"
 
 	"github.com/nearzero/nearzero/client/serverlink"
