@@ -197,3 +197,20 @@ func (d *shareSide) SetReadDeadline(t time.Time) error {
 
 // SetWriteDeadline implements net.PacketConn (writes do not wait).
 func (d *shareSide) SetWriteDeadline(time.Time) error { return nil }
+
+// SetReadBuffer sets the shared socket's receive buffer, where it has one
+// (quic-go raises it, and warns on a socket that cannot).
+func (d *shareSide) SetReadBuffer(n int) error {
+	if b, ok := d.s.pc.(interface{ SetReadBuffer(int) error }); ok {
+		return b.SetReadBuffer(n)
+	}
+	return nil
+}
+
+// SetWriteBuffer sets the shared socket's send buffer, where it has one.
+func (d *shareSide) SetWriteBuffer(n int) error {
+	if b, ok := d.s.pc.(interface{ SetWriteBuffer(int) error }); ok {
+		return b.SetWriteBuffer(n)
+	}
+	return nil
+}

@@ -417,6 +417,10 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 			return fmt.Errorf("datagram path and STUN: listen on udp %s: %w", o.addr, err)
 		}
 		deps.DatagramConn, tc.STUNConn = server.ShareUDP(pc)
+		// Closed by the server and the STUN responder as they end; these
+		// cover a start that fails before either took its side.
+		defer deps.DatagramConn.Close()
+		defer tc.STUNConn.Close()
 	}
 	if tc.RelayPorts, err = parsePorts(o.turnPorts); err != nil {
 		return err
