@@ -303,6 +303,18 @@ func (l *Lab) AddNATed(side Side, seed uint64) (string, error) {
 	return p, nil
 }
 
+// BlockUDP drops every UDP packet across player i's router from now on
+// (a NATed player's, AddNATed): a firewall rule, or a router that lost
+// its mappings, mid-game. TCP passes as before.
+func (l *Lab) BlockUDP(i int) error {
+	r := fmt.Sprintf("%s-r%d", l.id, i)
+	cmd := exec.Command("ip", "netns", "exec", r, "nft", "add", "rule", "ip", "lab", "pass", "meta", "l4proto", "udp", "drop")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("block udp in %s: %w: %s", r, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
 // AddLAN adds n players on one LAN segment (a bridge in their router)
 // behind one port-kept NAT, with every UDP packet to the server dropped:
 // the server's STUN and TURN are unreachable, its TCP port is not.

@@ -188,6 +188,65 @@ var (
 		linkUpsWithin(lossyLinkUp)}
 )
 
+// maxFallBack bounds the gap in a player's states at the other while the
+// server link falls back from the datagram path to the WebSocket, UDP cut
+// at the player's router mid-game (issue 32).
+const maxFallBack = 300 * time.Millisecond
+
+// caseCut is the server path alone, datagrams up, until player A's router
+// drops all UDP mid-game. Without delay the gap is the fall back's own
+// (measured 150-165 ms); with 40±10 ms at each edge the cut player's
+// incoming gap adds the states in flight and the WebSocket's trip
+// (276 ms once), too close to the bound for a loaded machine.
+var caseCut = labCase{Case{Name: "server path only, UDP cut at one NAT mid-game", NoDirect: true, CutUDP: 5 * time.Second}, fellBack}
+
+// fellBack asserts that each player's states kept reaching the other
+// through the cut: the longest gap between two arrivals around it within
+// maxFallBack, none twice, the cut player's datagram path down after it.
+func fellBack(t *testing.T, o *Outcome, _ Row) {
+	require.NotZero(t, o.CutUnixNS, "the cut happened")
+	for i, r := range o.Results {
+		cut := time.Duration(o.CutUnixNS - r.OriginUnixNS) // on r's clock
+		var arrivals []time.Duration
+		seen := map[[2]int]bool{}
+		for _, rc := range r.Recv {
+			if rc.Slot != r.Peer {
+				continue
+			}
+			k := [2]int{rc.Entity, rc.Seq}
+			assert.False(t, seen[k], "player %d: state %d received twice", i, rc.Seq)
+			seen[k] = true
+			if rc.Arrival >= cut-time.Second && rc.Arrival <= cut+3*time.Second {
+				arrivals = append(arrivals, rc.Arrival)
+			}
+		}
+		slices.Sort(arrivals)
+		gap, at := time.Duration(0), time.Duration(0)
+		for j := 1; j < len(arrivals); j++ {
+			if d := arrivals[j] - arrivals[j-1]; d > gap {
+				gap, at = d, arrivals[j-1]-cut
+			}
+		}
+		t.Logf("player %d: %d states of player %d from 1 s before the cut to 3 s after; the longest gap %v, from %v after the cut",
+			i, len(arrivals), 1-i, gap.Round(time.Millisecond), at.Round(time.Millisecond))
+		assert.Greater(t, len(arrivals), 200, "player %d: the other's states go on", i)
+		assert.LessOrEqual(t, gap, maxFallBack, "player %d: the longest gap in the other's states around the cut", i)
+	}
+	a := o.Results[0]
+	cut := time.Duration(o.CutUnixNS-a.OriginUnixNS) - a.Start // on a's frame times
+	before, after := 0, 0
+	for _, f := range a.Frames {
+		switch {
+		case f.T < cut && f.Datagram:
+			before++
+		case f.T > cut+time.Second && f.Datagram:
+			after++
+		}
+	}
+	assert.Positive(t, before, "the datagram path was up before the cut")
+	assert.Zero(t, after, "and down after it")
+}
+
 // serverKind is one way the server path is measured.
 type serverKind int
 
@@ -257,7 +316,7 @@ func TestNetworks(t *testing.T) {
 	var rows []Row
 	var server [3][]*Outcome // by serverKind
 	var lossyRow *Row        // caseLossy's, for the direct path's drawn error
-	for _, c := range []labCase{casePortKept, caseSymmetric, caseBlocked, caseLAN, caseJitter, caseLossy, caseRelink} {
+	for _, c := range []labCase{casePortKept, caseSymmetric, caseBlocked, caseLAN, caseJitter, caseLossy, caseRelink, caseCut} {
 		if !selected(c.Name) {
 			continue
 		}
