@@ -9,8 +9,10 @@ import (
 )
 
 // shareQueue is how many packets may wait for one side of a shared UDP
-// socket; more are dropped, as a full socket buffer drops them.
-const shareQueue = 256
+// socket; more are dropped, as a full socket buffer drops them. The
+// reader empties the socket's own buffer at once, so this is the buffer:
+// a burst of a few hundred players' states.
+const shareQueue = 2048
 
 // quicBit is the bit every QUIC version 1 packet sets in its first byte
 // (RFC 9000 §17, "fixed bit") and no STUN message does (a STUN message
