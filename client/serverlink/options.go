@@ -152,9 +152,10 @@ func (o *Options) backoffSeed() uint64 {
 
 // LagConfig is the lag simulator of docs/architecture.md §5 (netcode/lagsim):
 // it sits under the server link, the same settings in both directions.
-// States may be dropped and reordered by jitter; reliable messages are
-// delayed but keep their order. The zero value is off; Conn.SetLag
-// changes it live.
+// On the WebSocket it behaves as TCP: nothing is lost, a loss is sent
+// again and holds back what follows. On the datagram path it behaves as
+// UDP: a loss loses that state alone, and jitter may reorder states. The
+// zero value is off; Conn.SetLag changes it live.
 type LagConfig = lagsim.Config
 
 // ErrInvalidOptions indicates an Options field out of range.
