@@ -154,11 +154,20 @@ func checkStream(t *testing.T, s *sender, got []serverlink.RemoteState) {
 	// over at the mover's constant speed.
 	pr, err := predict.New(predict.Config{})
 	require.NoError(t, err)
+	// A writer that wakes late (a loaded machine) stamps the states it
+	// found queued at its write: two may share a sample time, and the
+	// predictor keeps the first. Any other refusal is a state taken twice.
+	stamps := map[time.Duration]int{}
+	for _, rs := range got {
+		stamps[rs.Local]++
+	}
 	next, drawErr := 0, 0.0
 	for f := got[0].Arrival; f <= got[len(got)-1].Arrival; f += time.Second / 60 {
 		for ; next < len(got) && got[next].Arrival <= f; next++ {
 			rs := got[next]
-			assert.True(t, pr.Add(predict.PathServer, predict.SampleOf(&rs.State, rs.Local), rs.Arrival), "state %d taken once", rs.State.Seq)
+			if !pr.Add(predict.PathServer, predict.SampleOf(&rs.State, rs.Local), rs.Arrival) {
+				assert.Greater(t, stamps[rs.Local], 1, "state %d taken once", rs.State.Seq)
+			}
 		}
 		pose := pr.PoseAt(f)
 		drawErr = max(drawErr, math.Abs(float64(pose.Pos.X)-speed*f.Seconds()))
