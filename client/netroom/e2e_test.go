@@ -170,6 +170,7 @@ type twoPlayers struct {
 	maxJump  float64   // largest frame-to-frame change of Bob's drawing error, after warmUp frames
 	maxErr   float64   // largest drawing error, after warmUp frames
 	paths    map[predict.Path]int
+	sent     int // states both players sent
 }
 
 // warmUp is how many drawn frames the error measures skip: the
@@ -199,11 +200,13 @@ func (d *twoPlayers) frame() predict.Pose {
 	d.anl.Sample(now, circle(st), geom.Identity, geom.Vec3{}, false)
 	if s, ok := d.anl.Poll(d.ann.room.Slot()); ok {
 		require.NoError(d.t, d.ann.room.SendState(s))
+		d.sent++
 	}
 	bnow := d.bob.room.Now()
 	d.bol.Sample(bnow, geom.Vec3{X: math.Sin(bnow.Seconds())}, geom.Identity, geom.Vec3{}, false)
 	if s, ok := d.bol.Poll(d.bob.room.Slot()); ok {
 		require.NoError(d.t, d.bob.room.SendState(s))
+		d.sent++
 	}
 	d.ann.frame()
 	d.bob.frame()

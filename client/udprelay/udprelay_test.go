@@ -86,18 +86,18 @@ func TestDelayAndLiveChange(t *testing.T) {
 	assert.NotZero(t, r.Port())
 	c := client(t, r)
 
-	assert.Less(t, roundTrip(t, c, 1), 50*ms, "off: no delay")
+	assert.Less(t, roundTrip(t, c, 1), 120*ms, "off: no delay (under the 60 ms each way below)")
 
 	require.NoError(t, r.SetConfig(Config{Latency: 60 * ms}))
 	assert.Equal(t, 60*ms, r.Config().Latency)
 	rtt := roundTrip(t, c, 2)
 	assert.GreaterOrEqual(t, rtt, 120*ms, "60 ms each way")
-	assert.Less(t, rtt, 300*ms)
+	assert.Less(t, rtt, time.Second)
 
 	require.NoError(t, r.SetConfig(Config{Latency: 10 * ms}))
 	rtt = roundTrip(t, c, 3)
 	assert.GreaterOrEqual(t, rtt, 20*ms)
-	assert.Less(t, rtt, 100*ms, "the change applies live")
+	assert.Less(t, rtt, 120*ms, "the change applies live (under the 60 ms each way before it)")
 
 	require.Error(t, r.SetConfig(Config{Latency: time.Hour}), "out of range")
 	assert.Equal(t, 10*ms, r.Config().Latency, "kept")
@@ -157,12 +157,19 @@ func TestLoss(t *testing.T) {
 		}
 	}
 	<-readDone
+	// On a loaded machine the kernel may drop loopback datagrams before a
+	// reader takes them: the relay's own losses are what is checked, as a
+	// share of what reached it.
 	st := r.Stats()
-	assert.InDelta(t, 0.7*n, float64(e.got.Load()), 60, "30%% lost on the way to the server")
-	assert.Equal(t, uint64(e.got.Load()), st.ToServer)
-	assert.InDelta(t, 0.49*n, float64(back.Load()), 60, "and 30%% of the replies")
-	assert.Equal(t, uint64(n), st.ToServer+st.LostToServer)
-	assert.Equal(t, uint64(back.Load()), st.ToClient)
+	toServer, toClient := st.ToServer+st.LostToServer, st.ToClient+st.LostToClient
+	t.Logf("sent %d; the relay read %d from the client, %d replies; the server got %d, the client %d", n, toServer, toClient, e.got.Load(), back.Load())
+	require.Greater(t, toServer, uint64(n/2), "most datagrams reached the relay")
+	require.Greater(t, toClient, uint64(n/4), "most replies reached the relay")
+	assert.InDelta(t, 0.3, float64(st.LostToServer)/float64(toServer), 0.07, "30%% lost on the way to the server")
+	assert.InDelta(t, 0.3, float64(st.LostToClient)/float64(toClient), 0.07, "and 30%% of the replies")
+	assert.LessOrEqual(t, uint64(e.got.Load()), st.ToServer, "the server got no more than the relay sent")
+	assert.LessOrEqual(t, toClient, uint64(e.got.Load()), "a reply for each datagram the server got, at most")
+	assert.LessOrEqual(t, uint64(back.Load()), st.ToClient, "the client got no more than the relay sent")
 
 	require.NoError(t, r.SetConfig(Config{Loss: 1}))
 	before := e.got.Load()
