@@ -151,7 +151,7 @@ func TestRelayGlueChild(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, rtt(), 80*time.Millisecond, "40 ms each way, set before the relay started")
 	fakeengine.Call("NetRoom", "set_lag_enabled", roomObj, false)
-	assert.Less(t, rtt(), 40*time.Millisecond, "lag off, live")
+	assert.Less(t, rtt(), 80*time.Millisecond, "lag off, live (under the 40 ms each way it had)")
 
 	virtual(t, roomObj, "_exit_tree")
 	_, err = c.Write([]byte{2})

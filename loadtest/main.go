@@ -2,6 +2,13 @@
 // play at 60 Hz against a room server on loopback, then reports relayed
 // states per second, relay latency (p50, p99, max) and errors.
 //
+// By default (-relay both) the same bots then play against a bare fan-out
+// relay in the same process (bare.go: the server's WebSocket library,
+// framing and write batching, nothing else), and the report gives the
+// room server's throughput, p99 and CPU per relayed state as ratios of
+// the bare relay's: figures that hold across machines where the absolute
+// ones do not (README, "Load test").
+//
 //	go run ./loadtest                         # in-process server, 50 rooms x 8 players, 60 s
 //	go run ./loadtest -url ws://127.0.0.1:8787/ws -rooms 10 -duration 20s
 //	go run ./loadtest -url ws://127.0.0.1:8801/ws,ws://127.0.0.1:8802/ws -rooms 10
@@ -39,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -88,6 +96,8 @@ type config struct {
 	// transports are the runs to make, in order: "ws", "quic".
 	transports []string
 	transport  string // of the run under way
+	relay      string // "both", "room" or "bare"
+	coalesce   time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -105,6 +115,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	var transport string
 	fs.StringVar(&transport, "transport", "ws", "how states travel: ws (the WebSocket), quic (datagrams over the server's datagram path), or both (one run each, compared)")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
+	fs.DurationVar(&c.coalesce, "coalesce", 0, "how long each relay's writers wait for a tick's states before a write (server.Config.WriteCoalesce; 0 for none, the server's default), the in-process room server's and the bare relay's alike")
+	fs.StringVar(&c.relay, "relay", "both", "what the bots play against: room (the room server), bare (the baseline: a bare fan-out relay in this process, with the server's WebSocket library, framing and batching and nothing else), or both, one after the other, with the room server's figures as a share of the bare relay's")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -117,6 +129,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-duration %v outside (0, %v]", c.duration, maxDuration)
 	case c.rate <= 0 || c.rate > 240:
 		return nil, fmt.Errorf("-rate %v outside (0, 240]", c.rate)
+	case c.relay != "both" && c.relay != "room" && c.relay != "bare":
+		return nil, fmt.Errorf("-relay %q: room, bare or both", c.relay)
 	}
 	switch transport {
 	case "ws", "quic":
@@ -191,6 +205,45 @@ type Report struct {
 	// reconnecting to reconnected), and bots that lost their room.
 	Reconnects Latency
 	RoomsLost  int
+	// Relay is what the bots played against: "room" (the room server)
+	// or "bare" (the baseline fan-out relay).
+	Relay string
+	// RejectedBy is ServerRejected by reason, and Kicked the players the
+	// server disconnected for abuse, by close code (from its metrics).
+	RejectedBy map[string]float64 `json:",omitempty"`
+	Kicked     map[string]float64 `json:",omitempty"`
+	// StatesPerWrite is how many relayed states each message the relay
+	// wrote carried (0: unknown).
+	StatesPerWrite float64
+	// CPUCores is the CPU this process (bots and in-process relay) used
+	// while the bots played, in cores, and CPUPerState that CPU per state
+	// the relay relayed: figures that a busy machine skews less than
+	// throughput (0: unknown).
+	CPUCores    float64
+	CPUPerState time.Duration
+	// LoadAvg is the machine's load average over a minute (Linux's
+	// /proc/loadavg) as the bots stopped: how much else wanted the CPUs
+	// besides this run (0: unknown).
+	LoadAvg float64 `json:",omitempty"`
+	// Bare is the same bots' run against the bare relay, after this one
+	// (-relay both), and Ratio this run's figures as a share of it.
+	Bare  *Report `json:",omitempty"`
+	Ratio *Ratio  `json:",omitempty"`
+}
+
+// Ratio compares the room server with the bare relay in the same run.
+type Ratio struct {
+	// Throughput is the room server's relayed states per second over the
+	// bare relay's (1: as fast; the goal is at least 0.7).
+	Throughput float64
+	// P99 is the room server's relay latency p99 over the bare relay's
+	// (1: as fast; more is slower).
+	P99 float64
+	// CPU is the process's CPU per relayed state against the room server
+	// over the same against the bare relay (1: as cheap; more costs
+	// more). It counts CPU time, not wall time, so a machine that other
+	// work shares skews it less than the other two (0: unknown).
+	CPU float64
 }
 
 // Latency summarises a set of durations.
@@ -234,7 +287,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var reps []*Report
 	for _, tr := range c.transports {
 		c.transport = tr
-		rep, err := loadtest(c, stderr)
+		rep, err := runAll(c, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, "loadtest:", err)
 			return 1
@@ -261,7 +314,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, rep := range reps {
-		if len(rep.Errors) > 0 {
+		if len(rep.Errors) > 0 || (rep.Bare != nil && len(rep.Bare.Errors) > 0) {
 			return 1
 		}
 	}
@@ -280,6 +333,64 @@ func printComparison(w io.Writer, a, b *Report) {
 		fmt.Fprintf(w, "%-22s %12v %12v\n", l.what, l.a.Round(10*time.Microsecond), l.b.Round(10*time.Microsecond))
 	}
 	fmt.Fprintf(w, "%-22s %12.3f %12.3f\n", "sent as datagrams", a.DatagramShare, b.DatagramShare)
+}
+
+// runAll plays the bots against the room server, the bare relay, or both
+// one after the other (c.relay), and returns the room server's report
+// with the bare relay's beside it, or the one that ran.
+func runAll(c *config, stderr io.Writer) (*Report, error) {
+	var room, bare *Report
+	var err error
+	if c.relay != "bare" {
+		urls := c.urls
+		stop := func() {}
+		if len(urls) == 0 {
+			var u string
+			if stop, u, err = startServer(c); err != nil {
+				return nil, err
+			}
+			urls = []string{u}
+		}
+		room, err = loadtest(c, urls, "room", stderr)
+		stop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.relay != "room" {
+		// The bare relay has no datagram path: its bots stay on the
+		// WebSocket whatever -transport says.
+		transport := c.transport
+		c.transport = "ws"
+		defer func() { c.transport = transport }()
+		stop, u, err := startBare(max(0, c.coalesce))
+		if err != nil {
+			return nil, err
+		}
+		bare, err = loadtest(c, []string{u}, "bare", stderr)
+		stop()
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case room == nil:
+		return bare, nil
+	case bare == nil:
+		return room, nil
+	}
+	room.Bare = bare
+	room.Ratio = &Ratio{}
+	if bare.ServerRelayedPS > 0 {
+		room.Ratio.Throughput = room.ServerRelayedPS / bare.ServerRelayedPS
+	}
+	if bare.LatencyP99 > 0 {
+		room.Ratio.P99 = float64(room.LatencyP99) / float64(bare.LatencyP99)
+	}
+	if bare.CPUPerState > 0 {
+		room.Ratio.CPU = float64(room.CPUPerState) / float64(bare.CPUPerState)
+	}
+	return room, nil
 }
 
 // sendTimes remembers when each sender handed each sequence number over.
@@ -301,16 +412,9 @@ func (e *errs) add(kind string) {
 	e.mu.Unlock()
 }
 
-func loadtest(c *config, stderr io.Writer) (*Report, error) {
-	urls := c.urls
-	if len(urls) == 0 {
-		stop, u, err := startServer(c)
-		if err != nil {
-			return nil, err
-		}
-		defer stop()
-		urls = []string{u}
-	}
+// loadtest plays the bots against the servers at urls; relay names them
+// in the report.
+func loadtest(c *config, urls []string, relay string, stderr io.Writer) (*Report, error) {
 	metricsURLs := make([]string, len(urls))
 	for i, u := range urls {
 		metricsURLs[i] = strings.Replace(strings.Replace(u, "ws://", "http://", 1), "/ws", "/metrics", 1)
@@ -322,7 +426,8 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), setupFor+c.duration+30*time.Second)
 	defer cancel()
-	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against %s over %s\n", c.rooms, c.players, c.rate, c.duration, wsURL, c.transport)
+	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against the %s relay at %s over %s\n", c.rooms, c.players, c.rate,
+		c.duration, relay, wsURL, c.transport)
 
 	rooms := make([]*botRoom, c.rooms)
 	var wg sync.WaitGroup
@@ -353,6 +458,7 @@ func loadtest(c *config, stderr io.Writer) (*Report, error) {
 	fmt.Fprintf(stderr, "loadtest: %d of %d rooms playing\n", ready, c.rooms)
 
 	before, missBefore := scrapeAll(metricsURLs)
+	cpu0 := processCPU()
 	start := time.Now()
 	end := start.Add(c.duration)
 	for _, r := range rooms {
@@ -375,17 +481,25 @@ loop:
 				recv += r.received.Load()
 			}
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "loadtest: %4.0fs  %8.0f states/s received\n", el, float64(recv)/el)
+			busy := ""
+			if m, _ := scrapeAll(metricsURLs); m["nearzero_sched_delay_seconds"] > 0 {
+				busy = fmt.Sprintf("  server delay %.0f ms", 1000*m["nearzero_sched_delay_seconds"])
+			}
+			fmt.Fprintf(stderr, "loadtest: %4.0fs  %8.0f states/s received%s\n", el, float64(recv)/el, busy)
 		}
 	}
 	progress.Stop()
 	elapsed := time.Since(start)
+	cpu := processCPU() - cpu0
+	load := loadAvg()
 	after, missAfter := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
 	rep := &Report{Transport: c.transport, Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
-		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls)}
-	var lat, jd, jr, cd, cr, rec []time.Duration
+		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay,
+		LoadAvg: load}
+	var jd, jr, cd, cr, rec []time.Duration
+	var lat hist
 	for _, r := range rooms {
 		jd, jr = append(jd, r.joins[0]...), append(jr, r.joins[1]...)
 		cd, cr = append(cd, r.creates[0]...), append(cr, r.creates[1]...)
@@ -403,7 +517,7 @@ loop:
 	for _, r := range rooms {
 		sent += r.sent.Load()
 		recv += r.received.Load()
-		lat = append(lat, r.latencies...)
+		lat.merge(&r.lat)
 		for _, b := range r.bots {
 			if b != nil {
 				st := b.Stats()
@@ -424,14 +538,18 @@ loop:
 		rep.ServerRelayedPS = (after["nearzero_states_relayed_total"] - before["nearzero_states_relayed_total"]) / sec
 		rep.ServerDropped = after["nearzero_states_dropped_total"] - before["nearzero_states_dropped_total"]
 		rep.ServerRejected = after["nearzero_rejected_total"] - before["nearzero_rejected_total"]
+		rep.RejectedBy = labelled(before, after, "nearzero_rejected_total", "reason")
+		rep.Kicked = labelled(before, after, "nearzero_kicked_total", "code")
+		if w := after["nearzero_state_writes_total"] - before["nearzero_state_writes_total"]; w > 0 {
+			rep.StatesPerWrite = rep.ServerRelayedPS * sec / w
+		}
+		if relayed := rep.ServerRelayedPS * sec; cpu > 0 && relayed > 0 {
+			rep.CPUCores = cpu.Seconds() / sec
+			rep.CPUPerState = time.Duration(float64(cpu) / relayed)
+		}
 	}
-	slices.Sort(lat)
-	rep.Samples = len(lat)
-	if len(lat) > 0 {
-		rep.LatencyP50 = lat[len(lat)/2]
-		rep.LatencyP99 = lat[min(len(lat)-1, int(math.Ceil(float64(len(lat))*0.99))-1)]
-		rep.LatencyMax = lat[len(lat)-1]
-	}
+	rep.Samples = lat.n
+	rep.LatencyP50, rep.LatencyP99, rep.LatencyMax = lat.quantile(0.5), lat.quantile(0.99), lat.max
 	if rep.Errors == nil || len(rep.Errors) == 0 {
 		rep.Errors = nil
 	}
@@ -452,7 +570,7 @@ type botRoom struct {
 	creates   [2][]time.Duration // create latency likewise
 	sent      atomic.Int64
 	received  atomic.Int64
-	latencies []time.Duration // owned by the room's goroutine until it ends
+	lat       hist            // relay latencies; owned by the room's goroutine until it ends
 	down      []time.Time     // when each bot began reconnecting (zero: connected); the room's goroutine
 	recovered []time.Duration // reconnecting to reconnected; the room's goroutine
 	lost      []bool          // bots whose room is gone; the room's goroutine
@@ -566,19 +684,20 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 	var evs []serverlink.Event
 	r.down, r.lost = make([]time.Time, len(r.bots)), make([]bool, len(r.bots))
 	seq := 0
+	t0 := r.clk.Now()
 	for time.Now().Before(end) && ctx.Err() == nil {
 		<-tick.C
 		seq++
-		t := float64(seq) / r.cfg.rate
 		for slot, b := range r.bots {
 			if r.lost[slot] {
 				continue
 			}
-			// Each bot drives a circle of radius 20 at 10 units/s.
-			phase := float64(slot) + t*0.5
+			// Each bot drives a circle of radius 20 at 10 units/s, sampled
+			// when it is stamped (a late tick moves it further).
+			now := r.clk.Now()
+			phase := float64(slot) + (now-t0).Seconds()*0.5
 			st := &wire.State{Seq: wire.Seq(seq), Pos: geom.Vec3{X: 20 * math.Cos(phase), Z: 20 * math.Sin(phase)},
 				Vel: geom.Vec3{X: -10 * math.Sin(phase), Z: 10 * math.Cos(phase)}, Rot: geom.Quat{W: 1}}
-			now := r.clk.Now()
 			st.Stamp = wire.StampOf(now)
 			r.times.slot(r.idx, r.cfg.players, slot, st.Seq).Store(int64(now))
 			if err := b.SendState(st); err != nil {
@@ -594,7 +713,7 @@ func (r *botRoom) play(ctx context.Context, end time.Time) {
 					continue
 				}
 				if at := r.times.slot(r.idx, r.cfg.players, int(rs.State.Slot), rs.State.Seq).Load(); at != 0 {
-					r.latencies = append(r.latencies, rs.Arrival-time.Duration(at))
+					r.lat.add(rs.Arrival - time.Duration(at))
 				}
 			}
 			r.received.Add(int64(len(buf)))
@@ -655,6 +774,9 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 	s, err := server.New(&server.Config{MaxRooms: c.rooms + 1,
 		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,
 		MaxRoomsPerPrefix: -1, PlayingReserve: -1, // every room is created before any plays
+		// Rooms are created however busy the machine is: the run measures
+		// the relay (the progress line shows the server's delay).
+		OverloadAfter: -1, WriteCoalesce: c.coalesce,
 		Room: room.Config{MaxPlayers: max(c.players, 2), SendRate: c.rate}}, server.Deps{Metrics: m, MetricsHandler: h})
 	if err != nil {
 		return nil, "", err
@@ -672,6 +794,27 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 		_ = s.Shutdown(ctx)
 		<-done
 	}, "ws://" + ln.Addr().String() + "/ws", nil
+}
+
+// labelled returns the growth of each series of counter name, by the value
+// of its label, leaving out those that did not grow.
+func labelled(before, after map[string]float64, name, label string) map[string]float64 {
+	prefix := name + "{" + label + "=\""
+	var out map[string]float64
+	for k, v := range after {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		val, _, ok := strings.Cut(rest, "\"")
+		if d := v - before[k]; ok && d > 0 {
+			if out == nil {
+				out = map[string]float64{}
+			}
+			out[val] += d
+		}
+	}
+	return out
 }
 
 // scrapeAll sums the counters of several servers' metrics pages, and
@@ -695,7 +838,8 @@ func scrapeAll(urls []string) (sum map[string]float64, missing []string) {
 // report.
 var metricsClient = &http.Client{Timeout: 5 * time.Second}
 
-// scrape reads the counters of a Prometheus text page, summing series.
+// scrape reads the counters of a Prometheus text page: each series by its
+// name with its labels, and each name summed over its series.
 func scrape(u string) (map[string]float64, error) {
 	resp, err := metricsClient.Get(u)
 	if err != nil {
@@ -716,18 +860,49 @@ func scrape(u string) (map[string]float64, error) {
 		if !ok {
 			continue
 		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		if err != nil {
+			continue
+		}
 		if i := strings.IndexByte(name, '{'); i >= 0 {
+			out[name] += v
 			name = name[:i]
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-		if err == nil {
-			out[name] += v
-		}
+		out[name] += v
 	}
 	return out, sc.Err()
 }
 
+// printReport prints r, and with a baseline, the bare relay's figures
+// and the ratios, then the run as a row of the README's table.
 func printReport(w io.Writer, r *Report) {
+	printOne(w, r)
+	if r.Bare == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n")
+	printOne(w, r.Bare)
+	b := r.Bare
+	fmt.Fprintf(w, "\nroom server / bare relay: throughput %.2f, p99 %.2fx, CPU per relayed state %.2fx\n", r.Ratio.Throughput,
+		r.Ratio.P99, r.Ratio.CPU)
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
+	k := func(v float64) string { return strconv.FormatFloat(v/1000, 'f', 1, 64) + "k" }
+	// One row of the README's table (README "Load test").
+	fmt.Fprintf(w, "| %d x %d | %s (%s) | %s / %s / %s ms | %.0f | %s | %s / %s / %s ms | %.2f | %.2f | %.2f | %.1f / %.1f |\n",
+		r.Rooms, r.Players, k(r.ServerRelayedPS), k(r.ExpectedPerSec), ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyMax),
+		r.ServerRejected, k(b.ServerRelayedPS), ms(b.LatencyP50), ms(b.LatencyP99), ms(b.LatencyMax), r.Ratio.Throughput, r.Ratio.P99,
+		r.Ratio.CPU, r.LoadAvg, b.LoadAvg)
+}
+
+// printOne prints one run's figures.
+func printOne(w io.Writer, r *Report) {
+	relay := "room server"
+	if r.Relay == "bare" {
+		relay = "bare relay (the baseline)"
+	}
+	fmt.Fprintf(w, "relay                  %s\n", relay)
 	fmt.Fprintf(w, "transport              %s (%.1f%% of states sent as datagrams)\n", r.Transport, 100*r.DatagramShare)
 	fmt.Fprintf(w, "rooms x players        %d x %d at %.0f Hz for %.1f s\n", r.Rooms, r.Players, r.Rate, r.Duration.Seconds())
 	fmt.Fprintf(w, "states sent/s          %.0f\n", r.SentPerSec)
@@ -738,10 +913,23 @@ func printReport(w io.Writer, r *Report) {
 			strings.Join(r.MetricsMissing, ", "), r.ExpectedPerSec)
 	}
 	fmt.Fprintf(w, "received/s (bots)      %.0f\n", r.ReceivedPerSec)
+	if r.StatesPerWrite > 0 {
+		fmt.Fprintf(w, "states per write       %.2f\n", r.StatesPerWrite)
+	}
+	if r.CPUCores > 0 {
+		fmt.Fprintf(w, "process CPU            %.2f cores, %v per relayed state (bots and in-process relay)\n", r.CPUCores,
+			r.CPUPerState.Round(10*time.Nanosecond))
+	}
+	if r.LoadAvg > 0 {
+		fmt.Fprintf(w, "machine load           %.2f (1-minute load average as the bots stopped)\n", r.LoadAvg)
+	}
 	fmt.Fprintf(w, "relay latency          p50 %v  p99 %v  max %v  (%d samples)\n",
 		r.LatencyP50.Round(10*time.Microsecond), r.LatencyP99.Round(10*time.Microsecond), r.LatencyMax.Round(10*time.Microsecond), r.Samples)
-	if len(r.MetricsMissing) == 0 {
-		fmt.Fprintf(w, "server rejected        %.0f\n", r.ServerRejected)
+	if len(r.MetricsMissing) == 0 && r.Relay != "bare" {
+		fmt.Fprintf(w, "server rejected        %.0f%s\n", r.ServerRejected, byLabel(r.RejectedBy))
+		if len(r.Kicked) > 0 {
+			fmt.Fprintf(w, "server kicked          %s\n", byLabel(r.Kicked))
+		}
 		fmt.Fprintf(w, "server dropped (slow)  %.0f\n", r.ServerDropped)
 	}
 	fmt.Fprintf(w, "client queue drops     %d\n", r.ClientQueueDrops)
@@ -774,4 +962,16 @@ func printReport(w io.Writer, r *Report) {
 	for _, k := range keys {
 		fmt.Fprintf(w, "error                  %s: %d\n", k, r.Errors[k])
 	}
+}
+
+// byLabel formats counts by label, sorted: "  (speed 3, rate 1)".
+func byLabel(m map[string]float64) string {
+	if len(m) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
+	}
+	return "  (" + strings.Join(parts, ", ") + ")"
 }

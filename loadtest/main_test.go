@@ -49,6 +49,19 @@ func TestSmallRun(t *testing.T) {
 	assert.GreaterOrEqual(t, rep.LatencyP99, rep.LatencyP50)
 	assert.LessOrEqual(t, rep.Duration, 30*time.Second)
 	assert.Empty(t, rep.Errors)
+	assert.Positive(t, rep.StatesPerWrite, "the room server counts its writes of states")
+	// -relay both (the default): the bare relay ran after, with the same
+	// bots, and the room server's figures are a share of it.
+	require.NotNil(t, rep.Bare, "the bare relay's run")
+	assert.Equal(t, "room", rep.Relay)
+	assert.Equal(t, "bare", rep.Bare.Relay)
+	assert.Positive(t, rep.Bare.ServerRelayedPS)
+	assert.Positive(t, rep.Bare.StatesPerWrite, "the bare relay counts its writes too")
+	assert.Empty(t, rep.Bare.Errors)
+	require.NotNil(t, rep.Ratio)
+	assert.InDelta(t, rep.ServerRelayedPS/rep.Bare.ServerRelayedPS, rep.Ratio.Throughput, 1e-9)
+	assert.Positive(t, rep.Ratio.P99)
+	assert.Positive(t, rep.Ratio.CPU)
 }
 
 func TestBothTransports(t *testing.T) {

@@ -106,6 +106,14 @@ type Config struct {
 	// WriteTimeout is how long one write may block before the connection
 	// is closed as too slow (CodeTooSlow). Default 10 s.
 	WriteTimeout time.Duration
+	// WriteCoalesce is how long a connection's writer waits, once woken
+	// for a relayed state, for the other states of the same tick before
+	// it writes them as one message: up to one write per player per tick
+	// rather than one per sender, fewer system calls for the server and
+	// its players, for that much more latency. Reliable messages never
+	// wait. Default 0: no wait (the writer only yields to the goroutines
+	// relaying to it that instant, and a busy server batches anyway).
+	WriteCoalesce time.Duration
 	// StateQueue is how many relayed states may wait for a slow reader;
 	// past it the oldest are dropped (states are droppable). Default 256.
 	StateQueue int
@@ -160,6 +168,21 @@ type Config struct {
 	// The clock restarts when a round ends. Default 10 min; negative means
 	// never.
 	LobbyTimeout time.Duration
+	// BusyAfter is the delay of the server's own work (the Go scheduler's:
+	// how long a goroutine that is ready waits to run, its 99th
+	// percentile, held 5 s) from which the server counts itself behind:
+	// rooms then judge their players' states on the players' timelines,
+	// crediting the delay the server's reading shows (room.Config's
+	// BacklogCredit), so that nobody is refused or kicked for the
+	// server's delays. Default 20 ms; negative means never (states judged
+	// on arrival).
+	BusyAfter time.Duration
+	// OverloadAfter is the delay from which the server is overloaded: it
+	// refuses new rooms (CodeServerFull; in a cluster it takes no
+	// placements) until the delay falls back, and says so in its metrics
+	// (nearzero_overloaded, nearzero_limited_total{limit="overload"}).
+	// Rooms that play keep playing. Default 100 ms; negative means never.
+	OverloadAfter time.Duration
 	// NewIdentityRate and NewIdentityBurst limit Hellos without a token
 	// (each mints an identity) per address: NewIdentityRate per second
 	// after a burst of NewIdentityBurst. Over it the connection is closed
@@ -282,6 +305,12 @@ func (c *Config) withDefaults() Config {
 	}
 	if d.ConnReserve == 0 {
 		d.ConnReserve = DefaultConnReserve
+	}
+	if d.BusyAfter == 0 {
+		d.BusyAfter = DefaultBusyAfter
+	}
+	if d.OverloadAfter == 0 {
+		d.OverloadAfter = DefaultOverloadAfter
 	}
 	if d.LobbyTimeout == 0 {
 		d.LobbyTimeout = DefaultLobbyTimeout

@@ -65,6 +65,7 @@ type conn struct {
 	head, n int      // ring start and count
 	dropped int      // states dropped since last flushed to metrics
 	closing bool
+	woken   bool // a Send signalled the writer since it last took the queues
 	code    protocol.Code
 	reason  string
 	wake    chan struct{} // cap 1
@@ -795,8 +796,14 @@ func (c *conn) Send(frame []byte, reliable bool) {
 		copy(c.ring[i+1:], frame)
 		c.n++
 	}
+	// One wake-up per batch: the states of a tick after the first find
+	// the writer signalled already.
+	woken := c.woken
+	c.woken = true
 	c.qmu.Unlock()
-	c.signal()
+	if !woken {
+		c.signal()
+	}
 }
 
 // Close implements room.Peer.
@@ -848,14 +855,12 @@ func (c *conn) writeLoop() {
 	var ctl [][]byte
 	for {
 		<-c.wake
-		// Let the goroutines that are relaying to us this instant (the other
-		// players' states of the same tick) queue theirs first, so that one
-		// write carries them all. Costs nothing when the server is idle.
-		runtime.Gosched()
+		c.coalesce()
 		for {
 			c.qmu.Lock()
 			ctl, c.ctl = c.ctl, ctl[:0]
 			c.ctlSize = 0
+			c.woken = false
 			batch = c.takeStatesLocked(batch[:0])
 			closing, code, reason := c.closing, c.code, c.reason
 			if c.dropped > 0 {
@@ -904,6 +909,23 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// coalesce lets the other players' states of the same tick reach the
+// queue before the writer takes it, so that one write carries them all:
+// it waits Config.WriteCoalesce when only states wait, and yields to the
+// goroutines relaying to us this instant in any case.
+func (c *conn) coalesce() {
+	if w := c.s.cfg.WriteCoalesce; w > 0 {
+		c.qmu.Lock()
+		states := c.n > 0 && len(c.ctl) == 0 && !c.closing
+		c.qmu.Unlock()
+		if states {
+			time.Sleep(w)
+			return
+		}
+	}
+	runtime.Gosched()
+}
+
 // takeStates moves queued states into batch, up to maxBatch bytes.
 func (c *conn) takeStates(batch []byte) []byte {
 	c.qmu.Lock()
@@ -948,9 +970,10 @@ func (c *conn) write(ctx context.Context, b []byte) bool {
 	return true
 }
 
-// writeStates writes a batch of states: over the datagram path while it
-// is up, else as one WebSocket message.
+// writeStates writes one batch of states, counting it: over the datagram
+// path while it is up, else as one WebSocket message.
 func (c *conn) writeStates(ctx context.Context, b []byte) bool {
+	c.s.m.StateWritesTotal.Inc()
 	if l := c.dg.Load(); l != nil && l.sendStates(b) {
 		return true
 	}

@@ -27,7 +27,22 @@
 // wait behind a reliable backlog; the room refuses events for a connection
 // whose reliable backlog passes room.Config.BacklogBytes (conn implements
 // room.Backlogged), charging their senders. A janitor closes a connection
-// whose write has blocked longer than Config.WriteTimeout.
+// whose write has blocked longer than Config.WriteTimeout. The writer is
+// woken once per batch, and may wait Config.WriteCoalesce for a tick's
+// other states (off by default); nearzero_state_writes_total counts its
+// writes of states.
+//
+// # Overload
+//
+// The server measures how far behind its own work it runs (busy.go: the
+// Go scheduler's delay, 99th percentile, and the lateness of its own
+// sampling tick, held 5 s; nearzero_sched_delay_seconds; Deps.Delay
+// replaces it). From Config.BusyAfter its rooms judge states on their
+// players' timelines (room.Hooks.Behind), so that a backlog in reading
+// refuses and kicks nobody; from Config.OverloadAfter it refuses new rooms
+// (CodeServerFull, limited "overload", nearzero_overloaded; a cluster node
+// takes no placements) until it keeps up again. Rooms that play keep
+// playing.
 //
 // # Draining
 //

@@ -96,6 +96,9 @@ func testServerConfig() *Config {
 		},
 		DrainGrace:  5 * time.Second,
 		CloseSpread: 50 * time.Millisecond,
+		// New rooms whatever the machine's load (TestOverloadRefusesNewRoomsOnly
+		// tests the policy).
+		OverloadAfter: -1,
 	}
 }
 
@@ -109,6 +112,10 @@ type envOpts struct {
 	wrap func(Storage) Storage // wraps the in-memory store (faults, counts)
 	log  *slog.Logger
 	turn *TURN // Deps.TURN
+	// delay is Deps.Delay; listen wraps the listener (a reader the test
+	// slows down).
+	delay  func() time.Duration
+	listen func(net.Listener) net.Listener
 }
 
 func newEnvOpts(t *testing.T, mutate func(*Config), o envOpts) *env {
@@ -127,10 +134,13 @@ func newEnvOpts(t *testing.T, mutate func(*Config), o envOpts) *env {
 	m, h, err := prom.New(e.reg)
 	require.NoError(t, err)
 	e.s, err = New(cfg, Deps{Store: storage, Metrics: m, MetricsHandler: h, Analytics: analytics.NewSink(e.events, nil), Log: o.log,
-		TURN: o.turn})
+		TURN: o.turn, Delay: o.delay})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	if o.listen != nil {
+		ln = o.listen(ln)
+	}
 	served := make(chan error, 1)
 	go func() { served <- e.s.Serve(ln) }()
 	<-e.s.Ready()

@@ -44,6 +44,7 @@ func (s *Server) newHost(code, addr string) (*host, error) {
 		Event:   s.emit,
 		Results: func(res *protocol.Results) { s.saveResults(res, false) },
 		Log:     s.log,
+		Behind:  s.behind,
 	}
 	r, err := room.New(code, &s.cfg.Room, hooks, s.now())
 	if err != nil {
@@ -238,6 +239,8 @@ func (s *Server) refuseCreateLocked(addr string) *protocol.Error {
 			"your network already has %d open rooms; leave one or wait for it to close", s.cfg.MaxRoomsPerPrefix)
 	case len(s.rooms) >= s.cfg.MaxRooms:
 		return protocol.Errorf(protocol.CodeServerFull, "the server runs its maximum of %d rooms", s.cfg.MaxRooms)
+	case s.overloaded():
+		return s.overloadError()
 	}
 	if s.cfg.PlayingReserve <= 0 && s.cfg.SmallNetReserve <= 0 {
 		return nil

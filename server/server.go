@@ -116,6 +116,11 @@ type Deps struct {
 	// server from New on; nil: Serve opens one on its listener's address
 	// and port. Config.NoDatagrams closes it unused.
 	DatagramConn net.PacketConn
+	// Delay, when set, replaces the server's measure of how far behind
+	// its own work it runs (the Go scheduler's delay, Config.BusyAfter):
+	// a host that knows better (a container's CPU throttling), or a test.
+	// It is called often and must be cheap.
+	Delay func() time.Duration
 }
 
 // EventSink receives funnel events (analytics.Sink is one). Emit must
@@ -173,7 +178,10 @@ type Server struct {
 	seatMu sync.Mutex     // guards seated
 	seated map[string]int // seats with a connection, by user (the TURN relay's guard)
 
-	players  atomic.Int64 // seated players with a connection
+	players  atomic.Int64         // seated players with a connection
+	busy     *busyMeter           // how far behind its own work the server runs (busy.go)
+	delayFn  func() time.Duration // Deps.Delay; nil: busy's
+	wasOver  atomic.Bool          // overloaded at the last sample (busy.go)
 	nextConn atomic.Uint64
 
 	proxies   []netip.Prefix // read-only: Config.TrustedProxies
@@ -249,18 +257,21 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 		}
 		s.turn.attach(s)
 	}
+	s.busy, s.delayFn = newBusyMeter(), deps.Delay
 	if s.cluster != nil {
 		s.cluster.Bind(func() (int, bool) {
 			s.mu.Lock()
 			draining := s.draining || s.shut
 			s.mu.Unlock()
-			return int(s.players.Load()), draining
+			// An overloaded node takes no new rooms, as a draining one.
+			return int(s.players.Load()), draining || s.overloaded()
 		})
 	}
-	s.bg.Add(3)
+	s.bg.Add(4)
 	go s.supervise("storage writer", s.persistLoop)
 	go s.supervise("results writer", s.resultsLoop)
 	go s.supervise("janitor", s.janitor)
+	go s.supervise("busy meter", s.watchBusy)
 	return s, nil
 }
 

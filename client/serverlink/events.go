@@ -80,6 +80,9 @@ func (r *ring[T]) push(v T) bool {
 }
 
 // drain appends every element to dst, oldest first, and empties the ring.
+// The next push starts at the front again, so a ring polled every frame
+// keeps to its first few slots in the cache rather than wandering through
+// all of them.
 func (r *ring[T]) drain(dst []T) []T {
 	var zero T
 	for ; r.n > 0; r.n-- {
@@ -87,5 +90,6 @@ func (r *ring[T]) drain(dst []T) []T {
 		r.buf[r.head] = zero
 		r.head = (r.head + 1) % len(r.buf)
 	}
+	r.head = 0
 	return dst
 }

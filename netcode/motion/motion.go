@@ -7,7 +7,10 @@
 // and refills the track's budgets, Accept moves the track on to it. Time is
 // a time.Duration on the checker's own clock (the server's, or the
 // receiving client's); stamps are the sender's and are only compared with
-// each other.
+// each other. now is the state's arrival, or a time the checker places it
+// at that never runs ahead of its arrival nor goes back from one state to
+// the next (the room server judges states on the sender's timeline when
+// its own reading falls behind: server/room's timeline.go).
 //
 // The rules, with Limits' defaults:
 //

@@ -185,6 +185,15 @@ func FrameEntity(b []byte) uint8 {
 	return 0
 }
 
+// FrameStamp returns the stamp of an encoded state without decoding it;
+// false for a frame too short to hold one.
+func FrameStamp(b []byte) (Stamp, bool) {
+	if len(b) < 8 {
+		return 0, false
+	}
+	return Stamp(binary.LittleEndian.Uint32(b[4:])), true
+}
+
 // AppendState appends the encoding of s to dst. It returns ErrNotFinite for
 // NaN or infinite values, ErrRange for a value a half float cannot hold and
 // ErrZeroRotation for a zero quaternion (3D), ErrSlot for a slot above

@@ -75,6 +75,9 @@ func serverConfig() *server.Config {
 			Countdown: 100 * time.Millisecond, RoundLimit: 20 * time.Second, MinRoundLimit: time.Second,
 			TimeWarning: 200 * time.Millisecond, ResultsFor: 300 * time.Millisecond},
 		HelloTimeout: 2 * time.Second, DrainGrace: 5 * time.Second, CloseSpread: 50 * time.Millisecond,
+		// A loaded test machine must not take the nodes out of placement
+		// (an overloaded node takes no rooms: README "Overload").
+		OverloadAfter: -1,
 	}
 }
 

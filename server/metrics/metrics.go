@@ -12,20 +12,28 @@ const Namespace = "nearzero"
 
 // Metrics holds the server's metrics. It is safe for concurrent use.
 type Metrics struct {
-	Rooms          *Gauge
-	Players        *Gauge // seated players with a connection
-	Connections    *Gauge
-	StatesInTotal  *Counter
-	RelayedTotal   *Counter
-	DroppedTotal   *Counter // states dropped for slow readers
-	RoundsTotal    *Counter
-	RestampAgeSecs *Histogram
-	rejected       *Vec[Counter]
-	rejectedRoom   []*Counter // by room.Reject
-	phases         *Vec[Gauge]
-	kicked         *Vec[Counter]
-	closes         *Vec[Counter]
-	limited        *Vec[Counter]
+	Rooms         *Gauge
+	Players       *Gauge // seated players with a connection
+	Connections   *Gauge
+	StatesInTotal *Counter
+	RelayedTotal  *Counter
+	DroppedTotal  *Counter // states dropped for slow readers
+	// SchedDelaySecs is how far behind its own work the server runs: the
+	// Go scheduler's delay (99th percentile, held 5 s).
+	SchedDelaySecs *Gauge
+	// Overloaded is 1 while the server refuses new rooms for its delay.
+	Overloaded *Gauge
+	// StateWritesTotal counts the messages of relayed states written
+	// (RelayedTotal over it is the states each write carries).
+	StateWritesTotal *Counter
+	RoundsTotal      *Counter
+	RestampAgeSecs   *Histogram
+	rejected         *Vec[Counter]
+	rejectedRoom     []*Counter // by room.Reject
+	phases           *Vec[Gauge]
+	kicked           *Vec[Counter]
+	closes           *Vec[Counter]
+	limited          *Vec[Counter]
 	// StorageDropped counts storage writes dropped because the queue was
 	// full (never results: they have their own path).
 	StorageDropped *Counter
@@ -129,6 +137,7 @@ const (
 	LimitTURNExpired    = "turn_expired"    // a TURN allocation closed for not being refreshed in its lifetime
 	LimitDatagrams      = "datagrams"       // a connection closed for a datagram flood
 	LimitDatagramBinds  = "datagram_binds"  // a QUIC connection refused after too many failed bindings
+	LimitOverload       = "overload"        // a create refused while the server is overloaded (Config.OverloadAfter)
 )
 
 // Limits lists the limit labels (for docs and tests).
@@ -136,7 +145,7 @@ func Limits() []string {
 	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames,
 		LimitRoomsPerNet, LimitLobbies, LimitIdleLobby, LimitConns, LimitSockets, LimitSocketsPerAddr,
 		LimitConnsPerNet, LimitConnsReserve, LimitSocketsPerNet, LimitSocketsReserve, LimitSmallNets,
-		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired,
+		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired, LimitOverload,
 		LimitDatagrams, LimitDatagramBinds}
 }
 
@@ -161,7 +170,8 @@ func New() *Metrics {
 		DirectCheatTotal: new(Counter), RTTCappedTotal: new(Counter), RTTFlaggedTotal: new(Counter), ICERefusedTotal: new(Counter),
 		TeleportsTotal: new(Counter), TURNAllocations: new(Gauge),
 		RoundTripSecs: NewHistogram(0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
-		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter),
+		NotOwnerTotal: new(Counter), DroppedTotal: new(Counter), RoundsTotal: new(Counter), StateWritesTotal: new(Counter),
+		SchedDelaySecs: new(Gauge), Overloaded: new(Gauge),
 		RestampAgeSecs: NewHistogram(-0.01, 0, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28),
 		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
 		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
@@ -201,7 +211,10 @@ func New() *Metrics {
 		c("ice_refused_total", "Welcomes that withheld the server's own STUN or TURN address because it is loopback or private and the player came from elsewhere (set -public-addr).", m.ICERefusedTotal),
 		c("direct_cheat_reports_total", "Peers players dropped from direct play because their direct states failed the motion checks.", m.DirectCheatTotal),
 		c("states_not_owner_total", "Shared-object states dropped because the sender does not own the object (in flight during a handover).", m.NotOwnerTotal),
+		c("state_writes_total", "Messages of relayed states written (states_relayed_total over this is how many states each write carries).", m.StateWritesTotal),
 		c("states_dropped_total", "Relayed states dropped because the recipient read too slowly (oldest first).", m.DroppedTotal),
+		g("sched_delay_seconds", "How far behind its own work the server runs: the Go scheduler's delay, 99th percentile, held 5 s (rooms credit their players' states with their backlog from -busy-after).", m.SchedDelaySecs),
+		g("overloaded", "1 while the server refuses new rooms because its delay reached -overload-after.", m.Overloaded),
 		c("rounds_started_total", "Rounds started (start handshakes begun).", m.RoundsTotal),
 		{Name: "restamp_age_seconds", Kind: KindHistogram, Histogram: m.RestampAgeSecs,
 			Help: "Arrival minus re-stamped sample time of sampled states: the one-way delay the shared re-stamp estimator attributes to them."},

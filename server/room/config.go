@@ -96,6 +96,16 @@ type Config struct {
 	// RateBurst is how many states may arrive at once (after a network
 	// stall) before the rate limit bites. Default SendRate/2 (half a second).
 	RateBurst float64
+	// BacklogCredit is the most the checks (the rate limits and the motion
+	// rules) forgive of the server's own delay in reading: a state is
+	// judged at the time its player sent it, as the room measured the
+	// player's clock, rather than when the server read it, so long as
+	// that is no earlier than its arrival less how old the room's newest
+	// news of its players is (the median, so that no player can fake it
+	// for the others), nor less this. A server further behind than this
+	// is past saving its players' play (README "Overload"). Default 2 s;
+	// negative turns the credit off (states judged on arrival).
+	BacklogCredit time.Duration
 
 	// NoMotionChecks turns off the speed and teleport checks (for games
 	// whose units the server cannot judge). Default false: checks on.
@@ -192,6 +202,8 @@ func (c *Config) withDefaults() Config {
 	setDefault(&d.SendRate, DefaultSendRate)
 	setDefault(&d.RateFactor, DefaultRateFactor)
 	setDefault(&d.RateBurst, d.SendRate/2)
+	setDefault(&d.BacklogCredit, DefaultBacklogCredit)
+	d.BacklogCredit = max(0, d.BacklogCredit)
 	d.Limits.SetDefaults()
 	setDefault(&d.ControlRate, DefaultControlRate)
 	setDefault(&d.ControlBurst, DefaultControlBurst)

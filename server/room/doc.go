@@ -68,6 +68,18 @@
 // 250 ms, and adds to an abuse score that disconnects the player past
 // AbuseLimit (close code by reason: RateLimited, Implausible, BadFrame).
 //
+// The rate limit and the motion checks take a state's time as its arrival
+// while the server keeps up. While it says it is behind (Hooks.Behind),
+// they take the time the player sent it, as the room measured the player's
+// clock from its pings and stamps (a connection first read through a
+// backlog measured against the server's delay then), no earlier than its
+// arrival less the server's delay or the room's evidence of a backlog
+// (how late its players' messages came lately, their lower median), at most
+// Config.BacklogCredit (timeline.go): a backlog read at once is not a
+// flood nor a teleport. A state refused on time while the room's evidence
+// shows it behind, itself late, counts as RejectLate: no Error, no abuse
+// score. Nobody is kicked for the server's delays.
+//
 // # Entities
 //
 // A state names its entity (wire.State.Entity; entities.go). Entity 0 is

@@ -308,9 +308,9 @@ type object struct {
 // sequence (has, last) and track: it decodes frame into st and reports
 // whether the state passes. None passes before the player's own entity
 // has an accepted position, and a first state must lie near it (nearBody).
-func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *bucket, has bool, last wire.Seq,
+func (r *Room) checkExtra(now, at time.Duration, s *seat, frame []byte, states *bucket, has bool, last wire.Seq,
 	mo *track, st *wire.State) bool {
-	if !r.takeState(now, s, states) {
+	if !r.takeState(at, s, states) {
 		r.reject(now, s, RejectRate, nil)
 		return false
 	}
@@ -333,7 +333,7 @@ func (r *Room) checkExtra(now time.Duration, s *seat, frame []byte, states *buck
 		r.reject(now, s, RejectTeleport, errFarFromBody)
 		return false
 	}
-	return r.admit(now, s, st, mo)
+	return r.admit(now, at, s, st, mo)
 }
 
 // nearBody reports whether an entity's first state st lies within
@@ -358,7 +358,7 @@ var errFarFromBody = errors.New("an entity's first state must lie near its playe
 // entityState is the relay path of a player's extra entity: entity 0's
 // checks on the entity's own track, budget and sequence, re-stamped on
 // the seat's one sender clock.
-func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
+func (r *Room) entityState(now, at time.Duration, s *seat, e uint8, frame []byte) {
 	es := &s.ents
 	t := es.tracks[e]
 	fresh := t == nil
@@ -373,10 +373,10 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 			r.reject(now, s, RejectEntities, errTooManyEntities)
 			return
 		}
-		t = newEntity(now, &r.cfg) // kept only once a state is accepted
+		t = newEntity(at, &r.cfg) // kept only once a state is accepted
 	}
 	var st wire.State
-	if !r.checkExtra(now, s, frame, &t.states, t.has, t.seq, &t.mo, &st) {
+	if !r.checkExtra(now, at, s, frame, &t.states, t.has, t.seq, &t.mo, &st) {
 		return
 	}
 	if fresh {
@@ -395,7 +395,7 @@ func (r *Room) entityState(now time.Duration, s *seat, e uint8, frame []byte) {
 // handover), checked on the object's track, renumbered by the room and
 // sent to every other player, direct links or not (clients send shared
 // states through the server only).
-func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
+func (r *Room) objectState(now, at time.Duration, s *seat, e uint8, frame []byte) {
 	o := r.objs[e-wire.FirstShared]
 	if o == nil || o.owner != s.slot {
 		if r.em != nil {
@@ -404,7 +404,7 @@ func (r *Room) objectState(now time.Duration, s *seat, e uint8, frame []byte) {
 		return
 	}
 	var st wire.State
-	if !r.checkExtra(now, s, frame, &o.states, o.has, o.seq, &o.mo, &st) {
+	if !r.checkExtra(now, at, s, frame, &o.states, o.has, o.seq, &o.mo, &st) {
 		return
 	}
 	o.has, o.seq = true, st.Seq

@@ -25,12 +25,13 @@ const (
 	RejectEntities                  // state of a new entity past EntityLimits.MaxPerPlayer
 	RejectRecipient                 // event, chat or property over its recipient's budget (inbox.go)
 	RejectSpawn                     // a player's first state outside the spawn area or near an object another owns
+	RejectLate                      // state over the rate or the distance its time allows, later than the room's backlog credit while the room is behind (timeline.go)
 	numRejects
 )
 
 var rejectNames = [numRejects]string{"rate", "malformed", "stale", "speed", "teleport",
 	"control_rate", "unknown_type", "bad_request", "version", "bounds", "signal_rate", "entities",
-	"recipient_budget", "spawn"}
+	"recipient_budget", "spawn", "late"}
 
 // String returns the reason's snake_case name (a metrics label).
 func (r Reject) String() string {
@@ -57,6 +58,8 @@ func (r Reject) weight() float64 {
 	case RejectBadRequest:
 		return 2
 	case RejectSpawn: // a client keeps sending where the game put it: no fault of the player
+		return 0
+	case RejectLate: // the server's delay, not the player's doing
 		return 0
 	}
 	return 1

@@ -56,21 +56,30 @@ func (r *Room) HandleFrame(now time.Duration, p Peer, msg []byte) {
 // Entity 0 (the player's own) is handled here; extra entities and shared
 // objects in entities.go. It does not allocate, but for a player's first
 // state of an extra entity.
+// The checks (rate limits, motion) judge a state at its time on the
+// sender's timeline (timeline.go), at, which trails its arrival, now, by
+// no more than the room's own backlog.
 func (r *Room) handleState(now time.Duration, s *seat, frame []byte) {
 	r.m.StatesIn(1)
+	at := now
+	if stamp, ok := wire.FrameStamp(frame); ok {
+		at, r.late = r.stateTime(now, s, stamp)
+		defer func() { r.late = false }()
+	}
 	switch e := wire.FrameEntity(frame); {
 	case e == 0:
-		r.playerState(now, s, frame)
+		r.playerState(now, at, s, frame)
 	case wire.Shared(e):
-		r.objectState(now, s, e, frame)
+		r.objectState(now, at, s, e, frame)
 	default:
-		r.entityState(now, s, e, frame)
+		r.entityState(now, at, s, e, frame)
 	}
 }
 
-// playerState is the relay path of a player's own entity (0).
-func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
-	if !s.states.Take(now, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
+// playerState is the relay path of a player's own entity (0), arrived at
+// now and judged at at.
+func (r *Room) playerState(now, at time.Duration, s *seat, frame []byte) {
+	if !s.states.Take(at, r.cfg.SendRate*r.cfg.RateFactor, r.cfg.RateBurst) {
 		r.reject(now, s, RejectRate, nil)
 		return
 	}
@@ -89,19 +98,19 @@ func (r *Room) playerState(now time.Duration, s *seat, frame []byte) {
 			return
 		}
 	}
-	if !r.admit(now, s, &st, &s.mo) {
+	if !r.admit(now, at, s, &st, &s.mo) {
 		return
 	}
 	s.n = copy(s.buf[:], frame)
 	out := s.buf[:s.n]
-	at := r.restamp(now, s, &st, out)
+	sampled := r.restamp(now, s, &st, out)
 	s.last, s.lastArrival, s.has = st, now, true
 
 	var hit *wire.State // lag compensation notes each recipient (hits.go)
 	if r.cfg.Hits.On {
 		hit = &st
 	}
-	r.fanOut(now, s, out, fanSkipDirect, hit, at)
+	r.fanOut(now, s, out, fanSkipDirect, hit, sampled)
 }
 
 // fanMode says which recipients a fanned-out state skips.
@@ -149,9 +158,10 @@ func (r *Room) fanOut(now time.Duration, s *seat, out []byte, mode fanMode, hit 
 
 // admit runs the checks every entity's states pass after the rate limit,
 // decoding and the sequence: the room's dimension, world bounds, and the
-// motion checks against mo, which it then moves on to st. It reports
-// whether st passed; a refusal is already counted and answered.
-func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool {
+// motion checks against mo, on the sender's timeline (at), which it then
+// moves on to st. It reports whether st passed; a refusal is already
+// counted and answered.
+func (r *Room) admit(now, at time.Duration, s *seat, st *wire.State, mo *track) bool {
 	// One game, one dimension: the host's first state sets it, so nobody
 	// can have a 3D world's moves judged in pixels (or the reverse).
 	if r.dimSet && st.Dim2D != r.dim2D {
@@ -167,10 +177,10 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 		return false
 	}
 	lim := r.limits
-	v := motion.Verdict{At: now}
+	v := motion.Verdict{At: at}
 	if !r.cfg.NoMotionChecks {
 		var why motion.Reason
-		if why, v = mo.Check(now, &lim, st); why != motion.Pass {
+		if why, v = mo.Check(at, &lim, st); why != motion.Pass {
 			var err error
 			if why == motion.TooFar {
 				err = errTooFar
@@ -182,7 +192,7 @@ func (r *Room) admit(now time.Duration, s *seat, st *wire.State, mo *track) bool
 	if !r.dimSet && s.slot == r.host {
 		r.dimSet, r.dim2D = true, st.Dim2D
 	}
-	mo.Accept(now, &lim, st, v)
+	mo.Accept(at, &lim, st, v)
 	if v.Jumped && r.tm != nil {
 		r.tm.Teleported()
 	}
@@ -227,6 +237,9 @@ func rejectOf(why motion.Reason) Reject {
 // errorEvery for states), and disconnects them once their abuse score
 // passes AbuseLimit.
 func (r *Room) reject(now time.Duration, s *seat, why Reject, err error) {
+	if r.late && (why == RejectRate || why == RejectTeleport) {
+		why = RejectLate // the room's delay, not the player's: no Error, no abuse score
+	}
 	r.m.Rejected(why)
 	if now > s.abuseAt {
 		s.abuse = max(0, s.abuse-r.cfg.AbuseDecay*(now-s.abuseAt).Seconds())

@@ -31,6 +31,12 @@ type Hooks struct {
 	Renamed func(user, name string)
 	// Log receives structured logs.
 	Log *slog.Logger
+	// Behind reports how far behind its own work the server measures
+	// itself now (server: the Go scheduler's delay), 0 when it keeps up.
+	// While it is positive, the room credits its players' states with the
+	// delay its own reading shows (timeline.go); nil means never: states
+	// are judged as they arrive.
+	Behind func() time.Duration
 }
 
 // Member says who takes a seat.
@@ -88,7 +94,8 @@ type seat struct {
 	direct [MaxSlots/64 + 1]uint64 // slots this player reports a direct link with
 
 	rs          *clock.Restamper
-	rt          roundTrip // claimed and measured round trips (roundtrip.go)
+	clk         senderClock // the player's timeline the checks judge by (timeline.go)
+	rt          roundTrip   // claimed and measured round trips (roundtrip.go)
 	states      bucket
 	controls    bucket
 	signals     [MaxSlots]pairBudget // Signal budget toward each slot
@@ -164,6 +171,10 @@ type Room struct {
 	draining bool
 	drainEnd time.Duration
 	closed   bool
+
+	// late is set while a state is checked that arrived later than the
+	// room's backlog credit while the room is behind (timeline.go).
+	late bool
 
 	scratch []*seat            // recipients of one event or chat line (events.go)
 	hitPred *predict.Predictor // rebuilds what a shooter drew (hits.go)
@@ -579,6 +590,7 @@ func (r *Room) electHost() {
 // clear it), but not its stamp: a new connection may bring a new clock.
 func (r *Room) resetRelay(s *seat) {
 	s.rs.Reset()
+	s.clk.reset()
 	s.rt.reset()
 	s.has = false
 	s.n = 0

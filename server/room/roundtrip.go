@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 // The round trip the server measures itself: every Pong carries a probe
@@ -163,6 +164,9 @@ func (t *roundTrip) reset() { *t = roundTrip{} }
 // estimator and to hits. A claim a measurement cuts is counted; flagAfter
 // of them in a row flag the player.
 func (r *Room) pong(now time.Duration, s *seat, m *protocol.Ping) {
+	// The ping's time is the player's clock, as its states' stamps are:
+	// the room learns the clock before the first state (timeline.go).
+	s.clk.observe(now, wire.StampOf(protocol.DurationUS(m.TUS)), r.serverDelay())
 	claim := m.RTTUS > 0
 	if claim {
 		s.rt.claimed = protocol.DurationUS(m.RTTUS)

@@ -236,7 +236,10 @@ func startCluster(t *testing.T) *cluster {
 			"-cluster-ttl", ttl.String(), "-cluster-timeout", dirTimeout.String(), "-seat-hold", seatHold.String(), "-drain-grace", drainGrace.String(),
 			"-round-limit", "10m", "-log-level", "debug",
 			"-max-conns-per-addr", "-1", "-max-rooms-per-addr", "-1", "-max-rooms-per-prefix", "-1",
-			"-playing-reserve", "-1", "-new-identity-rate", "-1", "-join-fail-rate", "-1"}
+			"-playing-reserve", "-1", "-new-identity-rate", "-1", "-join-fail-rate", "-1",
+			// The nodes share a busy machine with the test: their own delay
+			// must not take them out of placement (README "Overload").
+			"-overload-after", "-1s"}
 		n.p = startProc(t, n.id, filepath.Join(c.dir, n.id+".log"), []string{"NEARZERO_SECRET=" + secret}, bin, args...)
 		c.nodes = append(c.nodes, n)
 	}

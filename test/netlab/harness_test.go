@@ -139,6 +139,38 @@ type Outcome struct {
 	// CutUnixNS is when player A's UDP was cut (Case.CutUDP), in Unix
 	// nanoseconds; 0 when it was not.
 	CutUnixNS int64
+	// Late is how late the test process's 5 ms timers fired while the
+	// players ran (p99): how far the machine held back the lab's time.
+	Late time.Duration
+}
+
+// timerLateness measures how late a 5 ms timer fires, until stop is
+// called; stop returns the p99 (and may be called again).
+func timerLateness() (stop func() time.Duration) {
+	const tick = 5 * time.Millisecond
+	quit, done := make(chan struct{}), make(chan struct{})
+	var late []time.Duration
+	go func() {
+		defer close(done)
+		for {
+			start := time.Now()
+			select {
+			case <-quit:
+				return
+			case <-time.After(tick):
+			}
+			late = append(late, time.Since(start)-tick)
+		}
+	}()
+	var once sync.Once
+	return func() time.Duration {
+		once.Do(func() {
+			close(quit)
+			<-done
+			slices.Sort(late)
+		})
+		return quantile(late, 0.99)
+	}
 }
 
 // runCase builds the case's lab, runs the server and two players in it,
@@ -174,7 +206,9 @@ func runCase(t *testing.T, c Case) *Outcome {
 	t.Cleanup(cancel)
 	start := time.Now()
 
-	srvArgs := append([]string{"-addr", fmt.Sprintf("0.0.0.0:%d", ServerPort), "-db", ":memory:", "-log-level", "info"}, c.Server...)
+	// -overload-after -1s: a loaded test machine must not refuse the lab's rooms.
+	srvArgs := append([]string{"-addr", fmt.Sprintf("0.0.0.0:%d", ServerPort), "-db", ":memory:", "-log-level", "info",
+		"-overload-after", "-1s"}, c.Server...)
 	srv, err := lab.Start(ctx, "server", lab.Pub, serverBin, srvArgs...)
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +235,8 @@ func runCase(t *testing.T, c Case) *Outcome {
 		return append(a, c.Player...)
 	}
 	outs := [2]string{filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")}
+	stopLate := timerLateness()
+	defer stopLate() // on a failed start; a second call is harmless
 	pa, err := lab.Start(ctx, "player-a", lab.Players[0], playerBin, pargs(outs[0])...)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +270,7 @@ func runCase(t *testing.T, c Case) *Outcome {
 			t.Fatalf("%s: %v\n%s\nserver:\n%s", p.Name, err, p.Log(), srv.Log())
 		}
 	}
-	o := &Outcome{Case: c, Wall: time.Since(start), CutUnixNS: cut.Load()}
+	o := &Outcome{Case: c, Wall: time.Since(start), CutUnixNS: cut.Load(), Late: stopLate()}
 	for i, f := range outs {
 		b, err := os.ReadFile(f)
 		if err != nil {

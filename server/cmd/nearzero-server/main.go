@@ -61,6 +61,7 @@ type options struct {
 	roomSize, maxRooms, minPlayers                              int
 	drainGrace, seatHold, roundLimit, handshake, countdown      time.Duration
 	sendRate, topSpeed, topSpeed2D, teleportsPerMinute          float64
+	backlogCredit                                               time.Duration
 	noMotionChecks, version                                     bool
 	healthcheck                                                 bool // probe -addr's /healthz and exit (the image's HEALTHCHECK)
 	cluster                                                     clusterFlags
@@ -180,6 +181,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.limits.MaxRoomsPerPrefix, "max-rooms-per-prefix", server.DefaultMaxRoomsPerPrefix, "open rooms created per client network (/24 for IPv4, /48 for IPv6); -1 for no limit")
 	fs.Float64Var(&o.limits.PlayingReserve, "playing-reserve", server.DefaultPlayingReserve, "share of -max-rooms that rooms in the lobby may not take (kept for rooms playing a round); -1 for none")
 	fs.Float64Var(&o.limits.SmallNetReserve, "small-net-reserve", server.DefaultSmallNetReserve, "share of the lobbies' rooms kept for networks (/24, /48) holding fewer than 2 rooms; -1 for none")
+	fs.DurationVar(&o.limits.WriteCoalesce, "write-coalesce", 0, "how long a connection's writer waits for the other states of a tick before it writes them as one message (fewer system calls for that much more latency); 0 for none")
+	fs.DurationVar(&o.limits.BusyAfter, "busy-after", server.DefaultBusyAfter, "the server's own delay (Go scheduler, 99th percentile) from which rooms judge states on their players' timelines, crediting the server's backlog up to -backlog-credit; -1s for never")
+	fs.DurationVar(&o.limits.OverloadAfter, "overload-after", server.DefaultOverloadAfter, "the server's own delay from which it refuses new rooms (and in a cluster takes no placements) until it keeps up again; -1s for never")
+	fs.DurationVar(&o.backlogCredit, "backlog-credit", room.DefaultBacklogCredit, "the most of the server's own backlog in reading that the rate limit and motion checks forgive while it is busy; later states are dropped as late, never counted against the player; -1s for none")
 	fs.DurationVar(&o.limits.LobbyTimeout, "lobby-timeout", server.DefaultLobbyTimeout, "close a room that sits in the lobby this long without starting a round, ready or not; -1s for never")
 	fs.Float64Var(&o.limits.NewIdentityRate, "new-identity-rate", server.DefaultNewIdentityRate, "new identities (hellos without a token) per second per address after the burst; -1 for no limit")
 	fs.IntVar(&o.limits.NewIdentityBurst, "new-identity-burst", server.DefaultNewIdentityBurst, "new identities one address may take at once")
@@ -280,7 +285,7 @@ func (o *options) config() *server.Config {
 		HandshakeTimeout: o.handshake, Countdown: o.countdown, SendRate: o.sendRate, NoMotionChecks: o.noMotionChecks,
 		Limits: motion.Limits{TopSpeed: o.topSpeed, TopSpeed2D: o.topSpeed2D, TeleportsPerMinute: o.teleportsPerMinute,
 			WorldBounds: o.worldBounds, WorldBounds2D: o.worldBounds2D, MaxTeleport: o.maxTeleport, MaxTeleport2D: o.maxTeleport2D},
-		KickBan: o.kickBan, SignalCandidates: o.signalCandidates}
+		KickBan: o.kickBan, SignalCandidates: o.signalCandidates, BacklogCredit: o.backlogCredit}
 	rc.Hits = o.hits
 	rc.Entities = o.entities
 	rc.Entities.SpawnArea, rc.Entities.SpawnArea2D = room.Area(o.spawnArea), room.Area(o.spawnArea2D)
@@ -304,6 +309,7 @@ func (o *options) config() *server.Config {
 	c.MaxConns, c.MaxSockets, c.HeaderTimeout = l.MaxConns, l.MaxSockets, l.HeaderTimeout
 	c.MaxConnsPerPrefix, c.ConnReserve, c.SmallNetReserve = l.MaxConnsPerPrefix, l.ConnReserve, l.SmallNetReserve
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
+	c.BusyAfter, c.OverloadAfter, c.WriteCoalesce = l.BusyAfter, l.OverloadAfter, l.WriteCoalesce
 	c.TrustedProxies = o.proxies
 	c.NoDatagrams, c.DatagramPublic = o.noDatagrams, o.dgPublic
 	return c
