@@ -10,6 +10,7 @@
 //	go run ./bench -trace DIR         per-frame CSV and PNG plots
 //	go run ./bench -scenario direct-50 -seed 7
 //	go run ./bench -holdout           the table on the hold-out seeds, averaged
+//	go run ./bench -auto-params 'TailWeight=0.5'   Auto with changed constants
 //
 // See bench/README.md for what each column means.
 package main
@@ -29,6 +30,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nearzero/nearzero/bench/internal/netbench"
+	"github.com/nearzero/nearzero/netcode/predict"
 )
 
 func main() {
@@ -58,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	record := fs.String("record", "", "record the bots' inputs to this CSV file (needs a single -scenario)")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	inputDelay := fs.Duration("input-delay", 0, "the input-delay scheme: own inputs shown this late, states placed this far ahead (rows named input-delay-D)")
+	autoParams := fs.String("auto-params", "", `change Auto's constants (predict.AutoParams), "Field=value;Field=v1,v2...": rows named auto-params`)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -89,6 +92,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("-input-delay does not combine with -ablate")
 		}
 		o.Variant = netbench.Variant{Name: "input-delay-" + inputDelay.String(), InputDelay: *inputDelay}
+	}
+	if *autoParams != "" {
+		if *ablate || *inputDelay > 0 {
+			return errors.New("-auto-params does not combine with -ablate or -input-delay")
+		}
+		par, err := netbench.ParseAutoParams(predict.DefaultAutoParams(), *autoParams)
+		if err != nil {
+			return err
+		}
+		o.Tuning.Auto.AutoParams = &par
+		o.Variant = netbench.Variant{Name: "auto-params"}
 	}
 	if *scenario != "" {
 		for _, name := range strings.Split(*scenario, ",") {

@@ -31,6 +31,8 @@ type NetPredictor struct {
 	m *entity.Predictor
 
 	rootPath, roomPath godot.NodePath
+	visualPath         godot.NodePath // drawn the room's input delay late (netpredictor_delay.go)
+	delayed            delayedVisuals
 	self               godot.ObjectID // to notice a handler freeing the node
 	ready              bool
 
@@ -109,6 +111,11 @@ func init() {
 			p.roomPath = v.Copy()
 			p.UpdateConfigurationWarnings()
 		}).Hint(godot.HintNodePathTypes, "NetRoom")
+	godot.Property(c, "visual_path", func(p *NetPredictor) godot.NodePath { return p.visualPath.Copy() },
+		func(p *NetPredictor, v godot.NodePath) {
+			p.visualPath.Destroy()
+			p.visualPath = v.Copy()
+		}).Hint(godot.HintNodePathTypes, "Node3D,Node2D")
 	godot.Property(c, "send_rate", func(p *NetPredictor) float64 { return p.m.SendRate() },
 		func(p *NetPredictor, v float64) { p.m.SetSendRate(v); p.UpdateConfigurationWarnings() }).
 		Range(1, sender.MaxRate, 1, "suffix:Hz")
@@ -172,6 +179,7 @@ func init() {
 	godot.Property(c, "debug_states", func(p *NetPredictor) int64 { return int64(p.m.States()) }, nil)
 	godot.Property(c, "debug_prediction_distance", func(p *NetPredictor) float64 { return p.m.PredictionDistance() }, nil)
 	godot.Property(c, "debug_frame_usec", func(p *NetPredictor) float64 { return p.frameUsec }, nil)
+	godot.Property(c, "debug_input_delay_ms", func(p *NetPredictor) float64 { return ms(p.m.InputDelay()) }, nil)
 
 	godot.Method0(c, "teleport", func(p *NetPredictor) { p.m.Teleport() })
 	godot.Method3(c, "push_state", func(p *NetPredictor, localTime float64, tr godot.Transform3D, vel godot.Vector3) {
@@ -211,6 +219,7 @@ func (p *NetPredictor) Cleanup() {
 	p.synced.release()
 	p.rootPath.Destroy()
 	p.roomPath.Destroy()
+	p.visualPath.Destroy()
 }
 
 // alive reports whether the node still exists: a signal handler may have
@@ -351,9 +360,17 @@ func (sceneTree) RoomOf(n godot.Node) (*NetRoom, bool)   { return godot.Instance
 
 // Process draws a remote entity: the model routes what arrived and says
 // where it is now; the root goes there, and the changes become signals.
+// Our own entity is drawn the room's input delay late (drawDelayed).
 func (p *NetPredictor) Process(delta float64) {
-	if !onMainThread("NetPredictor._process") || !p.syncOwner() || !p.m.Draws() {
+	if !onMainThread("NetPredictor._process") || !p.syncOwner() {
 		return
+	}
+	if !p.m.Draws() {
+		p.drawDelayed()
+		return
+	}
+	if len(p.delayed.nodes) > 0 {
+		p.delayed.restore(p.m.Dim()) // a shared object no longer ours
 	}
 	start := procClock.Now()
 	pose, ch := p.m.Frame(start)

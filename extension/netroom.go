@@ -37,6 +37,8 @@ type NetRoom struct {
 	applying     bool           // inside apply: a signal handler may free the node
 	self         godot.ObjectID // to notice a handler freeing the node
 	lan          lanHosting     // hosting.go: the embedded server and UDP relays
+	delayMode    int64          // input_delay_mode as set (netroom_delay.go)
+	delayMS      float64        // input_delay_ms as set
 	ents         roomEntities   // netroom_spawn.go: spawned entities
 }
 
@@ -50,6 +52,11 @@ var (
 			Value("STATUS_RECONNECTING", int64(netroom.StatusReconnecting))
 	phaseEnum = newPhaseEnum()
 	roomError = newRoomErrorEnum()
+	// inputDelayMode's values index inputDelayModes.
+	inputDelayMode = netRoomClass.Enum("InputDelayMode").
+			Value("INPUT_DELAY_OFF", 0).
+			Value("INPUT_DELAY_FIXED", 1).
+			Value("INPUT_DELAY_ADAPTIVE", 2)
 
 	sigConnected       = godot.NewSignal0(netRoomClass, "connected")
 	sigDisconnected    = godot.NewSignal1[string](netRoomClass, "disconnected", "reason")
@@ -149,6 +156,7 @@ func init() {
 		Range(0, 100, 0.1, "suffix:%")
 
 	registerDirect(c)
+	registerInputDelay(c)
 
 	c.Group("Status", "")
 	godot.Property(c, "status", func(n *NetRoom) int64 { return int64(n.model.Status()) }, nil).OfEnum(statusEnum, "STATUS_")

@@ -25,7 +25,8 @@
 //	        objects' ownership (SyncOwner), the visibility policy (Effects),
 //	        and FindRoom, which NetRoom a local entity sends through. A
 //	        second entity for one player is refused (netroom.ErrTaken) and
-//	        reported.
+//	        reported. Under the room's input delay our own entity is drawn
+//	        that late (Delayed, from the poses Sample recorded).
 //	Props   the owner side of an entity's synced properties: changed
 //	        values sent through the Room at most Rate times a second.
 //	PredictorWarnings, EntityWarnings, SyncedWarnings

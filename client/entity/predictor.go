@@ -7,6 +7,7 @@ import (
 
 	"github.com/nearzero/nearzero/client/netroom"
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/inputdelay"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/sender"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -90,9 +91,10 @@ type Predictor struct {
 	dim     Dim
 	remote  *Remote
 	local   *Local
-	claimed bool // local holds the room's claim
-	entity  int  // the node's entity_id: 0..wire.MaxPlayerEntity
-	shared  bool // a shared object: wire id FirstShared+entity
+	own     *inputdelay.Own // our own entity's simulated poses, drawn the room's input delay late
+	claimed bool            // local holds the room's claim
+	entity  int             // the node's entity_id: 0..wire.MaxPlayerEntity
+	shared  bool            // a shared object: wire id FirstShared+entity
 	// Shared objects: who owns it as last seen, and our last sample (what
 	// our drawing starts from when we lose it).
 	owned     bool
@@ -300,6 +302,9 @@ func (p *Predictor) SyncOwner(now time.Duration) bool {
 	switch {
 	case mine && !was:
 		p.local.Restart() // no teleport flag: receivers join the two owners' states
+		if p.own != nil {
+			p.own.Reset() // what we simulated when we last owned it is stale
+		}
 		p.claimed = p.room.ClaimLocalEntity(id, p.local) == nil
 	case !mine && was:
 		p.room.ReleaseLocalEntity(id, p.local)
@@ -476,6 +481,11 @@ func (p *Predictor) buildLocal(claim bool) {
 	if p.extrasSet {
 		loc.SetExtras(p.anim, p.input)
 	}
+	if p.own == nil {
+		p.own, _ = inputdelay.New(0, ownFrames) // valid arguments: no error
+	} else {
+		p.own.Reset()
+	}
 	if p.room != nil {
 		if p.local != nil {
 			p.room.ReleaseLocalEntity(p.WireEntity(), p.local)
@@ -565,6 +575,7 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 		return false // a second entity for the local player: reported, not sent
 	}
 	p.local.Sample(t, pos, rot, vel, hasVel)
+	p.own.Record(t, pos, rot)
 	if p.mode == ModeShared {
 		p.last, p.hasLast = predict.Sample{Time: t, Pos: pos, Rot: rot, Vel: vel}, true
 	}
@@ -577,6 +588,36 @@ func (p *Predictor) Sample(t time.Duration, pos geom.Vec3, rot geom.Quat, vel ge
 	}
 	p.states++
 	return true
+}
+
+// ownFrames is how many simulated frames of our own entity are kept for
+// drawing it the room's input delay late: 250 ms (protocol.MaxInputDelayUS)
+// at up to 480 physics frames a second.
+const ownFrames = 128
+
+// Delayed returns where to draw our own entity at now under the room's
+// input delay D (netroom.Room.InputDelay): its simulated pose D before now,
+// interpolated between the physics frames sampled (Sample). ok is false
+// when it is not ours, there is no delay, or nothing was sampled yet: then
+// it is drawn where the game simulates it. Only what is drawn is late; the
+// body's physics stays where the game put it.
+func (p *Predictor) Delayed(now time.Duration) (pos geom.Vec3, rot geom.Quat, delay time.Duration, ok bool) {
+	if !p.IsLocal() || p.room == nil || p.own == nil {
+		return geom.Vec3{}, geom.Identity, 0, false
+	}
+	if delay = p.room.InputDelay(); delay <= 0 {
+		return geom.Vec3{}, geom.Identity, 0, false
+	}
+	pos, rot, ok = p.own.AtDelay(now, delay)
+	return pos, rot, delay, ok
+}
+
+// InputDelay returns the room's input delay in force (0 without a room).
+func (p *Predictor) InputDelay() time.Duration {
+	if p.room == nil {
+		return 0
+	}
+	return p.room.InputDelay()
 }
 
 // Teleport makes remote copies of a local entity snap to its next state.

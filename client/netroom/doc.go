@@ -23,7 +23,9 @@
 //	        with entity 0 a player's own: one path for the server's states
 //	        and the direct links', called once per frame (Route, from the
 //	        NetRoom's _process, which runs before the NetPredictors':
-//	        ProcessPriority).
+//	        ProcessPriority). With the room's input delay (SetInputDelay,
+//	        InputDelay; netcode/inputdelay) every state is placed that far
+//	        ahead of its mapped time first.
 //	Receiver
 //	        what the Room asks of a drawn entity (Add, Jitter, Loss):
 //	        client/entity's Remote, bound by its NetPredictor (Bind,

@@ -12,6 +12,7 @@ import (
 	"github.com/nearzero/nearzero/client/direct"
 	"github.com/nearzero/nearzero/client/realtime"
 	"github.com/nearzero/nearzero/client/serverlink"
+	"github.com/nearzero/nearzero/netcode/inputdelay"
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -167,6 +168,10 @@ type Room struct {
 	stats     Stats
 	undrawn   map[int]undrawnSpan // by slot: a remote player's own states with nothing bound (Undrawn)
 	isClosed  bool
+	// The input delay (inputdelay.go): the setting a Create asks for, and
+	// the delay in force at the last Update.
+	wantDelay protocol.InputDelay
+	delayNow  time.Duration
 
 	// Goroutines hand results over through mu.
 	mu      sync.Mutex
@@ -401,11 +406,12 @@ func (r *Room) start(q request) {
 		return
 	}
 	r.busy = true
+	settings := r.createSettings()
 	r.goDo(q.kind, gen, func(ctx context.Context) opResult {
 		var err error
 		switch q.kind {
 		case opCreate:
-			_, err = link.Create(ctx, nil)
+			_, err = link.Create(ctx, settings)
 		case opJoin:
 			_, err = link.Join(ctx, q.code)
 		case opLeave:
@@ -623,7 +629,10 @@ func (r *Room) route(path predict.Path, s *wire.State, local, arrival time.Durat
 	if len(r.undrawn) > 0 {
 		delete(r.undrawn, int(s.Slot)) // drawn now
 	}
-	if !rem.Add(path, s, local, arrival) {
+	// With an input delay the state belongs that far ahead on the shared
+	// timeline (a stamp moved ahead by its sender would be taken for a
+	// clock offset by the re-stamping).
+	if !rem.Add(path, s, inputdelay.Place(local, r.delayNow), arrival) {
 		r.stats.Refused++
 		return false
 	}
@@ -700,6 +709,7 @@ func (r *Room) Update(now time.Duration) []Event {
 			}
 		}
 	}
+	r.updateInputDelay(now)
 	r.out = append(r.out[:0], r.pending...)
 	clear(r.pending)
 	r.pending = r.pending[:0]

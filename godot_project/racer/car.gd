@@ -72,6 +72,10 @@ var _input_last := ""
 var _mats: Array[StandardMaterial3D] = []
 var _alpha := 1.0
 var _label: Label3D
+## What is drawn of the car (its meshes and name tag), a child of the body:
+## with the room's input delay, NetPredictor draws it that late on the
+## owner's machine while the body drives on time; the camera follows it.
+var visual: Node3D
 var color := Color.WHITE
 
 
@@ -116,6 +120,9 @@ func set_label(text: String) -> void:
 
 
 func _build_body() -> void:
+	visual = Node3D.new()
+	visual.name = "Visual"
+	add_child(visual)
 	var body_mat := StandardMaterial3D.new()
 	body_mat.albedo_color = color
 	body_mat.roughness = 0.4
@@ -138,7 +145,7 @@ func _build_body() -> void:
 			w.mesh = cm
 			w.rotation = Vector3(0, 0, PI / 2)
 			w.position = Vector3(x, 0.38, z)
-			add_child(w)
+			visual.add_child(w)
 	_label = Label3D.new()
 	_label.billboard = BaseMaterial3D.BILLBOARD_ENABLED
 	_label.position = Vector3(0, 2.3, 0)
@@ -146,7 +153,7 @@ func _build_body() -> void:
 	_label.outline_size = 12
 	_label.no_depth_test = true
 	_label.visible = not mine
-	add_child(_label)
+	visual.add_child(_label)
 
 
 func _add_box(size: Vector3, pos: Vector3, mat: Material) -> void:
@@ -156,7 +163,7 @@ func _add_box(size: Vector3, pos: Vector3, mat: Material) -> void:
 	bm.material = mat
 	mi.mesh = bm
 	mi.position = pos
-	add_child(mi)
+	visual.add_child(mi)
 
 
 func _update_alpha() -> void:

@@ -19,6 +19,7 @@
 #   --nz-laps=N --nz-limit=S laps and time limit (host)
 #   --nz-mode=nearzero|enet  the netcode (host)
 #   --nz-lag-ms=L --nz-jitter-ms=J --nz-loss=P   lag between two players, one way
+#   --nz-input-delay=0|50|100|adaptive   the room's input delay (host; nearzero mode)
 #   --nz-out=DIR             write DIR/code.txt (host) and, with --nz-poslog, DIR/pos-NAME.txt
 #   --nz-poslog              log own and drawn positions with the system clock
 #   --nz-rounds=N            quit after N rounds' results;  --nz-nocollide  cars never collide
@@ -44,6 +45,14 @@ const LAG_PRESETS := [
 	{"name": "150 ms + 5% loss", "latency": 150.0, "jitter": 10.0, "loss": 5.0},
 	{"name": "Wi-Fi stalls", "latency": 20.0, "jitter": 140.0, "loss": 3.0},
 ]
+## The room's input delay (NetRoom.input_delay_mode and _ms): your car is
+## drawn that late, the others' states placed as far ahead.
+const DELAY_PRESETS := [
+	{"name": "off", "mode": NetRoom.INPUT_DELAY_OFF, "ms": 0.0},
+	{"name": "50 ms", "mode": NetRoom.INPUT_DELAY_FIXED, "ms": 50.0},
+	{"name": "100 ms", "mode": NetRoom.INPUT_DELAY_FIXED, "ms": 100.0},
+	{"name": "adaptive (up to 150 ms)", "mode": NetRoom.INPUT_DELAY_ADAPTIVE, "ms": 150.0},
+]
 const LIMITS := [60, 120, 180]
 const PHASE_NAMES := {-1: "none", 0: "lobby", 1: "handshake", 2: "countdown", 3: "playing", 4: "results"}
 
@@ -63,6 +72,7 @@ var car  # your car (car.gd)
 var track_loaded := false
 var load_progress := 0.0
 var lag_index := 0
+var delay_index := 0  # DELAY_PRESETS
 var custom_lag := {}
 var gamepad := false
 
@@ -108,6 +118,8 @@ func _ready() -> void:
 	ResourceLoader.load_threaded_request(TRACK_PATH)
 	_load_settings()
 	menu.set_lag_presets(LAG_PRESETS.map(func(p): return p.name), lag_index)
+	menu.set_delay_presets(DELAY_PRESETS.map(func(p): return p.name), delay_index)
+	menu.delay_changed.connect(_delay_selected)
 	menu.create_pressed.connect(_create)
 	menu.join_pressed.connect(_join)
 	menu.leave_pressed.connect(_leave)
@@ -147,6 +159,7 @@ func _ready() -> void:
 	_spawn_own_car()
 	_apply_args()
 	_apply_lag()
+	_apply_delay()
 	if args.has("shots"):
 		shots_dir = args.shots
 		var shots = load("res://racer/screenshots.gd").new()
@@ -187,6 +200,7 @@ func _load_settings() -> void:
 	menu.address_edit.text = cfg.get_value("net", "address", "")
 	menu.mode_choice.select(cfg.get_value("net", "mode", 0))
 	lag_index = cfg.get_value("net", "lag", 0)
+	delay_index = clamp(cfg.get_value("net", "input_delay", 0), 0, DELAY_PRESETS.size() - 1)
 	menu._update_server()
 
 
@@ -199,6 +213,7 @@ func _save_settings() -> void:
 	cfg.set_value("net", "address", menu.address_edit.text)
 	cfg.set_value("net", "mode", menu.mode_choice.selected)
 	cfg.set_value("net", "lag", lag_index)
+	cfg.set_value("net", "input_delay", delay_index)
 	cfg.save(SETTINGS_FILE)
 
 
@@ -225,6 +240,12 @@ func _apply_args() -> void:
 	if args.has("lag"):
 		lag_index = clamp(int(args.lag), 0, LAG_PRESETS.size() - 1)
 		menu.lag_choice.select(lag_index)
+	if args.has("input-delay"):
+		delay_index = 3 if args["input-delay"] == "adaptive" else 0
+		for i in DELAY_PRESETS.size():
+			if DELAY_PRESETS[i].mode == NetRoom.INPUT_DELAY_FIXED and DELAY_PRESETS[i].ms == float(args["input-delay"]):
+				delay_index = i
+		menu.delay_choice.select(delay_index)
 	if args.has("lag-ms"):
 		custom_lag = {"latency": float(args["lag-ms"]), "jitter": float(args.get("jitter-ms", "0")),
 			"loss": float(args.get("loss", "0"))}
@@ -279,6 +300,33 @@ func _apply_lag() -> void:
 	# The lag_* settings cover the direct (peer-to-peer) links too, so every
 	# path between two players has the preset.
 	room.lag_enabled = p.latency > 0 or p.jitter > 0 or p.loss > 0
+
+
+# --- input delay --------------------------------------------------------------
+
+func _delay_selected(i: int) -> void:
+	delay_index = i
+	_apply_delay()
+	_save_settings()
+
+
+## Hands the chosen input delay to the room: asked for by the create, or
+## sent at once by the host in the lobby (a guest shows the room's).
+func _apply_delay() -> void:
+	if room.room_code != "" and not room.is_host():
+		return
+	var p: Dictionary = DELAY_PRESETS[delay_index]
+	room.input_delay_ms = p.ms
+	room.input_delay_mode = p.mode
+
+
+## The preset the room's input delay matches (for a guest's menu).
+func _room_delay_index() -> int:
+	for i in DELAY_PRESETS.size():
+		var p: Dictionary = DELAY_PRESETS[i]
+		if p.mode == room.input_delay_mode and (p.mode == NetRoom.INPUT_DELAY_OFF or p.ms == room.input_delay_ms):
+			return i
+	return delay_index
 
 
 func lag_name() -> String:
@@ -446,6 +494,7 @@ func _refresh_players() -> void:
 	menu.laps_spin.editable = host and online and phase == NetRoom.PHASE_LOBBY
 	menu.limit_choice.disabled = not (host and online and phase == NetRoom.PHASE_LOBBY)
 	menu.mode_choice.disabled = room.room_code != "" and not (host and online and phase == NetRoom.PHASE_LOBBY)
+	menu.delay_choice.disabled = room.room_code != "" and not (host and online and phase == NetRoom.PHASE_LOBBY)
 	menu.start_button.disabled = not (host and online and phase == NetRoom.PHASE_LOBBY and all_ready and rows.size() > 0)
 	menu.start_button.text = "Start" if host else "Host starts"
 	menu.start_button.tooltip_text = "" if all_ready else "Everyone must be loaded and ready"
@@ -461,6 +510,7 @@ func _refresh_players() -> void:
 		menu.laps_spin.set_value_no_signal(laps)
 		menu.limit_choice.select(limit_index)
 		menu.mode_choice.select(1 if enet_mode else 0)
+		menu.delay_choice.select(_room_delay_index())
 
 
 ## The room's settings travel as the host's car's input_bits (laps in bits
@@ -777,13 +827,17 @@ func _poll_track() -> void:
 
 func _update_camera(delta: float) -> void:
 	var target: Node3D = camera_target if is_instance_valid(camera_target) else car
+	var own := target == car
+	var drawn = target.get("visual") if target else null
+	if drawn is Node3D:
+		target = drawn  # where the car is drawn (late, with the room's input delay)
 	if racing and target:
 		var fwd: Vector3 = -target.global_basis.z
 		fwd.y = 0
 		fwd = fwd.normalized()
 		var want: Vector3 = target.global_position - fwd * 9.0 + Vector3(0, 3.8, 0)
 		var look: Vector3 = target.global_position + fwd * 5.0 + Vector3(0, 1.0, 0)
-		if target != car:
+		if not own:
 			# Beside the other car, looking at it and the trail of markers.
 			want = target.global_position + fwd.cross(Vector3.UP) * 11.0 - fwd * 2.0 + Vector3(0, 4.0, 0)
 			look = target.global_position - fwd * 3.0 + Vector3(0, 1.0, 0)

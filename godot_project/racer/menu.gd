@@ -15,6 +15,7 @@ signal vote_pressed
 signal settings_changed
 signal lag_changed(index: int)
 signal markers_toggled(on: bool)
+signal delay_changed(index: int)
 
 var name_edit: LineEdit
 var server_choice: OptionButton
@@ -22,6 +23,7 @@ var address_edit: LineEdit
 var mode_choice: OptionButton
 var lag_choice: OptionButton
 var markers_check: CheckBox
+var delay_choice: OptionButton
 var code_edit: LineEdit
 var create_button: Button
 var join_button: Button
@@ -94,6 +96,13 @@ func _ready() -> void:
 	mode_choice.tooltip_text = "The room creator's choice is the room's. Switchable in the lobby."
 	mode_choice.item_selected.connect(func(_i): settings_changed.emit())
 	v.add_child(_row("Netcode", mode_choice))
+
+	delay_choice = OptionButton.new()
+	delay_choice.tooltip_text = ("The room's input delay (nearzero): your own car is drawn this late, the others'\n" +
+		"states placed as far ahead, so that other cars are drawn where they truly are\n" +
+		"when the delay covers the lag. The host's choice, in the lobby.")
+	delay_choice.item_selected.connect(func(i): delay_changed.emit(i))
+	v.add_child(_row("Input delay", delay_choice))
 
 	lag_choice = OptionButton.new()
 	markers_check = CheckBox.new()
@@ -269,6 +278,13 @@ func set_lag_presets(names: Array, selected: int) -> void:
 	for n in names:
 		lag_choice.add_item(n)
 	lag_choice.select(selected)
+
+
+func set_delay_presets(names: Array, selected: int) -> void:
+	delay_choice.clear()
+	for n in names:
+		delay_choice.add_item(n)
+	delay_choice.select(selected)
 
 
 func show_banner(text: String) -> void:

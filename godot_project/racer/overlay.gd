@@ -1,6 +1,7 @@
-# F3: the debug overlay. Per remote player: RTT, jitter, loss and clock
-# offset of the link, age of the newest state, the path it came by, the
-# correction being faded, how far ahead it is predicted, ghost / hidden.
+# F3: the debug overlay. The room's input delay in force; per remote
+# player: RTT, jitter, loss and clock offset of the link, age of the newest
+# state, the path it came by, the correction being faded, how far ahead it
+# is predicted, ghost / hidden.
 # The same figures are Performance custom monitors (nearzero/...), so they
 # show in the editor's Debugger > Monitors while the game runs.
 #
@@ -170,6 +171,10 @@ func _process(_delta: float) -> void:
 	lines.append("lag simulator (this link): %s   %s ms   ±%s ms   %s %% loss" % [
 		"on" if room.lag_enabled else "off", _fmt(room, "lag_latency_ms", "%.0f"),
 		_fmt(room, "lag_jitter_ms", "%.0f"), _fmt(room, "lag_loss_percent", "%.0f")])
+	var modes := ["off", "fixed", "adaptive up to %s ms" % _fmt(room, "input_delay_ms", "%.0f")]
+	var mode: int = room.get("input_delay_mode") if room.get("input_delay_mode") != null else 0
+	lines.append("input delay: %s ms now (%s): your car drawn that late, the others' states placed that far ahead" % [
+		_fmt(room, "input_delay_now_ms", "%.0f"), modes[clampi(mode, 0, 2)]])
 	_text.text = "\n".join(lines)
 	var cells := ["player", "age", "path", "correction", "predicted", "jitter", "states", "ghost", "hidden"]
 	for p in room.get_players():

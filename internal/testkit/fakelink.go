@@ -16,30 +16,33 @@ import (
 // succeed at once unless OnCreate, OnJoin or OnLeave say otherwise. Safe
 // for concurrent use: the Room calls its requests from goroutines.
 type FakeLink struct {
-	mu       sync.Mutex
-	events   []serverlink.Event
-	states   []serverlink.RemoteState
-	sent     []protocol.Message
-	sentSt   []wire.State
-	creates  int
-	joins    []string
-	leaves   int
-	closed   bool
-	offset   time.Duration // server minus local
-	token    string
-	createFn func() error
-	joinFn   func(code string) error
-	leaveFn  func() error
-	lag      []serverlink.LagConfig
+	mu             sync.Mutex
+	events         []serverlink.Event
+	states         []serverlink.RemoteState
+	sent           []protocol.Message
+	sentSt         []wire.State
+	creates        int
+	createSettings *protocol.Settings
+	joins          []string
+	leaves         int
+	closed         bool
+	offset         time.Duration // server minus local
+	token          string
+	createFn       func() error
+	joinFn         func(code string) error
+	leaveFn        func() error
+	lag            []serverlink.LagConfig
 }
 
 // NewFakeLink returns a FakeLink whose server gave token.
 func NewFakeLink(token string) *FakeLink { return &FakeLink{token: token} }
 
-// Create counts the request and answers with OnCreate's error, if set.
-func (f *FakeLink) Create(context.Context, *protocol.Settings) (*protocol.Joined, error) {
+// Create counts the request, keeps its settings (CreateSettings) and
+// answers with OnCreate's error, if set.
+func (f *FakeLink) Create(_ context.Context, settings *protocol.Settings) (*protocol.Joined, error) {
 	f.mu.Lock()
 	f.creates++
+	f.createSettings = settings
 	fn := f.createFn
 	f.mu.Unlock()
 	if fn != nil {
@@ -187,6 +190,13 @@ func (f *FakeLink) TakeSentStates() []wire.State {
 	out := f.sentSt
 	f.sentSt = nil
 	return out
+}
+
+// CreateSettings returns the settings of the last Create (nil: none).
+func (f *FakeLink) CreateSettings() *protocol.Settings {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.createSettings
 }
 
 // Creates returns how many creates were asked.

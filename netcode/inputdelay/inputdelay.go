@@ -9,7 +9,12 @@
 // It draws its own entity from an Own buffer, Delay in the past: what every
 // other player will draw for that moment. Every receiver adds the same
 // Delay to each mapped sample time (Place) before predict.Predictor.Add.
-// The room must agree on Delay (everyone adds it, or nobody).
+// The room must agree on Delay (everyone adds it, or nobody): the room
+// server holds it (protocol.InputDelayState), fixed or adaptive (Adaptive,
+// from the players' round trips), and a change slides at Slew on the
+// server clock (Slide), so every player applies the same delay at the
+// same moment. client/netroom places the states, client/entity draws the
+// owner's entity from an Own buffer.
 //
 // The price is the owner's own input lag, Delay, on top of the engine's;
 // what it buys is about Delay off every receiver's data age. On the bench
@@ -30,6 +35,59 @@ import (
 
 // ErrConfig reports a bad delay or capacity.
 var ErrConfig = errors.New("inputdelay: bad config")
+
+// Slew is how fast a room's delay slides to a new value (s per s): an
+// adaptive delay that changes by 50 ms takes half a second, and the
+// drawings play at 0.9x to 1.1x meanwhile, never a jolt.
+const Slew = 0.1
+
+// Slide returns the delay in force at t when it was from until at and has
+// slid toward to at Slew since (t, at: the server clock, so that every
+// player computes the same one).
+func Slide(from, to, at, t time.Duration) time.Duration {
+	if t <= at || from == to {
+		if t <= at {
+			return from
+		}
+		return to
+	}
+	step := time.Duration(float64(t-at) * Slew)
+	if to > from {
+		return min(to, from+step)
+	}
+	return max(to, from-step)
+}
+
+// AdaptiveMargin is what an adaptive delay adds to the slowest pair's
+// one-way network delay: the rest of a state's age, a frame to wait for
+// at either end (and the send schedule's), so that most states arrive
+// before their time.
+const AdaptiveMargin = 25 * time.Millisecond
+
+// AdaptiveStep rounds an adaptive delay up: 5 ms.
+const AdaptiveStep = 5 * time.Millisecond
+
+// Adaptive returns the adaptive delay for players whose round trips to
+// the server are rtts: the slowest pair's one-way delay through the
+// server ((a + b) / 2) plus AdaptiveMargin, rounded up to AdaptiveStep, at
+// most limit; 0 for fewer than two players.
+func Adaptive(rtts []time.Duration, limit time.Duration) time.Duration {
+	if len(rtts) < 2 {
+		return 0
+	}
+	var a, b time.Duration // the two largest
+	for _, r := range rtts {
+		switch {
+		case r > a:
+			a, b = r, a
+		case r > b:
+			b = r
+		}
+	}
+	d := (a+b)/2 + AdaptiveMargin
+	d = (d + AdaptiveStep - 1) / AdaptiveStep * AdaptiveStep
+	return min(max(d, 0), limit)
+}
 
 // Place returns where a sample whose stamp mapped to mapped (receiver
 // clock) belongs on the shared timeline with the room's delay: mapped +
@@ -65,6 +123,10 @@ func New(delay time.Duration, capacity int) (*Own, error) {
 // Delay returns the delay.
 func (o *Own) Delay() time.Duration { return o.delay }
 
+// Reset forgets every recorded frame (the entity teleported, or was out
+// of play).
+func (o *Own) Reset() { o.n, o.head = 0, 0 }
+
 func (o *Own) at(i int) *pose { return &o.buf[(o.head+i)%len(o.buf)] }
 
 // Record adds the simulated pose at t (local clock). Times must grow; a
@@ -85,11 +147,14 @@ func (o *Own) Record(t time.Duration, pos geom.Vec3, rot geom.Quat) {
 // interpolated between the recorded frames around it (the oldest before
 // the buffer reaches back that far, the newest with no delay), and false
 // before anything was recorded.
-func (o *Own) At(now time.Duration) (geom.Vec3, geom.Quat, bool) {
+func (o *Own) At(now time.Duration) (geom.Vec3, geom.Quat, bool) { return o.AtDelay(now, o.delay) }
+
+// AtDelay is At with another delay (a room's that changes, Slide).
+func (o *Own) AtDelay(now, delay time.Duration) (geom.Vec3, geom.Quat, bool) {
 	if o.n == 0 {
 		return geom.Vec3{}, geom.Identity, false
 	}
-	rt := now - o.delay
+	rt := now - delay
 	if newest := o.at(o.n - 1); rt >= newest.t {
 		return newest.pos, newest.rot, true
 	}

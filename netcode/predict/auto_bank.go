@@ -12,8 +12,8 @@ import (
 // shadowFrame is what every shadow's step shares in one frame.
 type shadowFrame struct {
 	*drawFrame                      // the frame, as the real drawing's
-	fade       [numAutoTaus]float64 // each time constant's fade over dt
-	fadeLoss   [numAutoTaus]float64 // 1 - fade
+	fade       [NumAutoTaus]float64 // each time constant's fade over dt
+	fadeLoss   [NumAutoTaus]float64 // 1 - fade
 	pops       popTest
 	judge      bool // pop test this frame
 }
@@ -28,25 +28,46 @@ func (a *tuner) step(p *Predictor, f *frame) {
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t = now
+	if nw := p.paths[f.path].newest(); nw != nil {
+		h.snap = nw.Pos
+	}
 	h.same = [2]shadowBits{}
+	a.capFrame(p, st.drawFrame)
 	a.fades(p, &st, f.path, now)
-	step := a.popStepAt(p, dt)
-	st.pops.step2 = step * step // squared lengths: no square root per shadow and frame
+	step, big := a.popStepAt(p, dt), a.bigPopStep(p)
+	// Squared lengths: no square root per shadow and frame.
+	st.pops.step2, st.pops.big2 = step*step, big*big
+	st.pops.low2 = min(st.pops.step2, st.pops.big2)
 	// The moves the entity was seen to make lately, over this frame, once
 	// per frame rather than per shadow.
 	if st.judge {
 		for j := range autoSeen {
-			if now-a.seenT[j] <= a.par.seenFor {
+			if now-a.seenT[j] <= a.par.SeenFor {
 				st.pops.seen[st.pops.nSeen] = a.seen[j].Scale(dt.Seconds())
 				st.pops.nSeen++
 			}
 		}
 	}
-	for l, lag := range a.par.lags {
+	for l, lag := range a.par.Lags {
 		if !a.stepLagAt(p, f, &st, l, now-lag, h) {
 			return
 		}
 	}
+	if a.npend > 0 {
+		a.labelPending(p)
+	}
+}
+
+// capFrame sets the correction bound of frame df (the real drawing's and
+// every shadow's) for the rule in force: the erratic rule's capped
+// candidates glide faster, in steps below its pop (at a low frame rate
+// too).
+func (a *tuner) capFrame(p *Predictor, df *drawFrame) {
+	if !a.erratic || df.v <= 0 {
+		return
+	}
+	df.v = min(df.v*a.par.ErraticCorrection, a.bigPopStep(p)*erraticGlide)
+	df.v2 = df.v * df.v
 }
 
 // fades sets each time constant's fade over the frame: one exp per
@@ -76,13 +97,13 @@ func (a *tuner) fades(p *Predictor, st *shadowFrame, path Path, now time.Duratio
 }
 
 // tausAt returns the candidate time constants for a frame whose data is
-// age old: autoParams.taus, the first one, for a mover faster than
+// age old: AutoParams.Taus, the first one, for a mover faster than
 // popSpeed, fastFade of the age (between taus[0] and taus[1], in steps of
 // half a millisecond so that its fade is not recomputed every frame).
-func (a *tuner) tausAt(p *Predictor, age time.Duration) [numAutoTaus]time.Duration {
-	taus := a.par.taus
+func (a *tuner) tausAt(p *Predictor, age time.Duration) [NumAutoTaus]time.Duration {
+	taus := a.par.Taus
 	if a.peak > a.popSpeed(p) {
-		t := time.Duration(a.par.fastFade * float64(age)).Round(500 * time.Microsecond)
+		t := time.Duration(a.par.FastFade * float64(age)).Round(500 * time.Microsecond)
 		taus[0] = min(max(t, taus[0]), taus[1])
 	}
 	return taus
@@ -158,7 +179,7 @@ func (a *tuner) warm(p *Predictor) {
 		n += a.pops[base] + a.pops[base+numPerLag-1]
 	}
 	for m := range a.prevRaw {
-		for l := 0; l < numAutoLags; l += line {
+		for l := 0; l < NumAutoLags; l += line {
 			s += a.prevRaw[m][l].X
 		}
 	}

@@ -23,9 +23,10 @@ import (
 // at every frame its pose must equal the shadow's drawing in its own bank.
 //
 // A fast mover's first time constant is not a fixed setting: it follows
-// the data age (autoParams.fastFade), and the drawing takes it as the
-// shadow faded with it a frame before (tuner.frame). The shadows of that
-// time constant are checked with the fast fade off. In 2D, which differs
+// the data age (AutoParams.FastFade), and the drawing takes it as the
+// shadow fades with it in the same frame (tuner.frame), so those shadows
+// are checked too (the stream speeds up past the fast-fade speed). In 2D,
+// which differs
 // only in its units and turn axis, a fifth of the shadows (every time
 // constant, cap and model among them) keeps the test short under -race.
 func TestAutoShadowDrawsAsPoseAt(t *testing.T) {
@@ -41,9 +42,6 @@ func TestAutoShadowDrawsAsPoseAt(t *testing.T) {
 				}
 				p := pinned(t, cfg, i)
 				a := p.auto
-				if shadowTau(i) == 0 {
-					a.par.fastFade = 0
-				}
 				frames := 0
 				stream.replay(p, func(now time.Duration, pose Pose) {
 					require.Equal(t, a.hist[a.hi].drawn[a.root(i)], pose.Pos, "shadow %d, frame at %v", i, now)
@@ -59,7 +57,7 @@ func TestAutoShadowDrawsAsPoseAt(t *testing.T) {
 				})
 				require.Greater(t, frames, 800)
 				lag, _ := p.AutoSettings()
-				require.Equal(t, a.par.lags[shadowLag(i)], lag, "shadow %d stayed pinned", i)
+				require.Equal(t, a.par.Lags[shadowLag(i)], lag, "shadow %d stayed pinned", i)
 				require.Equal(t, i, a.best, "shadow %d stayed pinned", i)
 			}
 			t.Logf("first shadow: %d snaps, %d frames with a correction over 0.5 m, %d path switches, %d hidden",
@@ -78,11 +76,13 @@ func TestAutoShadowDrawsAsPoseAt(t *testing.T) {
 func pinned(t testing.TB, cfg Config, i int) *Predictor {
 	p := newPredictor(t, cfg)
 	a := p.auto
-	a.par.switchMargin = math.Inf(1)
-	a.par.refine = false
-	a.labels = a.par.minLabels + 1
+	a.par.SwitchMargin = math.Inf(1)
+	a.par.Refine = false
+	// The erratic rule keeps it too: no candidate beyond its limits.
+	a.par.TailFactor, a.par.PopRate = math.Inf(1), math.Inf(1)
+	a.labels = a.par.MinLabels + 1
 	a.best = i
-	a.target = a.par.lags[shadowLag(i)]
+	a.target = a.par.Lags[shadowLag(i)]
 	a.lag = a.target
 	return p
 }
@@ -123,7 +123,7 @@ func (st *stream) replay(p *Predictor, frame func(now time.Duration, pose Pose))
 
 // variedStream returns dur of a seeded random mover's states on both
 // paths and the frames that draw it. The mover holds each behaviour for
-// 0.2-1 s: a speed up to 3x the fast-fade speed (autoParams.popSpeed),
+// 0.2-1 s: a speed up to 3x the fast-fade speed (AutoParams.PopSpeed),
 // an acceleration and a turn rate, sent or not. Every 4 s or so it
 // teleports with the flag or jumps past TeleportDistance without it, and
 // once it stalls for longer than HideAfter. The direct

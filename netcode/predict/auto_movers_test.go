@@ -168,6 +168,21 @@ func replayEightWay(p *Predictor, seed uint64, oneWay, wait time.Duration) (errs
 // replayEightWayOff is replayEightWay with every sample stamped off later
 // than its true time (a clock error).
 func replayEightWayOff(p *Predictor, seed uint64, oneWay, wait, off time.Duration) (errs, snaps []float64) {
+	return replayEightWayJudged(p, seed, oneWay, wait, off, 0)
+}
+
+// replayEightWayAhead is replayEightWay under an input delay: every sample
+// is placed delay ahead of its true time, as a room's input delay places
+// it, and each frame is judged against where the runner truly was delay
+// before (what its owner shows).
+func replayEightWayAhead(p *Predictor, seed uint64, oneWay, wait, delay time.Duration) (errs, snaps []float64) {
+	return replayEightWayJudged(p, seed, oneWay, wait, delay, delay)
+}
+
+// replayEightWayJudged is replayEightWay with every sample stamped off
+// later than its true time and each frame judged against the truth judge
+// before it.
+func replayEightWayJudged(p *Predictor, seed uint64, oneWay, wait, off, judge time.Duration) (errs, snaps []float64) {
 	const dur = 45.0
 	w := newEightWay(seed, dur, 6)
 	r := rand.New(rand.NewPCG(seed, 7))
@@ -202,7 +217,7 @@ func replayEightWayOff(p *Predictor, seed uint64, oneWay, wait, off time.Duratio
 		if !pose.Valid || now < 5*time.Second {
 			continue
 		}
-		truth, _ := w.at(now.Seconds())
+		truth, _ := w.at((now - judge).Seconds())
 		errs = append(errs, pose.Pos.Sub(truth).Len())
 		snaps = append(snaps, snap.Sub(truth).Len())
 	}

@@ -58,6 +58,7 @@ var rootShadows = func() (b shadowBits) {
 // marks it parted.
 func (a *tuner) copyShadow(dst, src int) {
 	a.off[dst], a.score[dst], a.q[dst], a.pops[dst] = a.off[src], a.score[src], a.q[src], a.pops[src]
+	a.em[dst] = a.em[src]
 	for h := range a.hist {
 		a.hist[h].drawn[dst] = a.hist[h].drawn[src]
 	}
@@ -89,7 +90,7 @@ func (a *tuner) root(i int) int {
 // settle parts every shadow (tests: the stored states of all are then
 // exact).
 func (a *tuner) settle() {
-	for l := range numAutoLags {
+	for l := range NumAutoLags {
 		if !a.split.has(numPerModel + l*numPerLag) {
 			a.splitTwin(l)
 		}
@@ -167,8 +168,8 @@ func (a *tuner) stepLag(st *shadowFrame, base, twin int, est, old, prevRaw geom.
 		}
 	}
 	var n [numPerLag]int        // each shadow's pops this frame
-	var bound [numAutoTaus]bool // the cap bound each capped shadow
-	for t := range numAutoTaus {
+	var bound [NumAutoTaus]bool // the cap bound each capped shadow
+	for t := range NumAutoTaus {
 		i := 2 * t // capped; i+1 free
 		was := offs[i]
 		o, d, m, b := step(t, true, was)
@@ -194,7 +195,7 @@ func (a *tuner) stepLag(st *shadowFrame, base, twin int, est, old, prevRaw geom.
 	if toffs == nil {
 		return
 	}
-	for t := range numAutoTaus {
+	for t := range NumAutoTaus {
 		i := 2 * t
 		var o, d geom.Vec3
 		var m int

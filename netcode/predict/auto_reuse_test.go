@@ -34,7 +34,7 @@ func TestAutoReuseChangesNothing(t *testing.T) {
 			t.Run(name, func(t *testing.T) { autoReuseChangesNothing(t, d.dim2D, uneven, 6) })
 		}
 		// A car's speed: its first time constant follows the data age
-		// (autoParams.fastFade), its fade recomputed alone when that changes.
+		// (AutoParams.FastFade), its fade recomputed alone when that changes.
 		t.Run(d.name+"/fast", func(t *testing.T) { autoReuseChangesNothing(t, d.dim2D, true, 24) })
 	}
 }
@@ -43,7 +43,7 @@ func TestAutoReuseChangesNothing(t *testing.T) {
 // uneven draws frames 0-3 ms late (so dt varies and sometimes repeats).
 func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool, speed float64) {
 	a := newPredictor(t, Config{Auto: true, Dim2D: dim2D})
-	ref := newTuner()
+	ref := newTuner(&defaultAutoParams)
 	// c parts every shadow now and then (settle): what a shadow takes when
 	// it parts from the one it equalled must be exact too.
 	c := newPredictor(t, Config{Auto: true, Dim2D: dim2D})
@@ -128,6 +128,7 @@ func autoReuseChangesNothing(t *testing.T, dim2D, uneven bool, speed float64) {
 	assert.Equal(t, ref.off, a.auto.off, "every shadow's offset")
 	assert.Equal(t, ref.q, a.auto.q, "every shadow's 95th and 99th percentiles")
 	assert.Equal(t, ref.pops, a.auto.pops, "every shadow's pops since the last label")
+	assert.Equal(t, ref.em, a.auto.em, "every shadow's mean error and pop rate")
 	assert.Greater(t, a.auto.labels, 1000, "the shadows were scored")
 	assert.NotEqual(t, 0, a.auto.best, "and the best changed")
 	c.auto.settle()
@@ -171,17 +172,20 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 	a.hn = min(a.hn+1, autoHist)
 	h := &a.hist[a.hi]
 	h.t, h.same = now, [2]shadowBits{}
+	h.snap = p.paths[f.path].newest().Pos
 	a.split = allShadows
+	df := f.drawFrame // the bound for the rule in force, as step sets it
+	a.capFrame(p, &df)
 	taus := a.tausAt(p, now-p.paths[f.path].newest().Time)
 	if dt > 0 {
 		a.taus = taus
 	}
-	step := a.popStepAt(p, dt)
-	step2 := step * step
+	step, big := a.popStepAt(p, dt), a.bigPopStep(p)
+	step2, big2 := step*step, big*big
 	raws := a.prevRaw
 	for i := range numShadows {
 		l, m := shadowLag(i), shadowModel(i)
-		at := now - a.par.lags[l]
+		at := now - a.par.Lags[l]
 		est, ok := p.estimate(f.path, at, math.MaxUint64, nil, m)
 		if !ok {
 			return
@@ -200,12 +204,15 @@ func (a *tuner) stepPlain(p *Predictor, f *frame) {
 		if dt > 0 {
 			k, loss = fadeOf(dt, taus[shadowTau(i)])
 		}
-		s := drawStep{drawFrame: &f.drawFrame, est: est.pos, corr: corr}
+		s := drawStep{drawFrame: &df, est: est.pos, corr: corr}
 		off, drawn, _, snaps, _ := s.step(a.off[i], k, loss, shadowCapped(i))
 		a.off[i], h.drawn[i] = off, drawn
 		a.pops[i] += snaps
 		if judge && popRef(a, h.drawn[i].Sub(prev.drawn[i]), own, step2, now, dt) {
 			a.pops[i]++
+		}
+		if judge && popRef(a, h.drawn[i].Sub(prev.drawn[i]), own, big2, now, dt) {
+			a.pops[i] += bigPop
 		}
 	}
 	a.prevRaw = raws
@@ -220,7 +227,7 @@ func popRef(a *tuner, move, own geom.Vec3, step2 float64, now, dt time.Duration)
 		return false
 	}
 	for j := range autoSeen {
-		if now-a.seenT[j] > a.par.seenFor {
+		if now-a.seenT[j] > a.par.SeenFor {
 			continue
 		}
 		if d := move.Sub(a.seen[j].Scale(dt.Seconds())); d.Dot(d) <= step2 {

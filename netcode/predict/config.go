@@ -101,6 +101,10 @@ type Config struct {
 	// one for a car. Larger trades error for fewer pops. Default 0
 	// (unused), except with Auto, where it is 20 m (640 px in 2D).
 	AutoPopCost float64
+	// AutoParams, when not nil, replaces Auto's tuning constants
+	// (DefaultAutoParams) for this predictor: for measurement, such as the
+	// bench's ablations, not a setting for games. Default nil.
+	AutoParams *AutoParams
 }
 
 // DefaultConfig returns the defaults for a 3D or a 2D entity, every field
@@ -137,19 +141,28 @@ func (c Config) withDefaults() Config {
 	if c.BufferLen == 0 {
 		c.BufferLen = DefaultBufferLen
 	}
+	par := c.autoParams()
 	if c.Auto && c.AutoPopCost == 0 {
-		c.AutoPopCost = defaultAutoParams.popCost
+		c.AutoPopCost = par.PopCost
 		if c.Dim2D {
-			c.AutoPopCost = defaultAutoParams.popCost2D
+			c.AutoPopCost = par.PopCost2D
 		}
 	}
 	if c.Auto && c.MaxCorrectionSpeed == 0 {
-		c.MaxCorrectionSpeed = defaultAutoParams.correctionSpeed
+		c.MaxCorrectionSpeed = par.CorrectionSpeed
 		if c.Dim2D {
-			c.MaxCorrectionSpeed = defaultAutoParams.correctionSpeed2D
+			c.MaxCorrectionSpeed = par.CorrectionSpeed2D
 		}
 	}
 	return c
+}
+
+// autoParams returns Auto's constants: AutoParams, or the shipped ones.
+func (c *Config) autoParams() *AutoParams {
+	if c.AutoParams != nil {
+		return c.AutoParams
+	}
+	return &defaultAutoParams
 }
 
 // Validate reports whether c, with its defaults filled in, is usable. The
@@ -192,6 +205,11 @@ func (c Config) Validate() error {
 	}
 	if c.BufferLen < 2 || c.BufferLen > MaxBufferLen {
 		return fmt.Errorf("%w: BufferLen is %d, must be in [2, %d]", ErrConfig, c.BufferLen, MaxBufferLen)
+	}
+	if c.AutoParams != nil {
+		if err := c.AutoParams.validate(); err != nil {
+			return fmt.Errorf("%w: AutoParams: %w", ErrConfig, err)
+		}
 	}
 	if c.PredictionCap > c.CoastUntil {
 		return fmt.Errorf("%w: PredictionCap (%v) must not exceed CoastUntil (%v)",

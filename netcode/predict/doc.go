@@ -35,14 +35,22 @@
 //     drawing keeps a bank of shadow drawings, one per setting, stepped
 //     frame by frame through the same step as the real drawing, and every
 //     arrival scores each against where the entity truly was at the
-//     sample's time: the mean error length, plus a cost per pop
-//     (Config.AutoPopCost for a mover whose recent top speed is at most
-//     8 m/s, less for faster ones, so characters glide and cars keep
-//     tracking), plus the error's running 95th percentile and its 99th
-//     (the tail a player sees after a reversal; weighed less for fast
-//     movers). The best shadow's settings are used once clearly better,
-//     the lag slid there at 0.1 s/s. With Auto a correction fades from the
-//     frame it arrives in. See auto_tuner.go.
+//     sample's time (a state newer than every frame drawn, placed ahead by
+//     a room's input delay, once a frame passes its time). Which shadow
+//     draws follows a stated rule. A mover
+//     whose velocity jumps often (instant turns: a character on a
+//     keyboard; AutoParams.ErraticRate) follows the erratic rule: the
+//     lowest mean error among the shadows whose running 99th percentile
+//     of the error is within AutoParams.TailFactor of snap-on-arrival's
+//     (the newest state drawn as it is) and whose pops over 0.3 m stay
+//     under AutoParams.PopRate a minute, their capped corrections gliding
+//     faster (0.25 m a frame). Any other mover (a car) gets the lowest
+//     sum of the mean error, a cost per pop (Config.AutoPopCost, less for
+//     a faster mover, so a car keeps tracking), the error's running 95th
+//     percentile and its 99th (weighed less for fast movers). The best
+//     shadow's settings are used once clearly better, the lag slid there
+//     at 0.1 s/s. With Auto a correction fades from the frame it arrives
+//     in. See auto_tuner.go; the constants are AutoParams.
 //
 // 3D entities turn about +Y (geom.Up3D), 2D entities about +Z (geom.Up2D);
 // both dimensions share one implementation.

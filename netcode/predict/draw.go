@@ -85,7 +85,7 @@ func (s *drawStep) step(off geom.Vec3, k, loss float64, capped bool) (next, draw
 		off = off.Add(s.corr)
 		if l2 = off.Dot(off); s.snap || l2 > s.td2 {
 			off, l2 = geom.Vec3{}, 0
-			pops++
+			pops += 1 + bigPop
 		}
 	}
 	fade = 1
@@ -104,32 +104,53 @@ func (s *drawStep) step(off geom.Vec3, k, loss float64, capped bool) (next, draw
 	drawn = s.est.Add(off)
 	if t := s.pops; t != nil {
 		// Moved as its own prediction did (most frames), else popped.
-		if move := drawn.Sub(was); move.Sub(s.own).Dot(move.Sub(s.own)) > t.step2 && t.popped(move) {
-			pops++
+		move := drawn.Sub(was)
+		if d := move.Sub(s.own); d.Dot(d) > t.low2 {
+			pops += t.popped(move, d.Dot(d))
 		}
 	}
 	return off, drawn, fade, pops, bound
 }
 
+// bigPop is what a pop of the erratic rule's size adds to a pop count:
+// one count holds both sizes (pops%bigPop the pop step's, pops/bigPop the
+// erratic rule's), so the bank's reuse moves them together.
+const bigPop = 1 << 16
+
 // popTest is a frame's pop test: a frame move that departs from the
 // prediction's own by more than the pop step (step2 is its square) is a
 // pop unless it is within that of a move the entity was seen to make
-// lately (seen: the recent samples' velocities over the frame).
+// lately (seen: the recent samples' velocities over the frame); the same
+// with the erratic rule's step (big2) is a big pop. low2 is the smaller
+// of the two.
 type popTest struct {
-	step2 float64
-	seen  [autoSeen]geom.Vec3
-	nSeen int
+	step2, big2, low2 float64
+	seen              [autoSeen]geom.Vec3
+	nSeen             int
 }
 
-// popped reports whether move, which departs from its own prediction's,
-// is a pop: more than the pop step from every move seen. So drawing late,
-// or as the entity was seen to move, is not popping; a correction that
-// moves it otherwise is.
-func (t *popTest) popped(move geom.Vec3) bool {
+// popped returns the pops of move, whose departure from its own
+// prediction's is dd squared: 1 for a pop, bigPop for a big one, each
+// more than its step from every move seen. So drawing late, or as the
+// entity was seen to move, is not popping; a correction that moves it
+// otherwise is.
+func (t *popTest) popped(move geom.Vec3, dd float64) int {
+	small, big := dd > t.step2, dd > t.big2
 	for _, sm := range t.seen[:t.nSeen] {
-		if d := move.Sub(sm); d.Dot(d) <= t.step2 {
-			return false
+		d := move.Sub(sm)
+		e := d.Dot(d)
+		small = small && e > t.step2
+		big = big && e > t.big2
+		if !small && !big {
+			return 0
 		}
 	}
-	return true
+	n := 0
+	if small {
+		n++
+	}
+	if big {
+		n += bigPop
+	}
+	return n
 }

@@ -57,7 +57,7 @@ func New(cfg Config) (*Predictor, error) {
 	}
 	p := &Predictor{cfg: cfg, up: geom.Up3D, offRot: geom.Identity}
 	if cfg.Auto {
-		p.auto = newTuner()
+		p.auto = newTuner(cfg.autoParams())
 	}
 	if cfg.Dim2D {
 		p.up = geom.Up2D

@@ -23,7 +23,9 @@ func (p *Predictor) SetConfig(cfg Config) error {
 	case next.Auto && p.auto == nil:
 		// Switching Auto on starts its scoring from scratch; the samples
 		// and the drawn offset are kept.
-		p.auto = newTuner()
+		p.auto = newTuner(next.autoParams())
+	case next.Auto && next.autoParams() != p.cfg.autoParams():
+		p.auto.par = *next.autoParams() // new constants; what was learnt stays
 	case !next.Auto && p.auto != nil:
 		// Off again: drop the candidates; the configured model draws from
 		// the next frame.

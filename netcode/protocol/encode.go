@@ -133,6 +133,23 @@ func (m *Settings) validate() error {
 	if len(m.Game) > MaxGameSettings {
 		return fmt.Errorf("game settings are %d bytes, at most %d", len(m.Game), MaxGameSettings)
 	}
+	if m.InputDelay != nil {
+		return m.InputDelay.Validate()
+	}
+	return nil
+}
+
+// Validate reports an input delay setting out of range: an unknown mode,
+// or a delay or cap outside 0 to MaxInputDelayUS.
+func (d *InputDelay) Validate() error {
+	switch d.Mode {
+	case InputDelayOff, InputDelayFixed, InputDelayAdaptive:
+	default:
+		return fmt.Errorf("input delay mode %q unknown (%q, %q or %q)", d.Mode, InputDelayOff, InputDelayFixed, InputDelayAdaptive)
+	}
+	if d.US < 0 || d.US > MaxInputDelayUS || d.CapUS < 0 || d.CapUS > MaxInputDelayUS {
+		return fmt.Errorf("input delay %d us, cap %d us: each must be 0 to %d", d.US, d.CapUS, MaxInputDelayUS)
+	}
 	return nil
 }
 

@@ -247,6 +247,50 @@ type Settings struct {
 	RoundUS int64 `json:"round_us,omitempty"`
 	// Game is opaque game data (track, mode...), at most MaxGameSettings bytes of JSON.
 	Game json.RawMessage `json:"game,omitempty"`
+	// InputDelay is the room's input delay (netcode/inputdelay); nil or
+	// mode off: none. A server that sets it (room.Config.InputDelay)
+	// refuses another. Added after protocol 1 shipped: old servers
+	// ignore it, old clients never send it.
+	InputDelay *InputDelay `json:"input_delay,omitempty"`
+}
+
+// Input delay modes (InputDelay.Mode).
+const (
+	InputDelayOff      = ""         // no input delay
+	InputDelayFixed    = "fixed"    // US, always
+	InputDelayAdaptive = "adaptive" // follows the room's round trips, up to CapUS
+)
+
+// MaxInputDelayUS bounds InputDelay.US and CapUS (250 ms): beyond it the
+// owner's own input lag is more than any game can hide.
+const MaxInputDelayUS = 250_000
+
+// InputDelay is a room's input delay setting: every player shows its own
+// entity that much late and places the others' states that far ahead
+// (netcode/inputdelay), so receivers draw data of the future.
+type InputDelay struct {
+	// Mode is InputDelayOff, InputDelayFixed or InputDelayAdaptive.
+	Mode string `json:"mode,omitempty"`
+	// US is the fixed delay in microseconds (mode fixed), 0 to
+	// MaxInputDelayUS.
+	US int64 `json:"us,omitempty"`
+	// CapUS is the most the adaptive delay may reach (mode adaptive), 0
+	// to MaxInputDelayUS; 0 means MaxInputDelayUS.
+	CapUS int64 `json:"cap_us,omitempty"`
+}
+
+// InputDelayState is the input delay in force (RoomState): at server
+// time t every player applies inputdelay.Slide(FromUS, US, AtUS, t), the
+// delay sliding from FromUS toward US from AtUS at inputdelay.Slew, so
+// that every player applies the same one at the same moment.
+type InputDelayState struct {
+	// InputDelay is the room's setting; in mode adaptive US is the delay
+	// the server chose from the players' round trips.
+	InputDelay
+	// FromUS is the delay in force before the last change, AtUS the
+	// server time of that change.
+	FromUS int64 `json:"from_us,omitempty"`
+	AtUS   int64 `json:"at_us,omitempty"`
 }
 
 // MaxGameSettings is the largest Settings.Game in bytes.
@@ -367,12 +411,15 @@ type RoomState struct {
 	DeadlineUS int64 `json:"deadline_us,omitempty"`
 	// GoUS is when the current round starts (go!) on the server clock; set
 	// from the countdown on.
-	GoUS     int64         `json:"go_us,omitempty"`
-	Round    int           `json:"round"` // rounds started in this room
-	Host     int           `json:"host"`  // the host's slot, -1 for none
-	Settings Settings      `json:"settings"`
-	Draining bool          `json:"draining,omitempty"`
-	Players  []PlayerState `json:"players"`
+	GoUS     int64    `json:"go_us,omitempty"`
+	Round    int      `json:"round"` // rounds started in this room
+	Host     int      `json:"host"`  // the host's slot, -1 for none
+	Settings Settings `json:"settings"`
+	// InputDelay is the input delay in force; nil for none. Added after
+	// protocol 1 shipped: old servers send none.
+	InputDelay *InputDelayState `json:"input_delay,omitempty"`
+	Draining   bool             `json:"draining,omitempty"`
+	Players    []PlayerState    `json:"players"`
 }
 
 // PlayerState is one seat in RoomState.

@@ -180,6 +180,11 @@ type Config struct {
 	// Entities bounds each player's extra entities and tunes the ownership
 	// of shared objects (entities.go).
 	Entities EntityLimits
+	// InputDelay, when its mode is set, is every room's input delay
+	// (netcode/inputdelay; fixed, or adaptive up to its cap), and a host's
+	// settings that ask for another are refused. Default: none, and the
+	// host chooses (protocol.Settings.InputDelay).
+	InputDelay protocol.InputDelay
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -310,6 +315,9 @@ func (c *Config) Validate() error {
 	}
 	if err := d.Restamp.Validate(); err != nil {
 		return fmt.Errorf("%w: Restamp: %w", ErrInvalidConfig, err)
+	}
+	if err := d.InputDelay.Validate(); err != nil {
+		return fmt.Errorf("%w: InputDelay: %w", ErrInvalidConfig, err)
 	}
 	return nil
 }

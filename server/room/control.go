@@ -88,7 +88,7 @@ func (r *Room) dispatch(now time.Duration, s *seat, m protocol.Message) *protoco
 			r.emit(now, s, funnel.StepReady, "")
 		}
 	case *protocol.Settings:
-		return r.setSettings(s, m)
+		return r.setSettings(now, s, m)
 	case *protocol.Start:
 		return r.start(now, s)
 	case *protocol.InPosition:
@@ -201,7 +201,7 @@ func (r *Room) seatAt(slot int) *seat {
 	return r.seats[slot]
 }
 
-func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
+func (r *Room) setSettings(now time.Duration, s *seat, m *protocol.Settings) *protocol.Error {
 	if s.slot != r.host {
 		return protocol.Errorf(protocol.CodeNotHost, "only the host changes settings")
 	}
@@ -215,7 +215,24 @@ func (r *Room) setSettings(s *seat, m *protocol.Settings) *protocol.Error {
 	if round < r.cfg.MinRoundLimit || round > r.cfg.MaxRoundLimit {
 		return protocol.Errorf(protocol.CodeBadRequest, "round time %v outside %v..%v", round, r.cfg.MinRoundLimit, r.cfg.MaxRoundLimit)
 	}
+	var delay protocol.InputDelay // none unless asked for
+	if m.InputDelay != nil {
+		delay = *m.InputDelay
+	}
+	if forced := r.cfg.InputDelay; forced.Mode != protocol.InputDelayOff {
+		if m.InputDelay != nil && !sameDelay(delay, forced) {
+			return protocol.Errorf(protocol.CodeBadRequest, "the server sets the input delay (%s)", describeDelay(forced))
+		}
+		delay = r.delay.set
+	}
 	r.settings = protocol.Settings{RoundUS: protocol.US(round), Game: append([]byte(nil), m.Game...)}
+	if !sameDelay(delay, r.delay.set) {
+		r.setInputDelay(now, delay)
+	}
+	if r.delay.set.Mode != protocol.InputDelayOff {
+		set := r.delay.set
+		r.settings.InputDelay = &set
+	}
 	for _, o := range r.seats {
 		if o != nil {
 			o.ready = false

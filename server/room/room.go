@@ -166,6 +166,7 @@ type Room struct {
 	round    int
 	limit    time.Duration // time limit of the current round
 	settings protocol.Settings
+	delay    delayState // the input delay in force (inputdelay.go)
 	entrants []*entrant
 
 	draining bool
@@ -198,6 +199,8 @@ type Room struct {
 	snapAt  time.Duration // when the last room state went out
 	snapped bool          // one went out
 	out     []byte        // scratch for encoding control frames
+
+	rttScratch []time.Duration // adaptiveDelay's
 }
 
 // New returns an empty room in the lobby with the given code at time now.
@@ -241,6 +244,12 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 	r.tm, _ = r.m.(TeleportMetrics)
 	r.em, _ = r.m.(EntityMetrics)
 	r.m.PhaseChanged("", protocol.PhaseLobby)
+	if c.InputDelay.Mode != protocol.InputDelayOff {
+		r.setInputDelay(now, c.InputDelay) // the server's: in force from the start
+		r.delay.from = r.delay.to
+		set := r.delay.set
+		r.settings.InputDelay = &set
+	}
 	return r, nil
 }
 
@@ -647,7 +656,7 @@ func direct(a, b *seat) bool {
 func (r *Room) Snapshot() protocol.RoomState {
 	st := protocol.RoomState{
 		Code: r.code, Rev: r.rev, Phase: r.phase, PhaseUS: protocol.US(r.phaseAt),
-		Round: r.round, Host: r.host, Settings: r.settings, Draining: r.draining,
+		Round: r.round, Host: r.host, Settings: r.settings, InputDelay: r.delaySnapshot(), Draining: r.draining,
 		Players: make([]protocol.PlayerState, 0, r.count),
 	}
 	switch r.phase {

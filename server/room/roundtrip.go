@@ -217,6 +217,7 @@ func (r *Room) echo(now time.Duration, s *seat, m *protocol.Echo) {
 	if s.rt.claimed > 0 {
 		r.trustRTT(now, s)
 	}
+	r.adaptInputDelay(now)
 }
 
 // trustRTT applies the player's claimed round trip as far as it is trusted

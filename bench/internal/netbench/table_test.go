@@ -327,30 +327,34 @@ func TestAverageRows(t *testing.T) {
 	assert.Error(t, err, "rows of different tables")
 }
 
-// TestGoalColumn: the goal column checks issue 21's goals on the rows
-// they name and nowhere else, against fixed limits and the row's own
-// baselines.
+// TestGoalColumn: the goal column checks issue 31's character goals and
+// issue 21's vehicle goal on the rows they name and nowhere else, against
+// fixed limits and the row's own baselines.
 func TestGoalColumn(t *testing.T) {
-	row := func(sc, ent, method string, mean, p95 float64, pops ...float64) Row {
-		r := Row{Scenario: sc, Entity: ent, Method: method, Variant: "-", Mean: mean, P95: p95}
+	row := func(sc, ent, method string, mean, p95, p99 float64, pops ...float64) Row {
+		r := Row{Scenario: sc, Entity: ent, Method: method, Variant: "-", Mean: mean, P95: p95, P99: p99}
 		copy(r.PopEvents[:], pops)
 		return r
 	}
 	rows := []Row{
-		row("direct-50", "character", MethodNearzero, 0.2, 0.44, 4, 0, 1.2, 0), // pops > 0.3 m over 1/min
-		row("direct-50", "character", MethodSnap, 0.3, 0.5),
-		row("direct-100", "character", MethodNearzero, 0.4, 0.77, 3), // p95 over 0.75, mean over snap's
-		row("direct-100", "character", MethodSnap, 0.35, 0.6),
-		row("harsh-150", "vehicle", MethodNearzero, 0.2, 0.32, 0, 9),
-		row("harsh-150", "vehicle", MethodExtrapolateV, 0.2, 0.33, 0, 10),
-		row("direct-50", "vehicle", MethodNearzero, 0.1, 9), // no goal on this row
+		row("direct-50", "character", MethodNearzero, 0.1, 0.44, 0.6, 4, 0, 1.2, 0), // pops > 0.3 m over 1/min
+		row("direct-50", "character", MethodSnap, 0.3, 0.5, 0.5),
+		row("direct-100", "character", MethodNearzero, 0.4, 0.77, 1.2, 3, 0, 4), // mean over half snap's and over snap's, p99 over 1.5x
+		row("direct-100", "character", MethodSnap, 0.35, 0.6, 0.7),
+		row("harsh-150", "vehicle", MethodNearzero, 0.2, 0.32, 0.5, 0, 9),
+		row("harsh-150", "vehicle", MethodExtrapolateV, 0.2, 0.33, 0.5, 0, 10),
+		row("direct-50", "vehicle", MethodNearzero, 0.1, 9, 9),                    // no goal on this row
+		row("server-only", "character", MethodNearzero, 0.2, 0.7, 0.9, 150, 0, 5), // met: 0.1 m pops count for nothing
+		row("server-only", "character", MethodSnap, 0.5, 0.7, 0.8),
 	}
 	g := Goals(rows)
-	require.Len(t, g, 3)
+	require.Len(t, g, 4)
 	assert.Equal(t, "pop>.3<=1", g[0].Misses())
-	assert.Equal(t, "p95<=0.75,mean<=snap", g[2].Misses())
+	assert.Equal(t, "mean<=snap/2,p99<=1.5snap,mean<=snap", g[2].Misses())
 	assert.True(t, g[4].Met(), g[4].Misses())
 	assert.Len(t, g[4].Checks, 2)
 	_, ok := g[6]
 	assert.False(t, ok, "direct-50 vehicle has no goal")
+	assert.True(t, g[7].Met(), g[7].Misses())
+	assert.Len(t, g[7].Checks, 3)
 }

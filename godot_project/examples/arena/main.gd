@@ -14,7 +14,11 @@
 # makes a bot launch a rocket every 3 s; --nz-lag=MS adds that much one-way
 # latency each way (NetRoom's lag simulator); --nz-screenshot=PNG saves a frame
 # after --nz-screenshot-at seconds (8 by default; needs a renderer, e.g.
-# xvfb-run -a godot --rendering-driver opengl3 ...).
+# xvfb-run -a godot --rendering-driver opengl3 ...). --nz-input-delay=MS|adaptive
+# sets the room's input delay (the creator's; also the "input delay" menu
+# at the bottom right): your own player is drawn that late (its Body and
+# health bar; the body collides on time) and the others are drawn where
+# they truly are when the delay covers the lag.
 extends Node2D
 
 const Projectile := preload("res://examples/arena/projectile.gd")
@@ -68,10 +72,44 @@ func _ready() -> void:
 			print("NZ_ARENA: screenshot " + args["screenshot"]))
 	if args.has("quit-after"):
 		get_tree().create_timer(float(args["quit-after"])).timeout.connect(get_tree().quit)
+	_add_delay_menu(args.get("input-delay", ""))
 	if args.has("join"):
 		room.join_room(args["join"])
 	else:
 		room.create_room()
+
+
+## The input-delay menu: the room creator's (host's) choice; a joiner's
+## shows the room's. Also --nz-input-delay=MS|adaptive.
+func _add_delay_menu(arg: String) -> void:
+	var choice := OptionButton.new()
+	for n in ["input delay: off", "input delay: 50 ms", "input delay: 100 ms", "input delay: adaptive"]:
+		choice.add_item(n)
+	choice.position = Vector2(800, 560)
+	var presets := [[NetRoom.INPUT_DELAY_OFF, 0.0], [NetRoom.INPUT_DELAY_FIXED, 50.0],
+		[NetRoom.INPUT_DELAY_FIXED, 100.0], [NetRoom.INPUT_DELAY_ADAPTIVE, 150.0]]
+	var pick := func(i: int):
+		if room.room_code != "" and not room.is_host():
+			return
+		room.input_delay_ms = presets[i][1]
+		room.input_delay_mode = presets[i][0]
+	choice.item_selected.connect(pick)
+	$UI.add_child(choice)
+	if arg != "":
+		var i := 3 if arg == "adaptive" else (2 if float(arg) >= 100 else (1 if float(arg) > 0 else 0))
+		choice.select(i)
+		pick.call(i)
+	# A joiner sees the room's (the host's) choice.
+	room.host_changed.connect(func(_slot): choice.disabled = not room.is_host())
+	get_tree().create_timer(1.0).timeout.connect(func(): _sync_delay_menu(choice, presets))
+
+
+func _sync_delay_menu(choice: OptionButton, presets: Array) -> void:
+	if room.room_code != "" and not room.is_host():
+		for i in presets.size():
+			if presets[i][0] == room.input_delay_mode and (i == 0 or presets[i][1] == room.input_delay_ms):
+				choice.select(i)
+	get_tree().create_timer(1.0).timeout.connect(func(): _sync_delay_menu(choice, presets))
 
 
 func _unhandled_input(event: InputEvent) -> void:

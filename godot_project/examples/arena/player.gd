@@ -13,7 +13,7 @@ const SPEED := 300.0
 	set(v):
 		health = v
 		if is_node_ready():
-			$HealthBar.size.x = 40.0 * health / 100.0
+			$Body/HealthBar.size.x = 40.0 * health / 100.0
 
 ## Drives the entity in a circle instead of the keys (headless runs).
 var bot := false

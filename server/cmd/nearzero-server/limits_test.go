@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/server"
 )
 
@@ -59,4 +60,24 @@ func TestMotionFlags(t *testing.T) {
 	assert.Equal(t, 30.0, c.Room.TeleportsPerMinute)
 	assert.Equal(t, []any{true, 150.0, 900.0}, []any{c.Room.Hits.On, c.Room.Hits.Range, c.Room.Hits.Range2D})
 	require.NoError(t, c.Validate())
+}
+
+func TestInputDelayFlag(t *testing.T) {
+	for in, want := range map[string]protocol.InputDelay{
+		"off":            {},
+		"100ms":          {Mode: protocol.InputDelayFixed, US: 100_000},
+		"adaptive":       {Mode: protocol.InputDelayAdaptive},
+		"adaptive:150ms": {Mode: protocol.InputDelayAdaptive, CapUS: 150_000},
+	} {
+		o, err := parse([]string{"-input-delay", in}, io.Discard)
+		require.NoError(t, err, in)
+		c := o.config()
+		assert.Equal(t, want, c.Room.InputDelay, in)
+		assert.Equal(t, in, o.inputDelay.String())
+		require.NoError(t, c.Validate())
+	}
+	for _, bad := range []string{"300ms", "-5ms", "adaptive:1s", "adaptive:x", "soon"} {
+		_, err := parse([]string{"-input-delay", bad}, io.Discard)
+		assert.Error(t, err, bad)
+	}
 }

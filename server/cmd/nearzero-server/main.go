@@ -37,6 +37,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/motion"
+	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/version"
 	"github.com/nearzero/nearzero/netcode/wire"
 	"github.com/nearzero/nearzero/server"
@@ -80,6 +81,8 @@ type options struct {
 	spawnArea, spawnArea2D area
 
 	recipient room.Config // -recipient-*, -reliable-backlog: only those fields
+
+	inputDelay inputDelayFlag // -input-delay: room.Config.InputDelay
 
 	turn      server.TURNConfig // ICE servers for direct links: -turn-*, -stun-url, -stun-addr, -public-addr
 	stun      multi
@@ -126,6 +129,50 @@ type multi []string
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
+// inputDelayFlag is -input-delay: "off", a duration (fixed), "adaptive" or
+// "adaptive:CAP".
+type inputDelayFlag struct{ d protocol.InputDelay }
+
+func (f *inputDelayFlag) String() string {
+	switch f.d.Mode {
+	case protocol.InputDelayFixed:
+		return protocol.DurationUS(f.d.US).String()
+	case protocol.InputDelayAdaptive:
+		if f.d.CapUS == 0 {
+			return "adaptive"
+		}
+		return "adaptive:" + protocol.DurationUS(f.d.CapUS).String()
+	}
+	return "off"
+}
+
+func (f *inputDelayFlag) Set(v string) error {
+	var d protocol.InputDelay
+	switch mode, capText, _ := strings.Cut(v, ":"); {
+	case v == "off" || v == "":
+	case mode == "adaptive":
+		d.Mode = protocol.InputDelayAdaptive
+		if capText != "" {
+			c, err := time.ParseDuration(capText)
+			if err != nil {
+				return fmt.Errorf("adaptive cap: %w", err)
+			}
+			d.CapUS = protocol.US(c)
+		}
+	default:
+		fixed, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("want off, a duration, adaptive or adaptive:CAP: %w", err)
+		}
+		d.Mode, d.US = protocol.InputDelayFixed, protocol.US(fixed)
+	}
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	f.d = d
+	return nil
+}
+
 func parse(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("nearzero-server", flag.ContinueOnError)
@@ -162,6 +209,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.entities.ClaimRadius2D, "claim-radius-2d", room.DefaultClaimRadius2D, "the same for 2D games, in pixels")
 	fs.Float64Var(&o.entities.SpawnRadius, "spawn-radius", room.DefaultSpawnRadius, "how far in metres from its player an entity's first state may lie (3D)")
 	fs.Float64Var(&o.entities.SpawnRadius2D, "spawn-radius-2d", room.DefaultSpawnRadius2D, "the same for 2D games, in pixels")
+	fs.Var(&o.inputDelay, "input-delay", "every room's input delay (netcode/inputdelay), which hosts may then not change: off, a duration such as 100ms, adaptive (follows the players' round trips) or adaptive:CAP such as adaptive:150ms (default off: the host chooses)")
 	fs.DurationVar(&o.entities.ClaimAfterSpawn, "claim-after-spawn", room.DefaultClaimAfterSpawn, "how long after a player first appears its claims on objects others own are refused")
 	fs.Float64Var(&o.entities.SpawnClearance, "spawn-clearance", 0, "how far in metres a player must first appear from the shared objects others own (3D; 0: the claim radius; -1 for none)")
 	fs.Float64Var(&o.entities.SpawnClearance2D, "spawn-clearance-2d", 0, "the same for 2D games, in pixels (0: the 2D claim radius; -1 for none)")
@@ -288,6 +336,7 @@ func (o *options) config() *server.Config {
 		KickBan: o.kickBan, SignalCandidates: o.signalCandidates, BacklogCredit: o.backlogCredit}
 	rc.Hits = o.hits
 	rc.Entities = o.entities
+	rc.InputDelay = o.inputDelay.d
 	rc.Entities.SpawnArea, rc.Entities.SpawnArea2D = room.Area(o.spawnArea), room.Area(o.spawnArea2D)
 	rc.RecipientRate, rc.RecipientBytes, rc.BacklogBytes = o.recipient.RecipientRate, o.recipient.RecipientBytes, o.recipient.BacklogBytes
 	if o.publicURL != "" {

@@ -62,8 +62,8 @@ func TestHelpListsEveryFlagWithDefault(t *testing.T) {
 		"-room-size", "(default 16)", "-max-rooms", "(default 1000)", "-drain-grace", "(default 4m0s)",
 		"-log-format", `(default "text")`, "-secret", "-analytics", "-seat-hold", "(default 20s)", "/healthz",
 		"-max-entities", "(default 32)", "-claim-radius", "(default 4)", "-claim-radius-2d", "(default 128)",
-		"-teleports-per-minute", "(default 12)", "-hit-range", "-hit-range-2d", "-no-datagrams", "-datagram-cert",
-		"-datagram-key", "-datagram-public"} {
+		"-teleports-per-minute", "(default 12)", "-hit-range", "-hit-range-2d", "-input-delay", "default off: the host chooses",
+		"-no-datagrams", "-datagram-cert", "-datagram-key", "-datagram-public"} {
 		assert.Contains(t, help, want)
 	}
 }
