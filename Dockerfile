@@ -38,6 +38,7 @@ COPY --from=build /out/nearzero-server /usr/local/bin/nearzero-server
 COPY --from=build --chown=65532:65532 /out/data /data
 USER 65532:65532
 VOLUME ["/data"]
+# TCP: HTTP and the WebSockets; UDP: the datagram path (QUIC) for states.
 EXPOSE 8787
 EXPOSE 8787/udp
 STOPSIGNAL SIGTERM

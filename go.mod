@@ -15,6 +15,7 @@ require (
 	github.com/pion/transport/v5 v5.1.4
 	github.com/pion/turn/v5 v5.1.3
 	github.com/prometheus/client_golang v1.25.0
+	github.com/quic-go/quic-go v0.65.0
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4

@@ -141,6 +141,8 @@ func init() {
 	godot.Property(c, "server_address", func(n *NetRoom) string { return n.server },
 		func(n *NetRoom, v string) { n.server = v; n.model.SetServer(v); n.UpdateConfigurationWarnings() }).
 		Hint(godot.HintPlaceholderText, "ws://127.0.0.1:8787/ws or host:port")
+	godot.Property(c, "server_datagrams", func(n *NetRoom) bool { return n.model.ServerDatagrams() },
+		func(n *NetRoom, v bool) { n.model.SetServerDatagrams(v) })
 	godot.Property(c, "display_name", func(n *NetRoom) string { return n.name },
 		func(n *NetRoom, v string) { n.name = v; _ = n.model.SetName(v) })
 	godot.Property(c, "player_scene", func(n *NetRoom) godot.PackedScene { return n.scene.Get() },
@@ -187,6 +189,8 @@ func init() {
 		OfEnum(phaseEnum, "PHASE_")
 	godot.Property(c, "synced", func(n *NetRoom) bool { return n.model.Synced() }, nil).Getter("is_synced")
 	godot.Property(c, "rtt_ms", func(n *NetRoom) float64 { return float64(n.model.RTT()) / float64(time.Millisecond) }, nil)
+	godot.Property(c, "server_datagram_up", func(n *NetRoom) bool { return n.model.ServerDatagramUp() }, nil).
+		Getter("is_server_datagram_up")
 	godot.Property(c, "jitter_ms", func(n *NetRoom) float64 { j, _, _ := n.model.LinkFigures(); return ms(j) }, nil)
 	godot.Property(c, "loss_percent", func(n *NetRoom) float64 { _, l, _ := n.model.LinkFigures(); return 100 * l }, nil)
 	godot.Property(c, "clock_offset_ms", func(n *NetRoom) float64 {

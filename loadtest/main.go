@@ -24,6 +24,14 @@
 // the report says how many bots reconnected, how long they took (from
 // reconnecting to reconnected, p50 and max) and how many lost their room.
 //
+// -transport chooses how the bots' states travel to and from the server:
+// ws (every state on the WebSocket), quic (as datagrams over the server's
+// datagram path, docs/protocol.md; the run waits until every bot took
+// it), or both: the same run once each way, one after the other against
+// a fresh in-process server each, and a comparison at the end.
+//
+//	go run ./loadtest -transport both -rooms 20 -players 8 -duration 20s
+//
 // It refuses any address that is not loopback, and bounds rooms, players
 // and duration. Relay latency is measured from the sender's SendState to
 // the receiver's arrival on one shared clock (all bots share a process).
@@ -85,8 +93,11 @@ type config struct {
 	jsonOut  bool
 	cpuProf  string
 	noRecon  bool
-	relay    string // "both", "room" or "bare"
-	coalesce time.Duration
+	// transports are the runs to make, in order: "ws", "quic".
+	transports []string
+	transport  string // of the run under way
+	relay      string // "both", "room" or "bare"
+	coalesce   time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -101,6 +112,8 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&c.rate, "rate", 60, "states per second per bot")
 	fs.BoolVar(&c.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&c.noRecon, "no-reconnect", false, "bots give up when their connection drops, instead of reconnecting and rejoining")
+	var transport string
+	fs.StringVar(&transport, "transport", "ws", "how states travel: ws (the WebSocket), quic (datagrams over the server's datagram path), or both (one run each, compared)")
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
 	fs.DurationVar(&c.coalesce, "coalesce", 0, "how long each relay's writers wait for a tick's states before a write (server.Config.WriteCoalesce; 0 for none, the server's default), the in-process room server's and the bare relay's alike")
 	fs.StringVar(&c.relay, "relay", "both", "what the bots play against: room (the room server), bare (the baseline: a bare fan-out relay in this process, with the server's WebSocket library, framing and batching and nothing else), or both, one after the other, with the room server's figures as a share of the bare relay's")
@@ -118,6 +131,14 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-rate %v outside (0, 240]", c.rate)
 	case c.relay != "both" && c.relay != "room" && c.relay != "bare":
 		return nil, fmt.Errorf("-relay %q: room, bare or both", c.relay)
+	}
+	switch transport {
+	case "ws", "quic":
+		c.transports = []string{transport}
+	case "both":
+		c.transports = []string{"ws", "quic"}
+	default:
+		return nil, fmt.Errorf("-transport %q: want ws, quic or both", transport)
 	}
 	for _, u := range strings.Split(urls, ",") {
 		if u = strings.TrimSpace(u); u == "" {
@@ -150,6 +171,8 @@ func loopbackOnly(raw string) error {
 
 // Report is the outcome of a run.
 type Report struct {
+	// Transport is how the states travelled: "ws" or "quic".
+	Transport       string
 	Rooms, Players  int
 	Duration        time.Duration
 	Rate            float64
@@ -169,7 +192,10 @@ type Report struct {
 	ServerDropped    float64
 	ClientQueueDrops int64
 	StatesBeforeSync int64
-	Nodes            int // servers the bots were spread over
+	// DatagramShare is the share of the states the bots sent that went
+	// as datagrams (0 over the WebSocket).
+	DatagramShare float64
+	Nodes         int // servers the bots were spread over
 	// Join latency (Join call to Joined) of joins answered by the node
 	// asked, and of joins redirected to another node first; create
 	// latency likewise (a create placed on another node is redirected).
@@ -258,22 +284,55 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rep, err := runAll(c, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, "loadtest:", err)
-		return 1
+	var reps []*Report
+	for _, tr := range c.transports {
+		c.transport = tr
+		rep, err := runAll(c, stderr)
+		if err != nil {
+			fmt.Fprintln(stderr, "loadtest:", err)
+			return 1
+		}
+		reps = append(reps, rep)
 	}
 	if c.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
+		if len(reps) == 1 {
+			_ = enc.Encode(reps[0])
+		} else {
+			_ = enc.Encode(reps)
+		}
 	} else {
-		printReport(stdout, rep)
+		for i, rep := range reps {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			printReport(stdout, rep)
+		}
+		if len(reps) == 2 {
+			printComparison(stdout, reps[0], reps[1])
+		}
 	}
-	if len(rep.Errors) > 0 || (rep.Bare != nil && len(rep.Bare.Errors) > 0) {
-		return 1
+	for _, rep := range reps {
+		if len(rep.Errors) > 0 || (rep.Bare != nil && len(rep.Bare.Errors) > 0) {
+			return 1
+		}
 	}
 	return 0
+}
+
+// printComparison sets two runs side by side (ws, then quic).
+func printComparison(w io.Writer, a, b *Report) {
+	fmt.Fprintf(w, "\n%-22s %12s %12s\n", "comparison", a.Transport, b.Transport)
+	fmt.Fprintf(w, "%-22s %12.0f %12.0f\n", "relayed/s (server)", a.ServerRelayedPS, b.ServerRelayedPS)
+	fmt.Fprintf(w, "%-22s %12.0f %12.0f\n", "received/s (bots)", a.ReceivedPerSec, b.ReceivedPerSec)
+	for _, l := range []struct {
+		what string
+		a, b time.Duration
+	}{{"latency p50", a.LatencyP50, b.LatencyP50}, {"latency p99", a.LatencyP99, b.LatencyP99}, {"latency max", a.LatencyMax, b.LatencyMax}} {
+		fmt.Fprintf(w, "%-22s %12v %12v\n", l.what, l.a.Round(10*time.Microsecond), l.b.Round(10*time.Microsecond))
+	}
+	fmt.Fprintf(w, "%-22s %12.3f %12.3f\n", "sent as datagrams", a.DatagramShare, b.DatagramShare)
 }
 
 // runAll plays the bots against the room server, the bare relay, or both
@@ -299,6 +358,11 @@ func runAll(c *config, stderr io.Writer) (*Report, error) {
 		}
 	}
 	if c.relay != "room" {
+		// The bare relay has no datagram path: its bots stay on the
+		// WebSocket whatever -transport says.
+		transport := c.transport
+		c.transport = "ws"
+		defer func() { c.transport = transport }()
 		stop, u, err := startBare(max(0, c.coalesce))
 		if err != nil {
 			return nil, err
@@ -362,8 +426,8 @@ func loadtest(c *config, urls []string, relay string, stderr io.Writer) (*Report
 
 	ctx, cancel := context.WithTimeout(context.Background(), setupFor+c.duration+30*time.Second)
 	defer cancel()
-	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against the %s relay at %s\n", c.rooms, c.players, c.rate,
-		c.duration, relay, wsURL)
+	fmt.Fprintf(stderr, "loadtest: %d rooms x %d players at %.0f Hz for %v against the %s relay at %s over %s\n", c.rooms, c.players, c.rate,
+		c.duration, relay, wsURL, c.transport)
 
 	rooms := make([]*botRoom, c.rooms)
 	var wg sync.WaitGroup
@@ -431,7 +495,7 @@ loop:
 	after, missAfter := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
-	rep := &Report{Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
+	rep := &Report{Transport: c.transport, Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
 		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay,
 		LoadAvg: load}
 	var jd, jr, cd, cr, rec []time.Duration
@@ -449,7 +513,7 @@ loop:
 	rep.Reconnects = latencyOf(rec)
 	rep.JoinDirect, rep.JoinRedirected = latencyOf(jd), latencyOf(jr)
 	rep.CreateDirect, rep.CreateRedirected = latencyOf(cd), latencyOf(cr)
-	var sent, recv int64
+	var sent, recv, botSent, botDG int64
 	for _, r := range rooms {
 		sent += r.sent.Load()
 		recv += r.received.Load()
@@ -459,8 +523,13 @@ loop:
 				st := b.Stats()
 				rep.ClientQueueDrops += st.StatesDropped
 				rep.StatesBeforeSync += st.StatesUnsynced
+				botSent += st.StatesSent
+				botDG += st.StatesSentDatagram
 			}
 		}
+	}
+	if botSent > 0 {
+		rep.DatagramShare = float64(botDG) / float64(botSent)
 	}
 	sec := elapsed.Seconds()
 	rep.SentPerSec, rep.ReceivedPerSec = float64(sent)/sec, float64(recv)/sec
@@ -516,7 +585,8 @@ func (r *botRoom) setup(ctx context.Context, urls []string) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for i := range r.bots {
 		b, err := serverlink.Dial(ctx, urls[(r.idx+i)%len(urls)], &serverlink.Options{Name: fmt.Sprintf("bot-%d-%d", r.idx, i), Clock: r.clk,
-			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: r.cfg.noRecon, StateQueue: 4096})
+			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: r.cfg.noRecon, StateQueue: 4096,
+			NoDatagrams: r.cfg.transport != "quic"})
 		if err != nil {
 			r.errs.add("dial")
 			return
@@ -572,6 +642,20 @@ func (r *botRoom) setup(ctx context.Context, urls []string) {
 		for !b.Synced() {
 			if ctx.Err() != nil {
 				r.errs.add("sync timeout")
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if r.cfg.transport != "quic" {
+			continue
+		}
+		if b.Welcome().Datagram == nil {
+			r.errs.add("the server offers no datagram path")
+			return
+		}
+		for !b.DatagramUp() {
+			if ctx.Err() != nil {
+				r.errs.add("datagram path timeout")
 				return
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -819,6 +903,7 @@ func printOne(w io.Writer, r *Report) {
 		relay = "bare relay (the baseline)"
 	}
 	fmt.Fprintf(w, "relay                  %s\n", relay)
+	fmt.Fprintf(w, "transport              %s (%.1f%% of states sent as datagrams)\n", r.Transport, 100*r.DatagramShare)
 	fmt.Fprintf(w, "rooms x players        %d x %d at %.0f Hz for %.1f s\n", r.Rooms, r.Players, r.Rate, r.Duration.Seconds())
 	fmt.Fprintf(w, "states sent/s          %.0f\n", r.SentPerSec)
 	if len(r.MetricsMissing) == 0 {

@@ -28,6 +28,7 @@ func TestBadFlags(t *testing.T) {
 		"too long":       {"-duration", "1h"},
 		"not loopback":   {"-url", "ws://192.0.2.1:8787/ws"},
 		"zero players":   {"-players", "0"},
+		"transport":      {"-transport", "tcp"},
 	} {
 		var out, errOut bytes.Buffer
 		assert.Equal(t, 2, run(args, &out, &errOut), name)
@@ -61,4 +62,22 @@ func TestSmallRun(t *testing.T) {
 	assert.InDelta(t, rep.ServerRelayedPS/rep.Bare.ServerRelayedPS, rep.Ratio.Throughput, 1e-9)
 	assert.Positive(t, rep.Ratio.P99)
 	assert.Positive(t, rep.Ratio.CPU)
+}
+
+func TestBothTransports(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-rooms", "2", "-players", "3", "-duration", "1s", "-json", "-transport", "both"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var reps []Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &reps), out.String())
+	require.Len(t, reps, 2)
+	assert.Equal(t, "ws", reps[0].Transport)
+	assert.Zero(t, reps[0].DatagramShare, "ws: no datagrams")
+	assert.Equal(t, "quic", reps[1].Transport)
+	assert.Greater(t, reps[1].DatagramShare, 0.5, "quic: the states went as datagrams")
+	for _, r := range reps {
+		assert.Positive(t, r.ServerRelayedPS, r.Transport)
+		assert.Positive(t, r.Samples, r.Transport)
+		assert.Empty(t, r.Errors, r.Transport)
+	}
 }

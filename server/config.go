@@ -3,6 +3,8 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/wire"
@@ -232,6 +234,16 @@ type Config struct {
 	// which behind a proxy is the proxy itself (all clients would share
 	// one address's limits).
 	TrustedProxies []string
+
+	// NoDatagrams turns the datagram path off (docs/protocol.md,
+	// "Datagram path"): states then ride the WebSocket alone. Default
+	// false: a QUIC endpoint on the UDP port of the listener's port
+	// carries states as datagrams for the clients that take it.
+	NoDatagrams bool
+	// DatagramPublic is where clients reach the datagram path, "host:port"
+	// or ":port", when that is not the host they connected to and the
+	// port served (a port forwarded elsewhere). Default: those.
+	DatagramPublic string
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -383,6 +395,12 @@ func (c *Config) Validate() error {
 		return bad("IdleTimeout %v must be positive", d.IdleTimeout)
 	case d.MaxMessage < wire.MaxStateSize || d.MaxMessage < wire.ControlHeaderSize+1024:
 		return bad("MaxMessage %d below a state (%d) or a 1 KiB control frame", d.MaxMessage, wire.MaxStateSize)
+	}
+	if d.DatagramPublic != "" {
+		_, port, err := net.SplitHostPort(d.DatagramPublic)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 1 || n > 65535 {
+			return bad("DatagramPublic %q is not host:port or :port", d.DatagramPublic)
+		}
 	}
 	if _, err := parseProxies(d.TrustedProxies); err != nil {
 		return fmt.Errorf("%w: TrustedProxies: %w", ErrInvalidConfig, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/nearzero/nearzero/netcode/datagram"
 	"github.com/nearzero/nearzero/netcode/protocol"
 	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/version"
@@ -77,6 +78,17 @@ type conn struct {
 	// inflight is the bytes of reliable frames the writer has taken and
 	// not yet written (ReliableBacklog); written by the writer only.
 	inflight atomic.Int64
+
+	// The datagram path (datagram.go): the bound link, the room the
+	// reader sits in (host's mirror, for the link's reader), and whether
+	// the room is answering a ping that came by datagram.
+	dg     atomic.Pointer[dgLink]
+	room   atomic.Pointer[host]
+	pongDG atomic.Bool
+	dgTok  datagram.Token // guarded by Server.dg.mu: the token that binds next
+	dgGone bool           // guarded by Server.dg.mu: the connection ended
+	order  dgOrder        // both paths' states, in order (datagram.go)
+	wsBuf  []byte         // reader: the WebSocket's states, filtered
 }
 
 const slotSize = 1 + wire.MaxStateSize
@@ -166,6 +178,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = ws.CloseNow()
 	c.cleanup()
+	s.dg.drop(c)
 }
 
 // refuseConnLocked says why a WebSocket from addr, on network net, is
@@ -202,6 +215,7 @@ func (c *conn) cleanup() {
 		})
 		c.uncount()
 		c.host = nil
+		c.room.Store(nil)
 	}
 	c.s.mu.Lock()
 	delete(c.s.conns, c)
@@ -323,6 +337,7 @@ func (c *conn) handle(msg []byte) {
 				})
 				c.uncount()
 				c.host = nil
+				c.room.Store(nil)
 				return
 			case protocol.TypeSetName:
 				// The room may refuse the name (another player's, or one like
@@ -343,6 +358,8 @@ func (c *conn) handle(msg []byte) {
 				}
 				return
 			}
+		} else if msg = c.orderWS(now, msg); len(msg) == 0 {
+			return // behind states that came by datagram (datagram.go)
 		}
 		h.do(func(now time.Duration) { h.r.HandleFrame(now, c, msg) })
 		return
@@ -558,7 +575,7 @@ func (c *conn) hello(now time.Duration, msg []byte) {
 			NameMax:    protocol.MaxNameLen,
 			SeatHoldUS: protocol.US(or(rc.SeatHold, room.DefaultSeatHold)),
 			Motion:     rc.MotionLimits().Protocol(rc.NoMotionChecks)},
-		ICEServers: stunOnly(c.s.iceServers(user, c.ice)), Nodes: c.s.peers()})
+		ICEServers: stunOnly(c.s.iceServers(user, c.ice)), Nodes: c.s.peers(), Datagram: c.s.dg.offerTo(c)})
 }
 
 // peers returns the other nodes of the cluster for a welcome (nil for a
@@ -723,6 +740,7 @@ func (c *conn) seat(h *host, via protocol.Via) bool {
 			return
 		}
 		c.host = h
+		c.room.Store(h)
 	})
 	if err != nil {
 		var e *protocol.Error
@@ -751,8 +769,14 @@ func (c *conn) fatal(e *protocol.Error) {
 	c.closeWith(e.Code, e.Message)
 }
 
-// Send implements room.Peer: it queues a frame without blocking.
+// Send implements room.Peer: it queues a frame without blocking. The
+// answer to a ping that came by datagram goes back by datagram.
 func (c *conn) Send(frame []byte, reliable bool) {
+	if reliable && c.pongDG.Load() && len(frame) > 3 && wire.ControlType(frame[3]) == protocol.TypePong {
+		if l := c.dg.Load(); l != nil && l.sendControl(frame) {
+			return
+		}
+	}
 	c.qmu.Lock()
 	if c.closing {
 		c.qmu.Unlock()
@@ -955,9 +979,13 @@ func (c *conn) write(ctx context.Context, b []byte) bool {
 	return true
 }
 
-// writeStates writes one message of states, counting it.
+// writeStates writes one batch of states, counting it: over the datagram
+// path while it is up, else as one WebSocket message.
 func (c *conn) writeStates(ctx context.Context, b []byte) bool {
 	c.s.m.StateWritesTotal.Inc()
+	if l := c.dg.Load(); l != nil && l.sendStates(b) {
+		return true
+	}
 	return c.write(ctx, b)
 }
 

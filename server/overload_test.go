@@ -83,7 +83,9 @@ func TestDelayedReaderRefusesNoHonestPlayer(t *testing.T) {
 	const players = 4
 	bots := make([]*bot, players)
 	for i := range bots {
-		bots[i] = e.dial(fmt.Sprint("p", i), nil)
+		// On the WebSocket: the stall is its reader's (states over the
+		// datagram path would pass it by).
+		bots[i] = e.dial(fmt.Sprint("p", i), &serverlink.Options{NoDatagrams: true})
 	}
 	j, err := bots[0].Create(ctxT(t), nil)
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -108,6 +109,13 @@ type Deps struct {
 	// are placed on the least-loaded node and joins of rooms elsewhere
 	// are redirected there (README, "Scale-out").
 	Cluster Cluster
+	// DatagramCert is the datagram path's TLS certificate; nil generates
+	// a self-signed one at start (clients pin its hash from the welcome).
+	DatagramCert *tls.Certificate
+	// DatagramConn is the UDP socket of the datagram path, owned by the
+	// server from New on; nil: Serve opens one on its listener's address
+	// and port. Config.NoDatagrams closes it unused.
+	DatagramConn net.PacketConn
 	// Delay, when set, replaces the server's measure of how far behind
 	// its own work it runs (the Go scheduler's delay, Config.BusyAfter):
 	// a host that knows better (a container's CPU throttling), or a test.
@@ -140,6 +148,10 @@ type Server struct {
 
 	ice    func(user string) []protocol.ICEServer                      // Deps.ICE; may be nil
 	iceFor func(user string, c ICEClient) ([]protocol.ICEServer, bool) // Deps.ICEFor; may be nil
+
+	dgCert *tls.Certificate // Deps.DatagramCert
+	dgConn net.PacketConn   // Deps.DatagramConn
+	dg     *datagrams       // the datagram path; nil when off; set by Serve before ready
 
 	mu         sync.Mutex // guards the fields below
 	rooms      map[string]*host
@@ -199,6 +211,7 @@ func New(cfg *Config, deps Deps) (*Server, error) {
 	s := &Server{
 		cfg: c, log: deps.Log, m: deps.Metrics, metrics: deps.MetricsHandler, store: deps.Store, cluster: deps.Cluster, ice: deps.ICE, iceFor: deps.ICEFor, start: time.Now(),
 		turn: deps.TURN, seated: map[string]int{},
+		dgCert: deps.DatagramCert, dgConn: deps.DatagramConn,
 		rooms: map[string]*host{}, sessions: map[string]*conn{}, conns: map[*conn]struct{}{},
 		ready: make(chan struct{}), persist: make(chan func(context.Context), 4096), stop: make(chan struct{}),
 		connsBy: map[string]int{}, connsIn: map[string]int{}, socks: sockets{by: map[string]int{}, in: map[string]int{}}, roomsBy: map[string]int{}, roomsIn: map[string]int{}, dropLog: -1, resWake: make(chan struct{}, 1),
@@ -295,13 +308,30 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.addr = ln.Addr()
 	ln = &capListener{Listener: ln, s: s}
 	srv := s.httpSrv
+	s.dg = s.startDatagrams(ln.Addr()) // datagram.go; before ready: every welcome may offer it
 	close(s.ready)
 	s.mu.Unlock()
 	s.log.Info("serving", "addr", ln.Addr().String())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := srv.Serve(ln)
+	// The listener is closed: free the UDP port with it (a game that
+	// stops hosting may host again at once). Connections still open fall
+	// back to their WebSockets until they close.
+	s.dg.close()
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// DatagramAddr returns the local address of the datagram path's UDP
+// socket, or nil when the path is off or Serve has not started.
+func (s *Server) DatagramAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dg == nil {
+		return nil
+	}
+	return s.dg.pc.LocalAddr()
 }
 
 // Ready returns a channel closed once Serve has started; Addr is then set.
@@ -443,6 +473,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err := srv.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("shutdown http: %w", err))
 		}
+	}
+	if s.dg != nil {
+		s.dg.close() // Serve closes it too, as it returns: whichever is first
+	} else if s.dgConn != nil && srv == nil {
+		_ = s.dgConn.Close() // never served
 	}
 	// Rooms stop first, so that a round still running is recorded as
 	// interrupted with the players in it (closing the connections first

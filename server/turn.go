@@ -62,6 +62,10 @@ type TURNConfig struct {
 	// none. A STUN answer tells a player the address its NAT maps it to,
 	// which is what lets two players behind NATs link.
 	STUNAddr string
+	// STUNConn, when set, is the STUN responder's socket in place of
+	// STUNAddr: one side of ShareUDP, so that it shares the datagram
+	// path's port. StartTURN takes it over (TURN.Close closes it).
+	STUNConn net.PacketConn
 	// Addr is the embedded relay's UDP listen address, e.g. ":3478";
 	// empty runs none. The relay also answers STUN.
 	Addr string
@@ -216,10 +220,12 @@ func StartTURN(cfg TURNConfig, log *slog.Logger) (*TURN, error) {
 		}
 	}
 	t.url = cfg.URL
-	if cfg.STUNAddr != "" && cfg.STUNAddr != cfg.Addr {
-		conn, err := net.ListenPacket("udp", cfg.STUNAddr)
-		if err != nil {
-			return nil, fmt.Errorf("stun: listen on %s: %w", cfg.STUNAddr, err)
+	if conn := cfg.STUNConn; conn != nil || cfg.STUNAddr != "" && cfg.STUNAddr != cfg.Addr {
+		if conn == nil {
+			var err error
+			if conn, err = net.ListenPacket("udp", cfg.STUNAddr); err != nil {
+				return nil, fmt.Errorf("stun: listen on %s: %w", cfg.STUNAddr, err)
+			}
 		}
 		t.stunConn = conn
 		t.stunPort = conn.LocalAddr().(*net.UDPAddr).Port

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/quic-go/quic-go"
 
 	"github.com/nearzero/nearzero/client/core"
 	"github.com/nearzero/nearzero/client/realtime"
@@ -97,6 +98,12 @@ type Conn struct {
 	rng       *rand.Rand
 	notify    chan struct{}
 	lastErr   error
+	// quicTokens keeps the servers' address-validation tokens for the
+	// datagram path (datagram.go).
+	quicTokens quic.TokenStore
+	// dgOff is set while the datagram path is off (Options.NoDatagrams,
+	// SetDatagrams).
+	dgOff atomic.Bool
 }
 
 // Stats are counters for debugging and tests.
@@ -106,7 +113,7 @@ type Stats struct {
 	StatesUnsynced   int64 // remote states dropped before the clock synced
 	StatesDropped    int64 // states dropped from a full queue (either way)
 	EventsDropped    int64
-	LagDropped       int64 // states the lag simulator lost on purpose (none: the server link is a stream)
+	LagDropped       int64 // datagrams the lag simulator lost on purpose (the WebSocket is a stream: none there)
 	LagRetransmitted int64 // transmissions the lag simulator lost and made again (a state late, not lost)
 	Reconnects       int64
 	PingsSent        int64
@@ -116,6 +123,13 @@ type Stats struct {
 	// and written, every connection of the Conn together (the editor's
 	// debugger shows them per second).
 	BytesIn, BytesOut int64
+	// The datagram path (Options.NoDatagrams): states sent and received
+	// over it (also counted in StatesSent and StatesReceived), bindings
+	// made, and the times it went down (states back on the WebSocket)
+	// and up again while bound.
+	StatesSentDatagram, StatesReceivedDatagram int64
+	DatagramBinds, DatagramFallbacks           int64
+	DatagramResumes                            int64
 }
 
 // session is one WebSocket connection.
@@ -132,6 +146,14 @@ type session struct {
 	live   core.Liveness
 	dog    *time.Timer
 	silent error
+	// dg is the datagram path while bound (datagram.go); dgStop and
+	// dgDone end it and tell it ended (nil when none was offered), and
+	// dgEnded forbids a start once the session ended; the three guarded
+	// by Conn.mu.
+	dg      atomic.Pointer[dgLink]
+	dgStop  context.CancelFunc
+	dgDone  chan struct{}
+	dgEnded bool
 }
 
 type result struct {
@@ -154,6 +176,7 @@ func Dial(ctx context.Context, url string, opts *Options) (*Conn, error) {
 		rng:    rand.New(rand.NewPCG(o.backoffSeed(), 1)),
 		notify: make(chan struct{}, 1)}
 	c.life, c.endLife = context.WithCancel(context.Background())
+	c.dgOff.Store(o.NoDatagrams)
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -272,6 +295,7 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 	if s.live.Timeout > 0 {
 		s.dog = time.AfterFunc(s.live.Next(now, 0)-now, func() { c.watch(s) })
 	}
+	c.startDatagramsLocked(s)
 	c.mu.Unlock()
 	writerDone := make(chan struct{})
 	readerDone := make(chan struct{})
@@ -285,6 +309,7 @@ func (c *Conn) start(ws *websocket.Conn) *session {
 		close(readerDone)
 		<-writerDone
 		_ = ws.CloseNow()
+		c.stopDatagrams(s)
 		c.mu.Lock()
 		if s.dog != nil {
 			s.dog.Stop()
@@ -336,7 +361,7 @@ func (c *Conn) watch(s *session) {
 	s.dog.Reset(next - now)
 	c.mu.Unlock()
 	if probe {
-		c.sendPing()
+		c.sendPing(false) // on the WebSocket: its own liveness, and its NAT mapping
 	}
 }
 
@@ -765,7 +790,7 @@ func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 			_ = s.ws.Close(websocket.StatusNormalClosure, "bye")
 			return
 		case <-ping.C:
-			c.sendPing()
+			c.sendPing(true)
 			continue
 		case <-s.wake:
 		}
@@ -784,6 +809,12 @@ func (c *Conn) writeLoop(s *session, readerDone <-chan struct{}) {
 				w.ctl[i] = nil
 			}
 			if len(w.batch) > 0 {
+				if l := s.dg.Load(); l != nil && l.send(w.batch) {
+					c.mu.Lock()
+					c.stats.StatesSentDatagram += int64(len(w.states))
+					c.mu.Unlock()
+					continue
+				}
 				if err := s.ws.Write(ctx, websocket.MessageBinary, w.batch); err != nil {
 					return
 				}
@@ -818,13 +849,19 @@ func (c *Conn) nextWrites(s *session, w *writeBufs) bool {
 	return true
 }
 
-// sendPing queues a clock-sync ping carrying our best round trip.
-func (c *Conn) sendPing() {
+// sendPing queues a clock-sync ping carrying our best round trip: the
+// way states go when datagram is set (the datagram path while it is up),
+// else on the WebSocket.
+func (c *Conn) sendPing(datagram bool) {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	c.mu.Lock()
 	ping := c.core.Ping(now)
 	c.stats.PingsSent++
 	c.mu.Unlock()
+	if datagram {
+		_ = c.sendDatagramMsg(&ping)
+		return
+	}
 	_ = c.sendMsg(&ping)
 }
 
@@ -848,6 +885,10 @@ func (c *Conn) sendMsg(m protocol.Message) error {
 func (c *Conn) enqueueDelayed(b []byte, reliable bool) {
 	if reliable {
 		_ = c.enqueue(b)
+		return
+	}
+	if wire.KindOf(b) == wire.KindControl { // a ping or an echo for the datagram path
+		_ = c.sendControlDatagram(b)
 		return
 	}
 	var st wire.State
@@ -1043,6 +1084,7 @@ func (c *Conn) Send(m protocol.Message) error {
 func (c *Conn) SendState(s *wire.State) error {
 	now := c.clock.Now() // outside mu: a panic here must not leave it locked
 	lagged := c.lagOut.active()
+	dg := lagged && c.DatagramUp() // the simulator delays a datagram as UDP would
 	c.mu.Lock()
 	switch {
 	case c.isClosed():
@@ -1063,7 +1105,11 @@ func (c *Conn) SendState(s *wire.State) error {
 		if err != nil {
 			return fmt.Errorf("send state: %w", err)
 		}
-		c.lagOut.push(b, false)
+		if dg {
+			c.lagOut.pushDatagram(b)
+		} else {
+			c.lagOut.push(b, false)
+		}
 		return nil
 	}
 	sess := c.queueState(&st, core.SampledAt(&st, now))

@@ -55,8 +55,8 @@
 //   - Time-outs everywhere: DialTimeout per attempt, RequestTimeout for
 //     Create/Join/Leave, CloseTimeout for Close; nothing waits forever.
 //   - The lag simulator (Options.Lag): latency, jitter and loss under the
-//     server link, both ways; reliable messages keep their order. Off by
-//     default.
+//     server link, both ways: as TCP on the WebSocket (reliable messages
+//     keep their order), as UDP on the datagram path. Off by default.
 //
 // # Invariants
 //

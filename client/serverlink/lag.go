@@ -6,15 +6,17 @@ import (
 	"github.com/nearzero/nearzero/client/realtime"
 )
 
-// delayLine is one direction of the lag simulator under the server link:
-// a stream line (TCP's behaviour: nothing lost, a loss delays what
-// follows) of the one real-time runner (realtime.Lag), which the direct
-// links and the UDP relay use too with datagram lines. While the
-// simulator is off and nothing waits, callers skip it (active) and
-// deliver at once, so an idle simulator costs nothing.
+// delayLine is one direction of the lag simulator under the server link,
+// on the one real-time runner (realtime.Lag) the direct links and the UDP
+// relay use too: a stream line (TCP's behaviour: nothing lost, a loss
+// delays what follows) for what rides the WebSocket, and a datagram line
+// (UDP's: a loss loses that message alone) for what rides the datagram
+// path. While the simulator is off and nothing waits, callers skip it
+// (active) and deliver at once, so an idle simulator costs nothing.
 type delayLine struct {
 	lag      *realtime.Lag
-	line     *realtime.LagLine
+	line     *realtime.LagLine           // the WebSocket's
+	dgLine   *realtime.LagLine           // the datagram path's
 	panicked atomic.Pointer[func(error)] // told of a recovered panic
 }
 
@@ -31,6 +33,10 @@ func newDelayLine(cfg LagConfig, seed uint64, deliver func([]byte, bool)) (*dela
 		return nil, err
 	}
 	d.line = line
+	if d.dgLine, err = d.lag.NewLine(cfg, seed^0x9e3779b97f4a7c15, deliver); err != nil {
+		d.lag.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -39,21 +45,25 @@ func newDelayLine(cfg LagConfig, seed uint64, deliver func([]byte, bool)) (*dela
 func (d *delayLine) onPanic(f func(error)) { d.panicked.Store(&f) }
 
 // setConfig changes the simulator live.
-func (d *delayLine) setConfig(cfg LagConfig) error { return d.line.SetConfig(cfg) }
+func (d *delayLine) setConfig(cfg LagConfig) error { return d.lag.SetConfig(cfg) }
 
 // active reports whether messages must go through the line (see
 // realtime.LagLine.Active); when not, callers skip the copy push needs.
-func (d *delayLine) active() bool { return d.line.Active() }
+func (d *delayLine) active() bool { return d.line.Active() || d.dgLine.Active() }
 
-// push takes ownership of data.
+// push takes ownership of data, a message on the WebSocket.
 func (d *delayLine) push(data []byte, reliable bool) { d.line.Push(data, reliable) }
+
+// pushDatagram takes ownership of data, a datagram: the simulator may
+// lose it.
+func (d *delayLine) pushDatagram(data []byte) { d.dgLine.Push(data, false) }
 
 // close stops the line; undelivered messages are dropped. Safe to repeat.
 func (d *delayLine) close() { d.lag.Close() }
 
-// dropped returns how many states the line lost on purpose (none: a
-// stream line delays instead).
-func (d *delayLine) dropped() int64 { return d.line.Lost() }
+// dropped returns how many messages the datagram line lost on purpose
+// (the stream line delays instead).
+func (d *delayLine) dropped() int64 { return d.line.Lost() + d.dgLine.Lost() }
 
 // retransmitted returns how many transmissions the line lost and made
 // again.

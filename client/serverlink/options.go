@@ -110,6 +110,15 @@ type Options struct {
 	Sync clock.SyncConfig
 	// Lag simulates a worse network under this client. Off by default.
 	Lag LagConfig
+	// NoDatagrams keeps every state on the WebSocket: the datagram path
+	// the server offers (QUIC datagrams over UDP, docs/protocol.md) is
+	// not dialled. Default false: states go as datagrams while that path
+	// answers, and by the WebSocket whenever it does not.
+	NoDatagrams bool
+	// DatagramAddr, when set (host:port), is dialled for the datagram
+	// path instead of the address the server offers: a router or a test
+	// in between. Default: the offer's.
+	DatagramAddr string
 	// Seed seeds the lag simulator and the jitter of the reconnect
 	// back-off. 0 means a fixed default for the lag simulator (runs are
 	// reproducible unless you vary it) and a random back-off seed per
@@ -143,9 +152,10 @@ func (o *Options) backoffSeed() uint64 {
 
 // LagConfig is the lag simulator of docs/architecture.md §5 (netcode/lagsim):
 // it sits under the server link, the same settings in both directions.
-// States may be dropped and reordered by jitter; reliable messages are
-// delayed but keep their order. The zero value is off; Conn.SetLag
-// changes it live.
+// On the WebSocket it behaves as TCP: nothing is lost, a loss is sent
+// again and holds back what follows. On the datagram path it behaves as
+// UDP: a loss loses that state alone, and jitter may reorder states. The
+// zero value is off; Conn.SetLag changes it live.
 type LagConfig = lagsim.Config
 
 // ErrInvalidOptions indicates an Options field out of range.

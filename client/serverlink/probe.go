@@ -10,7 +10,7 @@ import (
 func (c *Conn) answerProbe(m protocol.Message) {
 	if p, ok := m.(*protocol.Pong); ok {
 		if e, ok := core.Echo(p); ok {
-			_ = c.sendMsg(&e)
+			_ = c.sendDatagramMsg(&e) // the way states go
 		}
 	}
 }

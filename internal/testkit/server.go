@@ -67,6 +67,15 @@ func StartServer(t testing.TB, deps server.Deps) *Server {
 	return s
 }
 
+// DatagramAddr returns the UDP address of the server's datagram path
+// (host:port), or "" when it is off.
+func (s *Server) DatagramAddr() string {
+	if a := s.srv.DatagramAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
 // URL returns the server's WebSocket URL (ws://host:port/ws), what
 // serverlink.Dial takes.
 func (s *Server) URL() string { return "ws://" + s.Addr + "/ws" }

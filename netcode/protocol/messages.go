@@ -90,6 +90,28 @@ type Welcome struct {
 	// node is gone, to be told where its room went, or that it is lost.
 	// Added after protocol 1 shipped: old clients ignore it.
 	Nodes []string `json:"nodes,omitempty"`
+	// Datagram offers the datagram path for states (absent when the
+	// server has it off). Added after protocol 4 shipped: old clients
+	// ignore it and keep every state on the WebSocket.
+	Datagram *DatagramOffer `json:"datagram,omitempty"`
+}
+
+// DatagramOffer is the datagram path a welcome offers (docs/protocol.md,
+// "Datagram path"; netcode/datagram): a QUIC endpoint that carries the
+// states, and the pings that map their clocks, as unreliable datagrams.
+type DatagramOffer struct {
+	// Port is the UDP port to reach it at, on the host of the WebSocket
+	// URL unless Host is set.
+	Port int `json:"port"`
+	// Host, when set, is the host to reach it at instead.
+	Host string `json:"host,omitempty"`
+	// CertSHA256 is the SHA-256 hash of the server's certificate (DER),
+	// 64 hex digits: the client accepts that certificate and no other,
+	// so a self-signed one needs no CA.
+	CertSHA256 string `json:"cert_sha256"`
+	// Token is the one-time binding token (32 hex digits) that ties a
+	// QUIC connection to this WebSocket session.
+	Token string `json:"token"`
 }
 
 // ICEServer is one STUN or TURN server for direct links, as WebRTC's

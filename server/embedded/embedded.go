@@ -5,8 +5,13 @@
 // behind a router, and the host trusts its own network) and nothing kept
 // on disk.
 //
-// Stop returns at once with the port already free, so a game can host
-// again straight away; the rest of the shutdown (rooms stopped, every
+// The datagram path (QUIC datagrams for states, docs/protocol.md) is
+// served on the same port number over UDP, with a self-signed certificate
+// made at start (clients pin its hash from the welcome); Config.NoDatagrams
+// turns it off, and a UDP port that cannot be opened leaves it off.
+//
+// Stop returns at once with the port (TCP and UDP) already free, so a game
+// can host again straight away; the rest of the shutdown (rooms stopped, every
 // connection closed with 1001 going away, background work ended) finishes
 // in a goroutine that Wait waits for.
 package embedded
@@ -65,6 +70,9 @@ type Config struct {
 	Log *slog.Logger
 	// StopTimeout bounds the shutdown after Stop. Default DefaultStopTimeout.
 	StopTimeout time.Duration
+	// NoDatagrams serves no datagram path: states ride the WebSockets
+	// alone. Default false (the UDP port of the same number serves it).
+	NoDatagrams bool
 }
 
 // Server is a room server running in this process. Its methods are safe
@@ -72,6 +80,7 @@ type Config struct {
 type Server struct {
 	srv     *server.Server
 	ln      *onceListener
+	udp     net.PacketConn // the datagram path's socket; nil when off
 	port    int
 	log     *slog.Logger
 	timeout time.Duration
@@ -102,19 +111,25 @@ func Start(cfg Config) (*Server, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	l, err := net.Listen("tcp", addr)
+	l, udp, err := listen(host, port, !cfg.NoDatagrams, log)
 	if err != nil {
 		if inUse(err) {
 			return nil, fmt.Errorf("%w: %d", ErrPortInUse, port)
 		}
 		return nil, fmt.Errorf("%w on %s: %w", ErrListen, addr, err)
 	}
+	closeAll := func() {
+		_ = l.Close()
+		if udp != nil {
+			_ = udp.Close()
+		}
+	}
 	// A fresh secret per run: identities issued here are good for this
 	// server's lifetime, which is all a hosted game needs (and no
 	// "no storage" warning).
 	secret, err := identity.NewSecret()
 	if err != nil {
-		_ = l.Close()
+		closeAll()
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	rc := cfg.Room
@@ -128,13 +143,14 @@ func Start(cfg Config) (*Server, error) {
 		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,
 		MaxRoomsPerPrefix: -1,
 		// Stop does not drain: rounds end with the host.
-		DrainGrace: time.Second,
-	}, server.Deps{Secret: secret, Log: log})
+		DrainGrace:  time.Second,
+		NoDatagrams: udp == nil,
+	}, server.Deps{Secret: secret, Log: log, DatagramConn: quiet(udp)})
 	if err != nil {
-		_ = l.Close()
+		closeAll()
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
-	s := &Server{srv: srv, ln: &onceListener{Listener: l}, port: l.Addr().(*net.TCPAddr).Port, log: log,
+	s := &Server{srv: srv, ln: &onceListener{Listener: l}, udp: udp, port: l.Addr().(*net.TCPAddr).Port, log: log,
 		timeout: cfg.StopTimeout, done: make(chan struct{}), served: make(chan struct{})}
 	if s.timeout <= 0 {
 		s.timeout = DefaultStopTimeout
@@ -194,6 +210,9 @@ func (s *Server) Running() bool {
 func (s *Server) Stop() {
 	s.stopOnce.Do(func() {
 		_ = s.ln.Close() // the port is free when Stop returns
+		if s.udp != nil {
+			_ = s.udp.Close() // its UDP side too: the datagram path ends, clients fall back
+		}
 		go func() {
 			defer close(s.done)
 			defer func() {
@@ -256,6 +275,53 @@ func (l *onceListener) closed() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.isShut
+}
+
+// quietUDP is the datagram path's socket as quic-go sees it inside a
+// game: without its SyscallConn, quic-go does not try to grow the
+// socket's buffers to 7 MB, which unprivileged it cannot, and then print
+// a warning to the game's console; a LAN game's datagrams need neither
+// big buffers nor batched reads.
+type quietUDP struct{ net.PacketConn }
+
+// SetReadBuffer and SetWriteBuffer take what the system allows.
+func (quietUDP) SetReadBuffer(int) error  { return nil }
+func (quietUDP) SetWriteBuffer(int) error { return nil }
+
+// quiet wraps udp (nil stays nil).
+func quiet(udp net.PacketConn) net.PacketConn {
+	if udp == nil {
+		return nil
+	}
+	return quietUDP{udp}
+}
+
+// listenTries is how many free ports AnyPort tries for one whose UDP
+// side is free too.
+const listenTries = 8
+
+// listen opens the TCP port and, with datagrams, the UDP port of the same
+// number (one port to open in a firewall, one number to type). A UDP port
+// that cannot be opened leaves the datagram path off (logged): the TCP
+// port alone serves every player. AnyPort (port 0) looks for a number
+// free on both.
+func listen(host string, port int, datagrams bool, log *slog.Logger) (net.Listener, net.PacketConn, error) {
+	for try := 1; ; try++ {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil || !datagrams {
+			return l, nil, err
+		}
+		udp, err := net.ListenPacket("udp", l.Addr().String())
+		if err == nil {
+			return l, udp, nil
+		}
+		if port == 0 && try < listenTries {
+			_ = l.Close()
+			continue
+		}
+		log.Warn("datagram path off: cannot open the UDP port", "addr", l.Addr().String(), "err", err)
+		return l, nil, nil
+	}
 }
 
 // inUse reports whether a listen error says the port is taken

@@ -45,12 +45,21 @@ func TestHostJoinStop(t *testing.T) {
 	_, err = b.Join(ctxT(t), joined.Code)
 	require.NoError(t, err)
 
+	// The datagram path on the same port number over UDP carries states.
+	require.NotNil(t, a.Welcome().Datagram)
+	assert.Equal(t, s.Port(), a.Welcome().Datagram.Port)
+	assert.Eventually(t, func() bool { return a.DatagramUp() && b.DatagramUp() }, 5*time.Second, 5*time.Millisecond)
+
 	s.Stop()
 	assert.False(t, s.Running())
-	// The port is free as soon as Stop returns: hosting again works.
+	// The port is free as soon as Stop returns, TCP and UDP: hosting
+	// again works.
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
+	u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+	require.NoError(t, err)
+	require.NoError(t, u.Close())
 	require.True(t, s.Wait(5*time.Second), "shutdown did not finish")
 	s.Stop() // repeat: no effect
 
@@ -65,6 +74,19 @@ func TestHostJoinStop(t *testing.T) {
 		}, 5*time.Second, 10*time.Millisecond, "client not told the server stopped")
 		_ = c.Close(ctxT(t))
 	}
+}
+
+func TestNoDatagrams(t *testing.T) {
+	s, err := Start(Config{Port: AnyPort, Host: "127.0.0.1", NoDatagrams: true})
+	require.NoError(t, err)
+	defer func() { s.Stop(); s.Wait(5 * time.Second) }()
+	c, err := serverlink.Dial(ctxT(t), s.LocalURL(), &serverlink.Options{NoReconnect: true})
+	require.NoError(t, err)
+	defer c.Close(ctxT(t))
+	assert.Nil(t, c.Welcome().Datagram, "none offered")
+	u, err := net.ListenPacket("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port())))
+	require.NoError(t, err, "the UDP port was never taken")
+	require.NoError(t, u.Close())
 }
 
 func TestPortInUse(t *testing.T) {

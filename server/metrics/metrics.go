@@ -68,6 +68,19 @@ type Metrics struct {
 	// Panics counts panics recovered in server goroutines (a room closed,
 	// a connection closed or a background loop restarted): each is a bug.
 	Panics *Counter
+	// DatagramLinks counts connections with a bound datagram path.
+	DatagramLinks *Gauge
+	// DatagramStatesIn and DatagramStatesOut count state frames received
+	// and sent over datagram paths (a subset of StatesInTotal and
+	// RelayedTotal).
+	DatagramStatesIn, DatagramStatesOut *Counter
+	// DatagramReordered counts states of sessions with a datagram path
+	// dropped because a newer state of the same entity had arrived first
+	// (UDP reorders, and the two paths overtake each other at a switch).
+	DatagramReordered *Counter
+	// DatagramFallbacks counts datagram paths that went down while bound
+	// (their states then go by the WebSocket).
+	DatagramFallbacks *Counter
 
 	families []Family
 }
@@ -122,6 +135,8 @@ const (
 	LimitTURNQuota      = "turn_quota"      // a TURN allocation over a user's, an address's or the relay's quota
 	LimitTURNUnseated   = "turn_unseated"   // a TURN request with the credentials of a player holding no seat
 	LimitTURNExpired    = "turn_expired"    // a TURN allocation closed for not being refreshed in its lifetime
+	LimitDatagrams      = "datagrams"       // a connection closed for a datagram flood
+	LimitDatagramBinds  = "datagram_binds"  // a QUIC connection refused after too many failed bindings
 	LimitOverload       = "overload"        // a create refused while the server is overloaded (Config.OverloadAfter)
 )
 
@@ -130,7 +145,8 @@ func Limits() []string {
 	return []string{LimitConnsPerAddr, LimitRoomsPerAddr, LimitNewIdentities, LimitJoinFailures, LimitIdle, LimitPingFrames,
 		LimitRoomsPerNet, LimitLobbies, LimitIdleLobby, LimitConns, LimitSockets, LimitSocketsPerAddr,
 		LimitConnsPerNet, LimitConnsReserve, LimitSocketsPerNet, LimitSocketsReserve, LimitSmallNets,
-		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired, LimitOverload}
+		LimitTURNQuota, LimitTURNUnseated, LimitTURNExpired, LimitOverload,
+		LimitDatagrams, LimitDatagramBinds}
 }
 
 // Connection-level rejection reasons (the room's come from room.Reject).
@@ -143,6 +159,7 @@ const (
 	ReasonVersion    = "version"     // another protocol or rules version
 	ReasonHelloSlow  = "hello_timeout"
 	ReasonJoinFailed = "join_failed" // room full or not found
+	ReasonDatagram   = "datagram"    // a datagram that is no state, ping, echo or keepalive
 )
 
 // New creates the metrics.
@@ -159,6 +176,8 @@ func New() *Metrics {
 		rejected:       new(Vec[Counter]), phases: new(Vec[Gauge]), kicked: new(Vec[Counter]),
 		closes: new(Vec[Counter]), limited: new(Vec[Counter]),
 		StorageDropped: new(Counter), ResultsRetries: new(Counter), Panics: new(Counter),
+		DatagramLinks: new(Gauge), DatagramStatesIn: new(Counter), DatagramStatesOut: new(Counter),
+		DatagramReordered: new(Counter), DatagramFallbacks: new(Counter),
 	}
 	for _, l := range Limits() {
 		m.limited.With(l)
@@ -167,7 +186,7 @@ func New() *Metrics {
 		m.rejectedRoom = append(m.rejectedRoom, m.rejected.With(r.String()))
 	}
 	for _, r := range []string{ReasonNotInRoom, ReasonOversized, ReasonTextFrame, ReasonBadHello, ReasonBadToken,
-		ReasonVersion, ReasonHelloSlow, ReasonJoinFailed} {
+		ReasonVersion, ReasonHelloSlow, ReasonJoinFailed, ReasonDatagram} {
 		m.rejected.With(r)
 	}
 	for _, p := range protocol.Phases {
@@ -213,6 +232,11 @@ func New() *Metrics {
 		c("storage_dropped_total", "Storage writes (names) dropped because the write queue was full; results are never dropped.", m.StorageDropped),
 		c("results_retries_total", "Failed attempts to store round results; each is retried until stored.", m.ResultsRetries),
 		c("panics_total", "Panics recovered in server goroutines (room closed, connection closed or loop restarted); each is a bug.", m.Panics),
+		g("datagram_links", "Connections with a bound datagram path (QUIC).", m.DatagramLinks),
+		c("datagram_states_in_total", "State frames received over datagram paths.", m.DatagramStatesIn),
+		c("datagram_states_out_total", "State frames sent over datagram paths.", m.DatagramStatesOut),
+		c("datagram_reordered_total", "States of sessions with a datagram path dropped because a newer state of the entity had arrived first (UDP reorders; the two paths overtake each other at a switch).", m.DatagramReordered),
+		c("datagram_fallbacks_total", "Datagram paths that went down while bound (states then go by the WebSocket).", m.DatagramFallbacks),
 	}
 	return m
 }

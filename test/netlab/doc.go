@@ -10,8 +10,8 @@
 //	player ── veth ── router (nftables NAT) ══ impairment ══╝
 //
 // "pub" holds the room server (server/cmd/nearzero-server, built by the
-// test) on 203.0.113.1, with its STUN responder and, where a case asks,
-// its embedded TURN relay. Each player sits on its own 192.168.1.0/24
+// test) on 203.0.113.1, with its datagram path and STUN responder (UDP, on
+// its port number) and, where a case asks, its embedded TURN relay. Each player sits on its own 192.168.1.0/24
 // behind a router that masquerades it onto 198.51.100.0/24 in one of three
 // modes (NAT): port-kept (plain masquerade: endpoint-independent mapping),
 // symmetric (masquerade fully-random) or UDP blocked; the router drops
@@ -31,8 +31,8 @@
 // exec". It sends a 60 Hz mover whose path is a function of the wall clock
 // that every namespace shares (At), so each player knows where the other
 // truly was at each frame it draws, and records per frame the path drawn
-// from, the state age and the drawn error, and every state sent and
-// received (Result). The test turns two players' records into a row of
+// from, the state age and the drawn error, whether the server link's
+// datagram path was up, and every state sent and received (Result). The test turns two players' records into a row of
 // README.md's "Networks" table (RowOf) and checks each case's goals.
 //
 // # Running

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -124,6 +125,10 @@ type Case struct {
 	Seed uint64
 	// Player are extra flags of both players.
 	Player []string
+	// CutUDP, when set, drops every UDP packet at player A's router that
+	// long after player B started (Lab.BlockUDP); Outcome.CutUnixNS says
+	// when it happened.
+	CutUDP time.Duration
 }
 
 // Outcome is what a case's two players recorded.
@@ -131,6 +136,9 @@ type Outcome struct {
 	Case    Case
 	Results [2]*Result // [creator, joiner]
 	Wall    time.Duration
+	// CutUnixNS is when player A's UDP was cut (Case.CutUDP), in Unix
+	// nanoseconds; 0 when it was not.
+	CutUnixNS int64
 	// Late is how late the test process's 5 ms timers fired while the
 	// players ran (p99): how far the machine held back the lab's time.
 	Late time.Duration
@@ -246,12 +254,23 @@ func runCase(t *testing.T, c Case) *Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cut atomic.Int64
+	if c.CutUDP > 0 {
+		timer := time.AfterFunc(c.CutUDP, func() {
+			if err := lab.BlockUDP(0); err != nil {
+				t.Errorf("netlab: %v", err)
+				return
+			}
+			cut.Store(time.Now().UnixNano())
+		})
+		defer timer.Stop()
+	}
 	for _, p := range []*Proc{pa, pb} {
 		if err := p.Wait(); err != nil {
 			t.Fatalf("%s: %v\n%s\nserver:\n%s", p.Name, err, p.Log(), srv.Log())
 		}
 	}
-	o := &Outcome{Case: c, Wall: time.Since(start), Late: stopLate()}
+	o := &Outcome{Case: c, Wall: time.Since(start), CutUnixNS: cut.Load(), Late: stopLate()}
 	for i, f := range outs {
 		b, err := os.ReadFile(f)
 		if err != nil {

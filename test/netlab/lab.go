@@ -25,7 +25,8 @@ import (
 const (
 	ServerIP  = "203.0.113.1"
 	lanPrefix = "192.168.1."
-	// ServerPort is the room server's TCP port (and its STUN port, UDP).
+	// ServerPort is the room server's TCP port and, over UDP, that of its
+	// datagram path and STUN responder (one socket).
 	ServerPort = 8787
 	// TURNPort is the embedded TURN relay's UDP port, when it runs.
 	TURNPort = 3478
@@ -300,6 +301,18 @@ func (l *Lab) AddNATed(side Side, seed uint64) (string, error) {
 	}
 	l.Players = append(l.Players, p)
 	return p, nil
+}
+
+// BlockUDP drops every UDP packet across player i's router from now on
+// (a NATed player's, AddNATed): a firewall rule, or a router that lost
+// its mappings, mid-game. TCP passes as before.
+func (l *Lab) BlockUDP(i int) error {
+	r := fmt.Sprintf("%s-r%d", l.id, i)
+	cmd := exec.Command("ip", "netns", "exec", r, "nft", "add", "rule", "ip", "lab", "pass", "meta", "l4proto", "udp", "drop")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("block udp in %s: %w: %s", r, err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // AddLAN adds n players on one LAN segment (a bridge in their router)

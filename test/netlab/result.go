@@ -80,6 +80,7 @@ type Frame struct {
 	Err      float64       // distance from the true position, m
 	DirectUp bool          // the Room reported the direct link up
 	Link     bool          // the direct link was open
+	Datagram bool          // the server link's datagram path was up (states to and from the server as QUIC datagrams)
 }
 
 // Sent is one state sent.

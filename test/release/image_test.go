@@ -105,6 +105,7 @@ func TestDockerfile(t *testing.T) {
 	assert.Contains(t, entry, `"-db", "/data/nearzero.db"`, "the database is on the volume")
 	assert.Contains(t, entry, `"-addr", ":8787"`, "listens on every interface of the container")
 	assert.Contains(t, find(final, "EXPOSE"), "8787")
+	assert.Contains(t, find(final, "EXPOSE"), "8787/udp", "the datagram path's UDP port")
 	assert.Equal(t, []string{"SIGTERM"}, find(final, "STOPSIGNAL"))
 
 	hc := find(final, "HEALTHCHECK")

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -87,6 +88,9 @@ type options struct {
 	stun      multi
 	stunAddr  string // -stun-addr
 	turnPorts string // -turn-ports
+
+	noDatagrams             bool   // -no-datagrams
+	dgCert, dgKey, dgPublic string // -datagram-cert, -datagram-key, -datagram-public
 }
 
 // area is a -spawn-area flag: a box, "minx,miny,minz,maxx,maxy,maxz" (3D)
@@ -257,6 +261,10 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.turn.AllocationsPerUser, "turn-allocations-per-user", server.DefaultTURNAllocationsPerUser, "embedded TURN allocations one player may hold at once; -1 for no limit")
 	fs.IntVar(&o.turn.AllocationsPerAddr, "turn-allocations-per-addr", server.DefaultTURNAllocationsPerAddr, "embedded TURN allocations one client address may hold at once; -1 for no limit")
 	fs.IntVar(&o.turn.MaxAllocations, "turn-max-allocations", 0, "embedded TURN allocations in all, each a socket counted in -max-sockets (0: a quarter of -max-sockets; -1 for no limit)")
+	fs.BoolVar(&o.noDatagrams, "no-datagrams", false, "serve no datagram path: states ride the WebSocket alone (default: a QUIC endpoint on the UDP port of -addr's number carries them as datagrams; open that UDP port too)")
+	fs.StringVar(&o.dgCert, "datagram-cert", "", "PEM certificate of the datagram path, with -datagram-key (default: a self-signed one made at start; clients pin its hash from the welcome, so it needs no CA)")
+	fs.StringVar(&o.dgKey, "datagram-key", "", "PEM private key of -datagram-cert")
+	fs.StringVar(&o.dgPublic, "datagram-public", "", "host:port or :port players reach the datagram path at, when not the host they connect to and -addr's port (a UDP port forwarded elsewhere)")
 	fs.Var(&o.stun, "stun-url", "STUN server handed to players for direct links, e.g. stun:stun.example.com:3478 (repeatable)")
 	fs.BoolVar(&o.version, "version", false, "print the release, protocol and rules versions and exit")
 	fs.StringVar(&o.cluster.nats, "nats", "", "NATS server URL(s), comma-separated, with JetStream: makes this server one node of a cluster sharing a room directory (default: none, a single server); needs -node-id, -node-url and the same secret on every node")
@@ -352,7 +360,24 @@ func (o *options) config() *server.Config {
 	c.JoinFailRate, c.JoinFailBurst = l.JoinFailRate, l.JoinFailBurst
 	c.BusyAfter, c.OverloadAfter, c.WriteCoalesce = l.BusyAfter, l.OverloadAfter, l.WriteCoalesce
 	c.TrustedProxies = o.proxies
+	c.NoDatagrams, c.DatagramPublic = o.noDatagrams, o.dgPublic
 	return c
+}
+
+// datagramCert loads -datagram-cert and -datagram-key; nil when neither
+// is set (the server makes its own).
+func (o *options) datagramCert() (*tls.Certificate, error) {
+	if o.dgCert == "" && o.dgKey == "" {
+		return nil, nil
+	}
+	if o.dgCert == "" || o.dgKey == "" {
+		return nil, errors.New("-datagram-cert and -datagram-key go together")
+	}
+	c, err := tls.LoadX509KeyPair(o.dgCert, o.dgKey)
+	if err != nil {
+		return nil, fmt.Errorf("datagram certificate: %w", err)
+	}
+	return &c, nil
 }
 
 func newLogger(format, level string, w io.Writer) (*slog.Logger, error) {
@@ -417,6 +442,9 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	}
 	defer st.Close()
 	deps := server.Deps{Store: st, Log: log}
+	if deps.DatagramCert, err = o.datagramCert(); err != nil {
+		return err
+	}
 	secret := o.secret
 	if secret == "" {
 		secret = os.Getenv("NEARZERO_SECRET")
@@ -435,6 +463,19 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	case "none":
 	default:
 		tc.STUNAddr = o.stunAddr
+	}
+	if !o.noDatagrams && tc.STUNAddr == o.addr {
+		// The datagram path and the STUN responder on one UDP socket, the
+		// port number of -addr: QUIC packets to the one, STUN to the other.
+		pc, err := net.ListenPacket("udp", o.addr)
+		if err != nil {
+			return fmt.Errorf("datagram path and STUN: listen on udp %s: %w", o.addr, err)
+		}
+		deps.DatagramConn, tc.STUNConn = server.ShareUDP(pc)
+		// Closed by the server and the STUN responder as they end; these
+		// cover a start that fails before either took its side.
+		defer deps.DatagramConn.Close()
+		defer tc.STUNConn.Close()
 	}
 	if tc.RelayPorts, err = parsePorts(o.turnPorts); err != nil {
 		return err
@@ -501,7 +542,8 @@ func serve(o *options, sig <-chan os.Signal, stdout io.Writer, log *slog.Logger,
 	<-s.Ready()
 	log.Info("nearzero-server ready", "addr", ln.Addr().String(), "db", o.db, "protocol", wire.ProtocolVersion,
 		"rules", wire.RulesVersion, "room_size", cfg.Room.MaxPlayers, "max_rooms", cfg.MaxRooms, "drain_grace", cfg.DrainGrace,
-		"open_file_limit", files, "max_conns", cfg.Effective().MaxConns, "max_sockets", cfg.Effective().MaxSockets)
+		"open_file_limit", files, "max_conns", cfg.Effective().MaxConns, "max_sockets", cfg.Effective().MaxSockets,
+		"datagrams", s.DatagramAddr() != nil)
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

@@ -117,6 +117,7 @@ func run() error {
 	tail := flag.Duration("tail", 1500*time.Millisecond, "how long to go on sending after recording, for the other player's record")
 	wait := flag.Duration("wait", 20*time.Second, "how long to wait for the room and the other player")
 	noDirect := flag.Bool("no-direct", false, "no direct links: every state by the server")
+	noDatagrams := flag.Bool("no-datagrams", false, "no datagram path to the server: states to and from it by the WebSocket alone")
 	lagFlag := flag.String("lag", "", "lag simulator on the server link: LATENCY,JITTER,LOSS (e.g. 30ms,20ms,0.02)")
 	out := flag.String("out", "", "results file (JSON)")
 	verbose := flag.Bool("v", false, "log the Room's lines to stderr")
@@ -142,7 +143,7 @@ func run() error {
 	res := netlab.Result{OriginUnixNS: c.origin.UnixNano(), Joined: *join != ""}
 	cfg := netroom.Config{
 		Server:         *server,
-		Options:        serverlink.Options{Name: "lab", Clock: c, Lag: lag, Seed: *seed, Log: log},
+		Options:        serverlink.Options{Name: "lab", Clock: c, Lag: lag, Seed: *seed, Log: log, NoDatagrams: *noDatagrams},
 		NoDirect:       *noDirect,
 		DirectLagApart: true, // the lag simulator, when on, is the server link's alone
 		Dial: func(ctx context.Context, url string, o *serverlink.Options) (netroom.ServerLink, error) {
@@ -249,7 +250,7 @@ func run() error {
 				res.Slot, res.Peer = slot, peer
 			}
 			if started >= 0 && !res.Done {
-				f := netlab.Frame{T: drawNow - started, DirectUp: room.DirectUp(peer)}
+				f := netlab.Frame{T: drawNow - started, DirectUp: room.DirectUp(peer), Datagram: room.ServerDatagramUp()}
 				if pose.Valid {
 					truth := netlab.At(*seed, peer, *epoch, res.OriginUnixNS+int64(drawNow))
 					f.Valid, f.Path, f.Age = true, pathOf(pose.Path), pose.Age
