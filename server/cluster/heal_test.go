@@ -187,16 +187,25 @@ func TestClusterAdoptsLateRefresh(t *testing.T) {
 	}, waitFor, 10*time.Millisecond, "a's writes time out")
 	sp.resume()
 
-	// For two TTLs the room stays listed, through c, and a keeps it.
+	// For two TTLs a keeps its room, and the room stays listed through c.
+	// A loaded machine may hold one of a's refreshes past its short
+	// time-out, so the entry may lapse for a moment; an entry taken for
+	// another node's is never refreshed again and is gone for good.
 	deadline := time.Now().Add(2 * ttl)
+	looks, missing := 0, 0
 	for time.Now().Before(deadline) {
 		_, here, found, err := c.Locate(ctxT(t), "AAAAAA")
 		if err == nil { // a slow answer says nothing
-			require.True(t, found && !here, "a's room dropped from the directory")
+			looks++
+			if !found || here {
+				missing++
+			}
 		}
 		require.Equal(t, 1.0, gauge(t, reg, "nearzero_cluster_rooms"), "a gave its room up")
 		time.Sleep(50 * time.Millisecond)
 	}
+	t.Logf("a's room missing from the directory in %d of %d looks over two TTLs", missing, looks)
+	require.Eventually(t, func() bool { return locate(t, c, "AAAAAA") }, ttl, 10*time.Millisecond, "a's room dropped from the directory")
 }
 
 // TestClusterRemovesLateClaims: a claim that timed out (NATS paused)
