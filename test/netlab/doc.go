@@ -40,8 +40,11 @@
 // The lab needs root, ip (iproute2), nft (nftables), /dev/net/tun and the
 // go command; elsewhere, and in -short mode, it skips with one line saying
 // why. It removes every namespace it made when a test ends, failed or not,
-// and sweeps what a killed run left (names carry the process id). A full
-// run takes about three minutes; environment variables pick parts:
+// and sweeps what a killed run left (names carry the process id). A case
+// run while the machine was too busy to keep the lab's time (the test's
+// 5 ms timers fired over 20 ms late, p99) is skipped, saying so, not
+// judged. A full run takes about three minutes; environment variables
+// pick parts:
 //
 //	NETLAB_CASES=LAN,symmetric   cases whose names contain one of these
 //	NETLAB_SEED=3                the cases' seed
