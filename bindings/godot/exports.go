@@ -88,14 +88,33 @@ func nzMethodCall(method, inst C.uintptr_t, args *unsafe.Pointer, argc C.gdx_int
 	case !ok:
 		err.error = 5 // INSTANCE_IS_NULL
 		return
-	case int(argc) < len(m.args):
-		err.error, err.expected = 4, C.int32_t(len(m.args)) // TOO_FEW_ARGUMENTS
+	case int(argc) < len(m.args)-len(m.defaults):
+		err.error, err.expected = 4, C.int32_t(len(m.args)-len(m.defaults)) // TOO_FEW_ARGUMENTS
 		return
 	case int(argc) > len(m.args):
 		err.error, err.expected = 3, C.int32_t(len(m.args)) // TOO_MANY_ARGUMENTS
 		return
 	}
-	if bad := m.call(in.value, unsafe.Pointer(args), ret); bad >= 0 {
+	argp := unsafe.Pointer(args)
+	if missing := len(m.args) - int(argc); missing > 0 {
+		// The engine hands an extension's Variant calls over as they came
+		// (GDScript's room.create_room()): the defaults are ours to fill
+		// in, as the engine does for its own methods.
+		full := make([]unsafe.Pointer, len(m.args))
+		copy(full, unsafe.Slice(args, int(argc)))
+		vals := make([]Variant, missing)
+		for i := range vals {
+			vals[i], _ = defaultVariant(m.defaults[len(m.defaults)-missing+i])
+			full[int(argc)+i] = unsafe.Pointer(&vals[i])
+		}
+		defer func() {
+			for i := range vals {
+				vals[i].Destroy()
+			}
+		}()
+		argp = unsafe.Pointer(&full[0])
+	}
+	if bad := m.call(in.value, argp, ret); bad >= 0 {
 		err.error, err.argument, err.expected = 2, C.int32_t(bad), C.int32_t(m.args[bad].typ) // INVALID_ARGUMENT
 	}
 }
