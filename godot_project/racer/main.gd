@@ -827,7 +827,7 @@ func _poll_track() -> void:
 
 func _update_camera(delta: float) -> void:
 	var target: Node3D = camera_target if is_instance_valid(camera_target) else car
-	var own := target == car
+	var own: bool = target == car
 	var drawn = target.get("visual") if target else null
 	if drawn is Node3D:
 		target = drawn  # where the car is drawn (late, with the room's input delay)
