@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	mathbits "math/bits"
 	"time"
 
 	"github.com/nearzero/nearzero/netcode/geom"
@@ -94,10 +95,15 @@ type EntityLimits struct {
 	// Default 3 s.
 	ClaimAfterSpawn time.Duration
 	// SpawnClearance is how far (metres, 3D) a player's own entity must
-	// appear from every shared object another connected player owns: its
-	// first state in the room nearer to one is refused (counted as
-	// "spawn", answered, no abuse score). Default ClaimRadius; negative
-	// means none. The host is exempt (it takes any object anyway).
+	// get from a shared object another connected player owns before it
+	// may claim it, when it first appeared nearer (its first state in the
+	// room): a body that appears beside the ball is drawn and relayed like
+	// any other, but takes the ball by the radius rule only after it has
+	// been this far from it once, as if it had appeared there and walked
+	// in. (Refusing such a first state, as 0.5.0 did, refused every state
+	// of an honest paddle placed beside the ball.) Default ClaimRadius;
+	// negative means none. The host is exempt (it takes any object
+	// anyway).
 	SpawnClearance float64
 	// SpawnClearance2D is SpawnClearance for 2D rooms, in pixels. Default
 	// ClaimRadius2D; negative means none.
@@ -195,19 +201,35 @@ func (a Area) validate() error {
 }
 
 // spawnRefused returns why s's own entity may not appear at st (its first
-// state in the room), or nil: outside the spawn area, or within the spawn
-// clearance of a shared object another connected player owns.
+// state in the room), or nil: outside the spawn area.
 func (r *Room) spawnRefused(s *seat, st *wire.State) error {
-	l := &r.cfg.Entities
-	area, clear := l.SpawnArea, l.SpawnClearance
+	area := r.cfg.Entities.SpawnArea
 	if st.Dim2D {
-		area, clear = l.SpawnArea2D, l.SpawnClearance2D
+		area = r.cfg.Entities.SpawnArea2D
 	}
 	if !area.IsZero() && !area.Contains(st.Pos) {
 		return errOutsideSpawnArea
 	}
+	return nil
+}
+
+// spawnClearance returns the spawn clearance for states of st's dimension
+// (0: none).
+func (r *Room) spawnClearance(st *wire.State) float64 {
+	if st.Dim2D {
+		return max(r.cfg.Entities.SpawnClearance2D, 0)
+	}
+	return max(r.cfg.Entities.SpawnClearance, 0)
+}
+
+// noteBeside records, at s's first accepted state st, the shared objects
+// another connected player owns within the spawn clearance: s may not
+// claim them until it has been that far from each (clearBeside).
+func (r *Room) noteBeside(s *seat, st *wire.State) {
+	s.beside = [2]uint64{}
+	clear := r.spawnClearance(st)
 	if clear <= 0 || s.slot == r.host {
-		return nil
+		return
 	}
 	for _, o := range r.objs {
 		if o == nil || !o.placed || o.owner == s.slot {
@@ -217,15 +239,38 @@ func (r *Room) spawnRefused(s *seat, st *wire.State) error {
 			continue // free for anyone: nothing to take
 		}
 		if d := st.Pos.Sub(o.pos); d.Dot(d) < clear*clear {
-			return fmt.Errorf("%w (object %d is %.1f away, the clearance %.1f)", errNearObject, o.id, d.Len(), clear)
+			i := o.id - wire.FirstShared
+			s.beside[i/64] |= 1 << (i % 64)
 		}
 	}
-	return nil
+}
+
+// clearBeside forgets, after s's accepted state st, each object s
+// appeared beside that st lies the spawn clearance or more from.
+func (r *Room) clearBeside(s *seat, st *wire.State) {
+	clear := r.spawnClearance(st)
+	for w := range s.beside {
+		for bits := s.beside[w]; bits != 0; bits &= bits - 1 {
+			i := w*64 + mathbits.TrailingZeros64(bits)
+			if o := r.objs[i]; o == nil || !o.placed || far(st.Pos.Sub(o.pos), clear) {
+				s.beside[w] &^= 1 << (i % 64) // gone, or left behind
+			}
+		}
+	}
+}
+
+// far reports whether d is clear or longer.
+func far(d geom.Vec3, clear float64) bool { return d.Dot(d) >= clear*clear }
+
+// besideOf reports whether s appeared beside o and has not been the
+// spawn clearance from it since.
+func (s *seat) besideOf(o *object) bool {
+	i := o.id - wire.FirstShared
+	return s.beside[i/64]&(1<<(i%64)) != 0
 }
 
 var (
 	errOutsideSpawnArea = errors.New("a player's first state must lie in the room's spawn area")
-	errNearObject       = errors.New("a player's first state must lie away from the shared objects others own")
 )
 
 // EntityMetrics is an optional part of Metrics: a Metrics that has it also
@@ -588,7 +633,8 @@ func (r *Room) claim(now time.Duration, s *seat, m *protocol.Claim) *protocol.Er
 // the claim radius of the object, nearer than the owner's, and the last
 // handover ClaimHold ago. Within ClaimAfterTeleport of the claimant's
 // teleport, its distance is also measured from before the jump; within
-// ClaimAfterSpawn of its appearance, it may not claim at all.
+// ClaimAfterSpawn of its appearance, it may not claim at all, and an
+// object it appeared beside not before it has been SpawnClearance away.
 func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 	cur := r.seatAt(o.owner)
 	if cur == nil || cur.peer == nil || s.slot == r.host {
@@ -606,6 +652,12 @@ func (r *Room) claimRefused(now time.Duration, s *seat, o *object) string {
 		return fmt.Sprintf("you appeared %v ago; claims wait %v", (now - s.mo.Since).Round(time.Millisecond), l.ClaimAfterSpawn)
 	case !o.placed:
 		return "the server has no position of the object yet"
+	case s.besideOf(o):
+		clear := l.SpawnClearance
+		if r.dim2D {
+			clear = l.SpawnClearance2D
+		}
+		return fmt.Sprintf("you appeared beside it; claims wait until you have been %.1f from it (the spawn clearance)", clear)
 	}
 	d := s.mo.Pos.Sub(o.pos).Len()
 	if s.mo.Teleported && now-s.mo.TeleportAt < l.ClaimAfterTeleport {

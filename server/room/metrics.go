@@ -24,7 +24,7 @@ const (
 	RejectSignalRate                // Signal over its sender→recipient budget
 	RejectEntities                  // state of a new entity past EntityLimits.MaxPerPlayer
 	RejectRecipient                 // event, chat or property over its recipient's budget (inbox.go)
-	RejectSpawn                     // a player's first state outside the spawn area or near an object another owns
+	RejectSpawn                     // a player's first state outside the spawn area
 	RejectLate                      // state over the rate or the distance its time allows, later than the room's backlog credit while the room is behind (timeline.go)
 	numRejects
 )

@@ -92,7 +92,8 @@ func (r *Room) playerState(now, at time.Duration, s *seat, frame []byte) {
 		r.reject(now, s, RejectStale, nil)
 		return
 	}
-	if !s.mo.OK && !r.cfg.NoMotionChecks {
+	first := !s.mo.OK && !r.cfg.NoMotionChecks
+	if first {
 		if err := r.spawnRefused(s, &st); err != nil { // entities.go
 			r.reject(now, s, RejectSpawn, err)
 			return
@@ -100,6 +101,12 @@ func (r *Room) playerState(now, at time.Duration, s *seat, frame []byte) {
 	}
 	if !r.admit(now, at, s, &st, &s.mo, false) {
 		return
+	}
+	switch {
+	case first:
+		r.noteBeside(s, &st)
+	case s.beside != [2]uint64{}:
+		r.clearBeside(s, &st)
 	}
 	s.n = copy(s.buf[:], frame)
 	out := s.buf[:s.n]

@@ -108,8 +108,9 @@ type seat struct {
 	has         bool          // last is set (on this connection)
 	last        wire.State    // last accepted state, re-stamped and with our slot
 	lastArrival time.Duration
-	mo          track  // what the motion checks know; outlives the connection
-	accepted    uint32 // states accepted (samples the offset metric)
+	mo          track     // what the motion checks know; outlives the connection
+	beside      [2]uint64 // shared objects (bit id-128) it first appeared within the spawn clearance of (entities.go)
+	accepted    uint32    // states accepted (samples the offset metric)
 	n           int
 	buf         [wire.MaxStateSize]byte // last accepted state as relayed
 

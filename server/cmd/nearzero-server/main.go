@@ -211,7 +211,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.entities.SpawnRadius2D, "spawn-radius-2d", room.DefaultSpawnRadius2D, "the same for 2D games, in pixels")
 	fs.Var(&o.inputDelay, "input-delay", "every room's input delay (netcode/inputdelay), which hosts may then not change: off, a duration such as 100ms, adaptive (follows the players' round trips) or adaptive:CAP such as adaptive:150ms (default off: the host chooses)")
 	fs.DurationVar(&o.entities.ClaimAfterSpawn, "claim-after-spawn", room.DefaultClaimAfterSpawn, "how long after a player first appears its claims on objects others own are refused")
-	fs.Float64Var(&o.entities.SpawnClearance, "spawn-clearance", 0, "how far in metres a player must first appear from the shared objects others own (3D; 0: the claim radius; -1 for none)")
+	fs.Float64Var(&o.entities.SpawnClearance, "spawn-clearance", 0, "how far in metres a player that first appeared nearer to a shared object another player owns must get from it before claiming it (3D; 0: the claim radius; -1 for none)")
 	fs.Float64Var(&o.entities.SpawnClearance2D, "spawn-clearance-2d", 0, "the same for 2D games, in pixels (0: the 2D claim radius; -1 for none)")
 	fs.Var(&o.spawnArea, "spawn-area", "box a player must first appear in, minx,miny,minz,maxx,maxy,maxz in metres (3D; default: anywhere)")
 	fs.Var(&o.spawnArea2D, "spawn-area-2d", "the same for 2D games, minx,miny,maxx,maxy in pixels")
