@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"runtime/metrics"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -25,12 +26,18 @@ const (
 	// a high one is held: a backlog takes a while to drain after.
 	busyEvery = 250 * time.Millisecond
 	busyHold  = 5 * time.Second
+	// overloadShare is the share of the samples over busyHold that must
+	// reach Config.OverloadAfter before the server refuses new rooms: one
+	// hitch of a shared or burstable machine (115 ms read for a room of 4
+	// at load 20) is no overload, a delay that lasts 1.25 s of 5 is.
+	overloadShare = 4
 )
 
 // busyMeter keeps the server's scheduling delay: the 99th percentile of
 // each busyEvery, and the most of those over busyHold.
 type busyMeter struct {
-	delay atomic.Int64 // held delay (ns)
+	delay     atomic.Int64 // held delay (ns)
+	sustained atomic.Int64 // the delay a quarter of the samples held reach (ns)
 
 	sample []metrics.Sample
 	prev   []uint64
@@ -63,6 +70,9 @@ func (b *busyMeter) read(late time.Duration) {
 		held = max(held, r)
 	}
 	b.delay.Store(int64(held))
+	sorted := b.recent
+	slices.Sort(sorted[:])
+	b.sustained.Store(int64(sorted[len(sorted)-len(sorted)/overloadShare]))
 }
 
 // p99Since returns the 99th percentile of what a cumulative histogram
@@ -144,10 +154,18 @@ func (s *Server) behind() time.Duration {
 	return 0
 }
 
-// overloaded reports whether the delay reaches Config.OverloadAfter: the
+// overloaded reports whether the delay reaches Config.OverloadAfter and
+// lasts (a quarter of the samples held reach it: overloadShare): the
 // server takes no new rooms.
 func (s *Server) overloaded() bool {
-	return s.cfg.OverloadAfter >= 0 && s.delay() >= s.cfg.OverloadAfter
+	if s.cfg.OverloadAfter < 0 {
+		return false
+	}
+	d := time.Duration(s.busy.sustained.Load())
+	if s.delayFn != nil {
+		d = s.delayFn()
+	}
+	return d >= s.cfg.OverloadAfter
 }
 
 // overloadError is the answer to a create while overloaded.

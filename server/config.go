@@ -177,8 +177,9 @@ type Config struct {
 	// server's delays. Default 20 ms; negative means never (states judged
 	// on arrival).
 	BusyAfter time.Duration
-	// OverloadAfter is the delay from which the server is overloaded: it
-	// refuses new rooms (CodeServerFull; in a cluster it takes no
+	// OverloadAfter is the delay from which the server is overloaded, when
+	// it lasts (at least a quarter of the 5 s held: one hitch is not
+	// enough): it refuses new rooms (CodeServerFull; in a cluster it takes no
 	// placements) until the delay falls back, and says so in its metrics
 	// (nearzero_overloaded, nearzero_limited_total{limit="overload"}).
 	// Rooms that play keep playing. Default 100 ms; negative means never.

@@ -39,7 +39,8 @@
 // sampling tick, held 5 s; nearzero_sched_delay_seconds; Deps.Delay
 // replaces it). From Config.BusyAfter its rooms judge states on their
 // players' timelines (room.Hooks.Behind), so that a backlog in reading
-// refuses and kicks nobody; from Config.OverloadAfter it refuses new rooms
+// refuses and kicks nobody; from Config.OverloadAfter (lasting: a quarter of
+// the samples held) it refuses new rooms
 // (CodeServerFull, limited "overload", nearzero_overloaded; a cluster node
 // takes no placements) until it keeps up again. Rooms that play keep
 // playing.

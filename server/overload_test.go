@@ -211,3 +211,26 @@ func TestP99Since(t *testing.T) {
 	assert.Equal(t, 10*time.Millisecond, p99Since(buckets, prev, []uint64{5, 104, 6, 5}), "1 of 100 above 10 ms")
 	assert.Equal(t, 100*time.Millisecond, p99Since(buckets, prev, []uint64{5, 5, 5, 15}), "the last bucket: its lower bound")
 }
+
+// TestOverloadNeedsASustainedDelay checks the overload reading: one late
+// tick of 150 ms (a hitch of a shared machine) is held as the server's
+// delay for 5 s, which rooms credit, but is no overload; five of the 20
+// samples held (1.25 s of 5) are.
+func TestOverloadNeedsASustainedDelay(t *testing.T) {
+	b := newBusyMeter()
+	b.read(0)
+	b.read(150 * time.Millisecond)
+	for range 10 {
+		b.read(0)
+	}
+	assert.GreaterOrEqual(t, time.Duration(b.delay.Load()), 150*time.Millisecond, "the hitch is held")
+	assert.Less(t, time.Duration(b.sustained.Load()), DefaultOverloadAfter, "one hitch is no overload")
+	for range 4 {
+		b.read(150 * time.Millisecond)
+	}
+	assert.GreaterOrEqual(t, time.Duration(b.sustained.Load()), 150*time.Millisecond, "a quarter of the samples: overloaded")
+	for range len(b.recent) {
+		b.read(0)
+	}
+	assert.Less(t, time.Duration(b.sustained.Load()), DefaultOverloadAfter, "and it passes")
+}
