@@ -180,6 +180,7 @@ func init() {
 	godot.Property(c, "debug_prediction_distance", func(p *NetPredictor) float64 { return p.m.PredictionDistance() }, nil)
 	godot.Property(c, "debug_frame_usec", func(p *NetPredictor) float64 { return p.frameUsec }, nil)
 	godot.Property(c, "debug_input_delay_ms", func(p *NetPredictor) float64 { return ms(p.m.InputDelay()) }, nil)
+	godot.Property(c, "debug_render_lag_ms", func(p *NetPredictor) float64 { return ms(p.m.RenderLag()) }, nil)
 
 	godot.Method0(c, "teleport", func(p *NetPredictor) { p.m.Teleport() })
 	godot.Method1(c, "reset_to", func(p *NetPredictor, tr godot.Transform3D) {

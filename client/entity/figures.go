@@ -203,3 +203,14 @@ func (p *Predictor) DirectPair() string {
 	}
 	return ls.Local + "/" + ls.Remote
 }
+
+// RenderLag returns how far behind now a drawn entity's predictor draws
+// it (predict.Predictor.AutoSettings: Auto's chosen render lag; 0 without
+// Auto or before the first frame): a debug figure.
+func (p *Predictor) RenderLag() time.Duration {
+	if p.remote == nil || !p.Draws() {
+		return 0
+	}
+	lag, _ := p.remote.pred.AutoSettings()
+	return lag
+}

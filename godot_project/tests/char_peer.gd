@@ -14,10 +14,11 @@
 # The watcher's track.json rows are: server time, where its NetPredictor
 # draws the mover (x, y, z), where snap on arrival draws it (the newest
 # state received, NetPredictor.get_newest_state_position: what Godot's
-# MultiplayerSynchronizer shows), where an interpolation buffer draws it
-# (get_interpolated_position, the newest state's mean age plus a send
-# interval and 5 ms behind), debug_age_ms, debug_states, 1 when the direct
-# path drew the frame (0: the server's) and debug_input_delay_ms.
+# MultiplayerSynchronizer shows), debug_age_ms, debug_states, 1 when the
+# direct path drew the frame (0: the server's), debug_input_delay_ms, where
+# an interpolation buffer draws it (get_interpolated_position, the newest
+# state's mean age plus a send interval and 5 ms behind: x, y, z) and the
+# NetPredictor's debug_render_lag_ms (how far behind now Auto draws).
 # The mover's own.json rows are: server time, where its Me/Visual is drawn
 # (x, z: the input delay's drawing of our own entity), where Me is (x, z)
 # and the input delay in force (ms).
@@ -50,6 +51,13 @@ func _ready() -> void:
 # library without input delay, so that the test also measures older builds).
 func _delay_ms(p: NetPredictor) -> float:
 	var d = p.get("debug_input_delay_ms")
+	return 0.0 if d == null else d
+
+
+# _lag_ms returns the NetPredictor's render lag (0 from a library without
+# debug_render_lag_ms).
+func _lag_ms(p: NetPredictor) -> float:
+	var d = p.get("debug_render_lag_ms")
 	return 0.0 if d == null else d
 
 
@@ -135,7 +143,7 @@ func _process(delta: float) -> void:
 	age_ms = pred.debug_age_ms if age_ms < 0 else lerpf(age_ms, pred.debug_age_ms, 1.0 / 60.0)
 	var i := pred.get_interpolated_position(max(age_ms, 0.0) + 1000.0 / 60.0 + 5.0)
 	track.append([t, p.x, p.y, p.z, n.x, n.y, n.z, pred.debug_age_ms, pred.debug_states,
-		1 if pred.debug_path == "direct" else 0, _delay_ms(pred), i.x, i.y, i.z])
+		1 if pred.debug_path == "direct" else 0, _delay_ms(pred), i.x, i.y, i.z, _lag_ms(pred)])
 	if t - record_start >= record_for:
 		var f := FileAccess.open(out_dir.path_join("track.json"), FileAccess.WRITE)
 		f.store_string(JSON.stringify({"rtt_ms": room.rtt_ms, "version": Engine.get_version_info().string,

@@ -280,6 +280,7 @@ type charRow struct {
 	direct  float64 // share of the frames drawn from the direct path
 	ageMS   float64 // the drawn data's mean age (on the shared timeline: network age less the delay)
 	delayMS float64 // the mean input delay in force
+	lagMS   float64 // the mean render lag Auto drew with (NetPredictor.debug_render_lag_ms)
 	goal    string  // the goal to print for the row, if any
 }
 
@@ -297,7 +298,7 @@ func (g *godot) measureCharacter(t *testing.T, ctx context.Context, c charCase, 
 	tr := g.runCharacter(t, ctx, c, run, pathFile, recordS)
 	var ts, shifted []float64
 	var nz, snap, interp [][3]float64
-	var age, direct, states, delay float64
+	var age, direct, states, delay, lag float64
 	// The warm-up from when both the watcher drew and the mover ran.
 	from := max(tr.Track[0][0], tr.t0) + charWarmup
 	for _, r := range tr.Track {
@@ -316,11 +317,14 @@ func (g *godot) measureCharacter(t *testing.T, ctx context.Context, c charCase, 
 		states = max(states, r[8])
 		direct += r[9]
 		delay += r[10]
+		if len(r) > 14 {
+			lag += r[14]
+		}
 	}
 	require.Greater(t, len(ts), int(10*seconds), "the watcher drew the mover at 10 fps or more after the warm-up")
 	require.Greater(t, states, 30*seconds, "states arrived (at least 30 a second)")
 	n := float64(len(ts))
-	row := charRow{c: c, rtt: tr.RTT, direct: direct / n, ageMS: age / n, delayMS: delay / n}
+	row := charRow{c: c, rtt: tr.RTT, direct: direct / n, ageMS: age / n, delayMS: delay / n, lagMS: lag / n}
 	var rows []charRow
 	switch {
 	case run.delayMS > 0:
@@ -358,8 +362,8 @@ func (g *godot) measureCharacter(t *testing.T, ctx context.Context, c charCase, 
 		// (printed), not an invariant.
 		assert.Less(t, row.fig.mean, fs.mean, "at %g ms one way Auto's mean is below snap's", c.oneWayMS)
 		s, i := row, row
-		s.method, s.fig, s.direct = "snap on arrival (MultiplayerSynchronizer)", fs, 0
-		i.method, i.fig, i.direct = "interpolation, newest age + 22 ms", fi, 0
+		s.method, s.fig, s.direct, s.lagMS = "snap on arrival (MultiplayerSynchronizer)", fs, 0, 0
+		i.method, i.fig, i.direct, i.lagMS = "interpolation, newest age + 22 ms", fi, 0, 0
 		rows = append(rows, s, i, row)
 	}
 	return rows
@@ -374,7 +378,8 @@ func charTable(version string, seconds float64, rows []charRow) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		f := r.fig
-		note := fmt.Sprintf("server RTT %.0f ms, %.0f%% of frames from the direct path", r.rtt, 100*r.direct)
+		note := fmt.Sprintf("server RTT %.0f ms, %.0f%% of frames from the direct path, drawn %.0f ms behind now (render lag)",
+			r.rtt, 100*r.direct, r.lagMS)
 		age := fmt.Sprintf("%.0f ms", r.ageMS)
 		if strings.HasPrefix(r.method, "(") {
 			note, age = "", "-"
