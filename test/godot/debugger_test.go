@@ -92,6 +92,7 @@ func TestGodotDebuggerTab(t *testing.T) {
 		Samples float64  `json:"samples"`
 		CSV     float64  `json:"csv"`
 		Rooms   []string `json:"rooms"`
+		Live    bool     `json:"live"`
 		Size    []float64
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "shot.json"))
@@ -99,6 +100,7 @@ func TestGodotDebuggerTab(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &shot))
 	t.Logf("the tab: %s", raw)
 	assert.GreaterOrEqual(t, shot.Samples, 60.0, "samples arrive, ten a second")
+	assert.True(t, shot.Live, "the screenshot shows a game in play: a room code and a remote entity")
 	assert.ElementsMatch(t, []string{"Host/NetRoom", "Bot/NetRoom"}, shot.Rooms, "one list per NetRoom")
 	f, err := os.Open(filepath.Join(dir, "debugger.png"))
 	require.NoError(t, err)

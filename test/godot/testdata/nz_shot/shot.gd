@@ -3,14 +3,17 @@ extends EditorPlugin
 # TestGodotDebuggerTab (test/godot/debugger_test.go) copies this plugin into
 # a copy of the demo project: once the editor is up it runs
 # res://tests/debug_cost.tscn (a host and a lagged bot), waits for the
-# nearzero tab's samples, opens Debugger > nearzero, saves a screenshot
-# of the editor and the samples as CSV into $NZ_SHOT_DIR, writes
-# shot.json, then waits for the game to end and quits the editor.
+# nearzero tab's samples, opens Debugger > nearzero, and once the room
+# shown has had a code and a remote entity for 4 s while the game still
+# plays, saves a screenshot of the editor and the samples as CSV into
+# $NZ_SHOT_DIR, writes shot.json, then waits for the game to end and
+# quits the editor.
 
 var dir := ""
 var t := 0.0
 var step := 0
 var panel: Control
+var live_since := -1.0
 
 
 func _enter_tree() -> void:
@@ -56,14 +59,38 @@ func _process(delta: float) -> void:
 				_log("no samples after 90 s")
 				_finish({"samples": panel.sample_count() if panel != null else -1})
 		2:
-			if t > 1.5:
+			# The shot is of a game in play: the room shown has a code and
+			# draws a remote entity, for long enough to fill the plots.
+			if _live():
+				if live_since < 0:
+					live_since = t
+					_log("the room shown is live")
+			else:
+				live_since = -1.0
+			if t > 120.0:
+				_log("the room shown never played while the game ran")
+				_finish({"samples": panel.sample_count(), "live": false})
+			elif live_since >= 0 and t - live_since > 4.0:
 				step = 3
 				var img := get_viewport().get_texture().get_image()
 				img.save_png(dir.path_join("debugger.png"))
 				var err: int = panel.export_csv(dir.path_join("samples.csv"))
 				_log("screenshot saved; csv %d; %d samples" % [err, panel.sample_count()])
 				_finish({"samples": panel.sample_count(), "csv": err, "rooms": panel._samples.keys(),
-					"size": [img.get_width(), img.get_height()]})
+					"size": [img.get_width(), img.get_height()], "live": true})
+
+
+# _live reports whether the game still plays and the newest sample of the
+# room the tab shows has a room code and a remote entity.
+func _live() -> bool:
+	if not EditorInterface.is_playing_scene():
+		return false
+	var arr: Array = panel._samples.get(panel._room, [])
+	if arr.is_empty():
+		return false
+	var d: Dictionary = arr[-1]
+	var room: Dictionary = d.get("room", {})
+	return str(room.get("code", "")) != "" and not (d.get("entities", []) as Array).is_empty()
 
 
 func _show_tab() -> void:
