@@ -119,8 +119,9 @@ type Stats struct {
 	PingsSent        int64
 	MalformedFromSrv int64 // undecodable messages from the server
 	Redirects        int64 // redirects followed to another node of a cluster
-	// BytesIn and BytesOut count the WebSocket messages' payloads read
-	// and written, every connection of the Conn together (the editor's
+	// BytesIn and BytesOut count the payloads read and written, the
+	// WebSocket's messages and the datagram path's datagrams (keepalives
+	// included), every connection of the Conn together (the editor's
 	// debugger shows them per second).
 	BytesIn, BytesOut int64
 	// The datagram path (Options.NoDatagrams): states sent and received

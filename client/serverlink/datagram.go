@@ -128,7 +128,9 @@ func (l *dgLink) sender() {
 		case <-done:
 			return
 		case p := <-l.out:
-			_ = l.qc.SendDatagram(*p) // lost like any datagram when it fails
+			if l.qc.SendDatagram(*p) == nil { // lost like any datagram when it fails
+				l.c.bytesOut.Add(int64(len(*p)))
+			}
 			datagramBufs.Put(p)
 		}
 	}
@@ -455,6 +457,7 @@ func (c *Conn) readDatagrams(l *dgLink) {
 		if err != nil {
 			return
 		}
+		c.bytesIn.Add(int64(len(b)))
 		now := l.now()
 		if hear, ok := datagram.ParseKeepalive(b); ok {
 			l.mu.Lock()

@@ -201,6 +201,9 @@ func TestDatagramPathCarriesStates(t *testing.T) {
 	assert.GreaterOrEqual(t, sb.StatesReceivedDatagram, int64(60), "and reached b as datagrams")
 	assert.Equal(t, int64(1), sa.DatagramBinds)
 	assert.GreaterOrEqual(t, p.srv.Counter(t, "nearzero_datagram_states_in_total")-in0, 60.0, "the server took them as datagrams")
+	// The debugger's bytes per second count the datagram path too.
+	assert.GreaterOrEqual(t, sa.BytesOut, sa.StatesSentDatagram*wire.MinState3DSize, "a's datagrams are counted in BytesOut")
+	assert.GreaterOrEqual(t, sb.BytesIn, sb.StatesReceivedDatagram*wire.MinState3DSize, "b's in BytesIn")
 	t.Logf("a sent %d of %d states as datagrams; fall backs: a %d, server %.0f", sa.StatesSentDatagram, sa.StatesSent,
 		sa.DatagramFallbacks, p.srv.Counter(t, "nearzero_datagram_fallbacks_total"))
 }
