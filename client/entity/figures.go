@@ -211,6 +211,12 @@ func (p *Predictor) RenderLag() time.Duration {
 	if p.remote == nil || !p.Draws() {
 		return 0
 	}
-	lag, _ := p.remote.pred.AutoSettings()
+	return p.remote.RenderLag()
+}
+
+// RenderLag returns how far behind now the predictor draws (Auto's render
+// lag; 0 without Auto): a debug figure.
+func (r *Remote) RenderLag() time.Duration {
+	lag, _ := r.pred.AutoSettings()
 	return lag
 }

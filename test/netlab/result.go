@@ -77,6 +77,7 @@ type Frame struct {
 	Valid    bool          // a pose was drawn
 	Path     PathKind      // the path it was drawn from
 	Age      time.Duration // now minus the newest sample on that path
+	Lag      time.Duration // how far behind now it was drawn (Auto's render lag)
 	Err      float64       // distance from the true position, m
 	DirectUp bool          // the Room reported the direct link up
 	Link     bool          // the direct link was open

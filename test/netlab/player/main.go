@@ -253,7 +253,7 @@ func run() error {
 				f := netlab.Frame{T: drawNow - started, DirectUp: room.DirectUp(peer), Datagram: room.ServerDatagramUp()}
 				if pose.Valid {
 					truth := netlab.At(*seed, peer, *epoch, res.OriginUnixNS+int64(drawNow))
-					f.Valid, f.Path, f.Age = true, pathOf(pose.Path), pose.Age
+					f.Valid, f.Path, f.Age, f.Lag = true, pathOf(pose.Path), pose.Age, remote.RenderLag()
 					f.Err = pose.Pos.Sub(truth).Len()
 				}
 				if ls, ok := room.DirectLinkStats(peer); ok && ls.Open {
