@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nearzero/nearzero/netcode/clock"
 	"github.com/nearzero/nearzero/netcode/geom"
 	"github.com/nearzero/nearzero/netcode/lagsim"
 	"github.com/nearzero/nearzero/netcode/protocol"
@@ -152,6 +153,79 @@ func TestLagUnderTheLink(t *testing.T) {
 		assert.GreaterOrEqual(t, s.Arrival-sent[s.State.Seq], 40*time.Millisecond)
 	}
 	require.NoError(t, b.SetLag(lagsim.Config{}))
+}
+
+// TestLagKeepsStatesAtTheirAge checks the clock mapping under the lag
+// simulator: states are mapped to when they were sent (both meshes share
+// this process's clock), not to when they arrived. ICE's round trip,
+// measured beneath the simulator, once made the mapping take the
+// simulated latency for a clock offset: every state 100 ms too new at
+// 50 ms on each side. A player who changes its lag while linked maps its
+// peer's states afresh (the round trips of the old setting would hold for
+// a minute).
+func TestLagKeepsStatesAtTheirAge(t *testing.T) {
+	lag := lagsim.Config{Latency: 50 * time.Millisecond}
+	seq := 0 // one sequence per test: a receiver refuses older numbers
+	var sent map[wire.Seq]time.Duration
+	var last time.Duration
+	// send sends from's next state, at most 120 a second (the peer's
+	// flood limit is 240).
+	send := func(t *testing.T, from *Mesh) {
+		if now()-last < 8*time.Millisecond {
+			return
+		}
+		seq++
+		last = now()
+		sent[wire.Seq(seq)] = last
+		from.Send(stateFrame(t, seq, last))
+	}
+	// check sends from -> to until to took 60 states and checks the
+	// mapping of the last 20, whose latency is at least least.
+	check := func(t *testing.T, from, to *Mesh, least time.Duration) {
+		t.Helper()
+		sent = map[wire.Seq]time.Duration{}
+		var got []State
+		pump(t, []*Mesh{from, to}, 10*time.Second, func() bool {
+			send(t, from)
+			got = to.Poll(got)
+			return len(got) >= 60
+		})
+		var worst time.Duration
+		for _, s := range got[len(got)-20:] {
+			off := s.Local - sent[s.State.Seq]
+			if off < 0 {
+				off = -off
+			}
+			worst = max(worst, off)
+			assert.GreaterOrEqual(t, s.Arrival-sent[s.State.Seq], least, "the simulator delayed it")
+		}
+		t.Logf("largest mapping error of the last 20 states: %v", worst)
+		assert.Less(t, worst, 25*time.Millisecond, "states mapped to their send time, not their arrival")
+	}
+	t.Run("from the start", func(t *testing.T) {
+		mod := func(c *Config) { c.Lag = lag }
+		a, b := newMesh(t, nil, mod), newMesh(t, nil, mod)
+		link(t, a, b)
+		check(t, a, b, 100*time.Millisecond)
+	})
+	t.Run("set live", func(t *testing.T) {
+		// A short gap window: the old setting's gaps are gone within the
+		// test, its round trips (a minute) are not.
+		a := newMesh(t, nil, func(c *Config) {
+			c.Restamp = clock.RestampConfig{GapWindow: 300 * time.Millisecond, StepAfter: 100 * time.Millisecond}
+		})
+		b := newMesh(t, nil, nil)
+		link(t, a, b)
+		check(t, b, a, 0)
+		require.NoError(t, a.SetLag(lag))
+		until := now() + 500*time.Millisecond
+		pump(t, []*Mesh{a, b}, 5*time.Second, func() bool {
+			send(t, b)
+			a.Poll(nil)
+			return now() > until
+		})
+		check(t, b, a, 50*time.Millisecond)
+	})
 }
 
 func TestGarbageDropsThePeer(t *testing.T) {
