@@ -598,9 +598,12 @@ func (r *Room) electHost() {
 // resetRelay forgets what the relay knew of a seat's connection. The
 // motion checks keep the last accepted position (a reconnect must not
 // clear it), but not its stamp: a new connection may bring a new clock.
+// The player's timeline goes on if the new connection keeps the clock
+// (senderClock.resume), so that what the seat keeps on it (the tracks'
+// times, the rate buckets) compares with the new connection's states.
 func (r *Room) resetRelay(s *seat) {
 	s.rs.Reset()
-	s.clk.reset()
+	s.clk.reconnect()
 	s.rt.reset()
 	s.has = false
 	s.n = 0
