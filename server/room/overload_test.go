@@ -274,6 +274,9 @@ type reconnectRun struct {
 	// lag is how late the server reads a message that arrives at t (from
 	// the run's origin) on a connection that began at from: its queue.
 	lag func(t, from time.Duration) time.Duration
+	// leave: the player leaves the room on the old connection and joins
+	// it again on the new one (a new seat; the room kept its position).
+	leave bool
 }
 
 // TestReconnectWhileBehindRefusesNoHonestPlayer: issue 35's load test
@@ -312,6 +315,7 @@ func TestReconnectWhileBehindRefusesNoHonestPlayer(t *testing.T) {
 		{name: "room read on time", lag: func(time.Duration, time.Duration) time.Duration { return 0 }},
 		{name: "room read 1.5 s late", lag: queue(1500 * time.Millisecond)},
 		{name: "room read 3 s late", lag: queue(3 * s)},
+		{name: "leave and rejoin, room read on time", lag: func(time.Duration, time.Duration) time.Duration { return 0 }, leave: true},
 	}
 	speeds := []float64{6, 10, 60, 190}
 	for _, tc := range runs {
@@ -325,11 +329,12 @@ func TestReconnectWhileBehindRefusesNoHonestPlayer(t *testing.T) {
 				return 0
 			}
 			type msg struct {
-				at   time.Duration // read, from origin
-				from int
-				conn int  // the player's connection: 0, then 1 after its reconnect
-				join bool // the reconnect's join
-				b    []byte
+				at    time.Duration // read, from origin
+				from  int
+				conn  int  // the player's connection: 0, then 1 after its reconnect
+				join  bool // the reconnect's join
+				leave bool // the player's leave, on the old connection
+				b     []byte
 			}
 			var all []msg
 			peers := make([][2]*MemPeer, len(speeds))
@@ -351,6 +356,9 @@ func TestReconnectWhileBehindRefusesNoHonestPlayer(t *testing.T) {
 				seq := 0
 				for sent := time.Duration(p) * tick / 4; sent < dur; sent += tick {
 					if conn == 0 && sent >= drop {
+						if tc.leave {
+							all = append(all, msg{at: read(sent), from: p, leave: true})
+						}
 						// Back-off, a new connection (a round trip), the
 						// rejoin; Joined comes back a one-way trip later.
 						conn, from, prev = 1, sent+250*time.Millisecond+3*net, -1<<62
@@ -379,8 +387,16 @@ func TestReconnectWhileBehindRefusesNoHonestPlayer(t *testing.T) {
 			told := 0
 			for _, m := range all {
 				h.now = max(h.now, origin+m.at)
-				if m.join {
-					_, err := h.r.Join(h.now, peers[m.from][1], Member{User: fmt.Sprint("p", m.from), Via: protocol.ViaReconnect})
+				switch {
+				case m.leave:
+					require.True(t, h.r.Leave(h.now, peers[m.from][0]))
+					continue
+				case m.join:
+					via := protocol.ViaReconnect
+					if tc.leave {
+						via = protocol.ViaCode
+					}
+					_, err := h.r.Join(h.now, peers[m.from][1], Member{User: fmt.Sprint("p", m.from), Via: via})
 					require.NoError(t, err)
 					continue
 				}
@@ -403,7 +419,7 @@ func TestReconnectWhileBehindRefusesNoHonestPlayer(t *testing.T) {
 }
 
 // TestReconnectWhileBehindStillRefusesJumps: the first state on a new
-// connection, while the server measures itself 3 s behind, is still checked
+// connection (a reconnect, or a leave and rejoin), while the server measures itself 3 s behind, is still checked
 // against the last accepted position over the time since it arrived plus
 // the stamp allowance: a jump farther than that is refused as a teleport
 // (answered, and counted towards a kick), whatever its stamp says (the
@@ -420,12 +436,15 @@ func TestReconnectWhileBehindStillRefusesJumps(t *testing.T) {
 		// state allows passes (a stamp dated earlier, or a new clock, is
 		// judged earlier: it may not)
 		honest bool
+		leave  bool // the cheat leaves and joins again (a new seat), rather than reconnect
 	}{
 		{name: "same clock", stamp: func(clock, now time.Duration) time.Duration { return clock + now }, honest: true},
 		{name: "dated 2 s later", stamp: func(clock, now time.Duration) time.Duration { return clock + now + 2*time.Second },
 			honest: true},
 		{name: "dated 2 s earlier", stamp: func(clock, now time.Duration) time.Duration { return clock + now - 2*time.Second }},
 		{name: "a new clock", stamp: func(_, now time.Duration) time.Duration { return now - 5*time.Hour }},
+		{name: "leave and rejoin", stamp: func(clock, now time.Duration) time.Duration { return clock + now }, honest: true,
+			leave: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -450,9 +469,14 @@ func TestReconnectWhileBehindStillRefusesJumps(t *testing.T) {
 			}
 			require.Empty(t, nonZero(h.metrics.rejected))
 			last := h.now
+			via := protocol.ViaReconnect
+			if tc.leave {
+				require.True(t, h.r.Leave(h.now, cheat))
+				via = protocol.ViaCode
+			}
 			h.now += 300 * time.Millisecond
 			again := &MemPeer{}
-			_, err := h.r.Join(h.now, again, Member{User: "cheat", Via: protocol.ViaReconnect})
+			_, err := h.r.Join(h.now, again, Member{User: "cheat", Via: via})
 			require.NoError(t, err)
 			h.now += 30 * time.Millisecond
 			h.send(watch, &protocol.Ping{TUS: protocol.US(h.now)}) // the room keeps up with the others

@@ -123,6 +123,14 @@ type seat struct {
 // state is checked like any other.
 type track = motion.Track
 
+// leftSeat is what the room keeps of a player who gave up their seat: the
+// motion track, and the measure of their clock its times are on (a
+// rejoin with the same clock resumes it: senderClock.resume).
+type leftSeat struct {
+	mo  track
+	clk senderClock
+}
+
 // entrant is a participant's record in a round; it outlives a seat that
 // is given up mid-round.
 type entrant struct {
@@ -187,7 +195,7 @@ type Room struct {
 
 	dimSet  bool                     // the host has sent a state: dim2D is the room's
 	dim2D   bool                     // the room carries 2D states
-	gone    map[string]track         // by user: players who gave up their seat
+	gone    map[string]leftSeat      // by user: players who gave up their seat
 	banned  map[string]time.Duration // by user: kicked by the host, until then
 	bannedA map[string]time.Duration // by Member.Addr: the same, for new seats
 	bannedN map[string]netBan        // by Member.Net: the same, for new seats
@@ -219,7 +227,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		seats:    make([]*seat, c.MaxPlayers),
 		byPeer:   make(map[Peer]*seat),
 		byUser:   make(map[string]*seat),
-		gone:     make(map[string]track),
+		gone:     make(map[string]leftSeat),
 		banned:   make(map[string]time.Duration),
 		bannedA:  make(map[string]time.Duration),
 		bannedN:  make(map[string]netBan),
@@ -439,8 +447,8 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 			states:   ratelimit.Full(now, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
 		s.setName(r.distinctName(m.Name))
-		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
-			s.mo = mo
+		if g, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
+			s.mo, s.clk = g.mo, g.clk
 			delete(r.gone, m.User)
 		}
 		r.seats[slot] = s
@@ -616,24 +624,26 @@ func (r *Room) resetRelay(s *seat) {
 // the time since its last state allows nearly any move anyway).
 const maxGone = 4 * MaxSlots
 
-// keepMotion remembers the motion state of a seat being freed, so the same
-// user rejoining the room is checked from where they left.
+// keepMotion remembers the motion state of a seat being freed, and the
+// measure of the clock it is timed on, so the same user rejoining the room
+// is checked from where they left, over the time they took.
 func (r *Room) keepMotion(s *seat) {
 	if !s.mo.OK {
 		return
 	}
 	if len(r.gone) >= maxGone {
 		oldest, at := "", time.Duration(0)
-		for u, mo := range r.gone {
-			if oldest == "" || mo.Arrival < at {
-				oldest, at = u, mo.Arrival
+		for u, g := range r.gone {
+			if oldest == "" || g.mo.Arrival < at {
+				oldest, at = u, g.mo.Arrival
 			}
 		}
 		delete(r.gone, oldest)
 	}
-	mo := s.mo
+	mo, clk := s.mo, s.clk
 	mo.Stamped = false
-	r.gone[s.user] = mo
+	clk.reconnect()
+	r.gone[s.user] = leftSeat{mo: mo, clk: clk}
 }
 
 // clearLinks forgets every direct link of s, in both directions, when the
