@@ -499,3 +499,35 @@ func TestReconnectWhileBehindStillRefusesJumps(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinWhileBehindRefusesNoHonestPlayer: a player who joins while the
+// server measures itself 3 s behind (a starved process) but reads the
+// room on time has its first states judged as if they had waited that
+// delay, up to the credit (2 s) before they arrived. Its rate budget, full
+// at the join, must refill from its first state on, not from the join's
+// arrival: nothing it sends at the room's rate is refused.
+func TestJoinWhileBehindRefusesNoHonestPlayer(t *testing.T) {
+	const tick = time.Second / 60
+	h := newHarness(t, &Config{MaxPlayers: 4, SeatHold: time.Hour})
+	behind := time.Duration(0)
+	h.r.hooks.Behind = func() time.Duration { return behind }
+	watch, _ := h.join("watch")
+	for range 8 {
+		h.now += 250 * time.Millisecond
+		h.send(watch, &protocol.Ping{TUS: protocol.US(h.now)})
+	}
+	behind = 3 * time.Second
+	p, _ := h.join("new")
+	clock := -time.Hour // the new player's clock
+	h.send(p, &protocol.Ping{TUS: protocol.US(h.now + clock)})
+	for i := range 240 { // 4 s at 10 m/s, 60 states a second
+		h.now += tick
+		if i%15 == 0 {
+			h.send(watch, &protocol.Ping{TUS: protocol.US(h.now)})
+		}
+		h.r.HandleFrame(h.now, p, stateFrame(t, i+1, h.now+clock, geom.Vec3{X: 10 * float64(i) * tick.Seconds()},
+			geom.Vec3{X: 10}, 0))
+	}
+	assert.Empty(t, nonZero(h.metrics.rejected), "no honest state is refused")
+	assert.Empty(t, errorsIn(msgs(p)), "and the player is told of none")
+}

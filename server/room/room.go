@@ -443,8 +443,12 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		if err != nil { // cannot happen: New validated the config
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
+		// The state bucket is full, timed as far back as a state may be
+		// judged (BacklogCredit, timeline.go): one judged before the
+		// join's arrival, as a new player's first ones are while the
+		// server is behind, refills it like any later one.
 		s = &seat{slot: slot, user: m.User, via: m.Via, addr: m.Addr, net: m.Net, peer: p, joinedAt: now, rs: rs,
-			states:   ratelimit.Full(now, r.cfg.RateBurst),
+			states:   ratelimit.Full(now-r.cfg.BacklogCredit, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
 		s.setName(r.distinctName(m.Name))
 		if g, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
