@@ -76,7 +76,10 @@
 // arrival less the server's delay or the room's evidence of a backlog
 // (how late its players' messages came lately, their lower median), at most
 // Config.BacklogCredit (timeline.go): a backlog read at once is not a
-// flood nor a teleport. A state refused on time while the room's evidence
+// flood nor a teleport. A reconnect keeps the measure of the player's
+// clock when the new connection's stamps agree with it, so that its first
+// states are judged on the timeline of the position and rate budget the
+// seat kept, not as if they had waited the server's whole delay. A state refused on time while the room's evidence
 // shows it behind, itself late, counts as RejectLate: no Error, no abuse
 // score. Nobody is kicked for the server's delays.
 //

@@ -123,6 +123,14 @@ type seat struct {
 // state is checked like any other.
 type track = motion.Track
 
+// leftSeat is what the room keeps of a player who gave up their seat: the
+// motion track, and the measure of their clock its times are on (a
+// rejoin with the same clock resumes it: senderClock.resume).
+type leftSeat struct {
+	mo  track
+	clk senderClock
+}
+
 // entrant is a participant's record in a round; it outlives a seat that
 // is given up mid-round.
 type entrant struct {
@@ -187,7 +195,7 @@ type Room struct {
 
 	dimSet  bool                     // the host has sent a state: dim2D is the room's
 	dim2D   bool                     // the room carries 2D states
-	gone    map[string]track         // by user: players who gave up their seat
+	gone    map[string]leftSeat      // by user: players who gave up their seat
 	banned  map[string]time.Duration // by user: kicked by the host, until then
 	bannedA map[string]time.Duration // by Member.Addr: the same, for new seats
 	bannedN map[string]netBan        // by Member.Net: the same, for new seats
@@ -219,7 +227,7 @@ func New(code string, cfg *Config, hooks *Hooks, now time.Duration) (*Room, erro
 		seats:    make([]*seat, c.MaxPlayers),
 		byPeer:   make(map[Peer]*seat),
 		byUser:   make(map[string]*seat),
-		gone:     make(map[string]track),
+		gone:     make(map[string]leftSeat),
 		banned:   make(map[string]time.Duration),
 		bannedA:  make(map[string]time.Duration),
 		bannedN:  make(map[string]netBan),
@@ -435,12 +443,16 @@ func (r *Room) Join(now time.Duration, p Peer, m Member) (int, error) {
 		if err != nil { // cannot happen: New validated the config
 			return -1, protocol.Errorf(protocol.CodeInternal, "re-stamper: %v", err)
 		}
+		// The state bucket is full, timed as far back as a state may be
+		// judged (BacklogCredit, timeline.go): one judged before the
+		// join's arrival, as a new player's first ones are while the
+		// server is behind, refills it like any later one.
 		s = &seat{slot: slot, user: m.User, via: m.Via, addr: m.Addr, net: m.Net, peer: p, joinedAt: now, rs: rs,
-			states:   ratelimit.Full(now, r.cfg.RateBurst),
+			states:   ratelimit.Full(now-r.cfg.BacklogCredit, r.cfg.RateBurst),
 			controls: ratelimit.Full(now, r.cfg.ControlBurst)}
 		s.setName(r.distinctName(m.Name))
-		if mo, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
-			s.mo = mo
+		if g, ok := r.gone[m.User]; ok { // back after leaving: checked from where they left
+			s.mo, s.clk = g.mo, g.clk
 			delete(r.gone, m.User)
 		}
 		r.seats[slot] = s
@@ -598,9 +610,12 @@ func (r *Room) electHost() {
 // resetRelay forgets what the relay knew of a seat's connection. The
 // motion checks keep the last accepted position (a reconnect must not
 // clear it), but not its stamp: a new connection may bring a new clock.
+// The player's timeline goes on if the new connection keeps the clock
+// (senderClock.resume), so that what the seat keeps on it (the tracks'
+// times, the rate buckets) compares with the new connection's states.
 func (r *Room) resetRelay(s *seat) {
 	s.rs.Reset()
-	s.clk.reset()
+	s.clk.reconnect()
 	s.rt.reset()
 	s.has = false
 	s.n = 0
@@ -613,24 +628,26 @@ func (r *Room) resetRelay(s *seat) {
 // the time since its last state allows nearly any move anyway).
 const maxGone = 4 * MaxSlots
 
-// keepMotion remembers the motion state of a seat being freed, so the same
-// user rejoining the room is checked from where they left.
+// keepMotion remembers the motion state of a seat being freed, and the
+// measure of the clock it is timed on, so the same user rejoining the room
+// is checked from where they left, over the time they took.
 func (r *Room) keepMotion(s *seat) {
 	if !s.mo.OK {
 		return
 	}
 	if len(r.gone) >= maxGone {
 		oldest, at := "", time.Duration(0)
-		for u, mo := range r.gone {
-			if oldest == "" || mo.Arrival < at {
-				oldest, at = u, mo.Arrival
+		for u, g := range r.gone {
+			if oldest == "" || g.mo.Arrival < at {
+				oldest, at = u, g.mo.Arrival
 			}
 		}
 		delete(r.gone, oldest)
 	}
-	mo := s.mo
+	mo, clk := s.mo, s.clk
 	mo.Stamped = false
-	r.gone[s.user] = mo
+	clk.reconnect()
+	r.gone[s.user] = leftSeat{mo: mo, clk: clk}
 }
 
 // clearLinks forgets every direct link of s, in both directions, when the

@@ -56,9 +56,16 @@ const lateWindow = 5 * time.Second
 // above what jitter shows of a room that keeps up.
 const behindAfter = 250 * time.Millisecond
 
-// senderClock is what the room knows of one player's clock on its current
-// connection (reset with the connection: a new client process has a new
-// clock).
+// senderClock is what the room knows of one player's clock. It outlives
+// the player's connection: a client that reconnects keeps its clock, and
+// the seat keeps what was judged on it (its motion tracks and rate
+// buckets, on this timeline). Measured afresh, the new connection's clock
+// would be placed as if its first message had waited the server's whole
+// delay, while a new connection's first messages are read at once: its
+// states would be judged up to the credit earlier than the old ones, and
+// an honest move across the reconnect, measured over that much less time,
+// refused (a teleport, the rate). So the next connection resumes the
+// clock, unless its first message reads as a different clock (resume).
 type senderClock struct {
 	low  [2]time.Duration // smallest gap (arrival - sender time) in this half window and the last
 	high [2]time.Duration // largest gap less the server's delay then, likewise
@@ -75,6 +82,9 @@ type senderClock struct {
 	lateHalf time.Duration
 	judge    time.Duration // the time the last state was judged at
 	ever     bool          // judge is set
+	// resumed: kept from the player's previous connection; the next
+	// message tells whether it still reads the player's stamps.
+	resumed bool
 }
 
 // offset returns the smallest gap over the window, or the largest gap
@@ -89,6 +99,7 @@ func (c *senderClock) offset() time.Duration {
 // (now less lag for the first one).
 func (c *senderClock) observe(now time.Duration, stamp wire.Stamp, lag time.Duration) time.Duration {
 	lag = max(0, lag)
+	c.resume(now, stamp, lag)
 	if !c.set {
 		gap := now - stamp.Near(0)
 		*c = senderClock{low: [2]time.Duration{gap, gap}, high: [2]time.Duration{gap - lag, gap - lag}, half: now,
@@ -145,8 +156,36 @@ func (c *senderClock) judgeAt(now, at, credit time.Duration) time.Duration {
 	return t
 }
 
-// reset forgets the clock (a new connection).
+// reset forgets the clock.
 func (c *senderClock) reset() { *c = senderClock{} }
+
+// reconnect keeps the clock for the player's next connection (resume).
+func (c *senderClock) reconnect() { c.resumed = c.set }
+
+// resume decides, at the first message of a new connection, stamped stamp
+// and arriving at now while the server says it is behind by lag, whether
+// the clock kept from the previous connection still reads the player's
+// stamps: it does unless it places that message further back from its
+// arrival than lag, the wait a fresh clock would assume, and jitter
+// (behindAfter) allow. A client that restarted brings a new clock: one
+// behind the old is measured afresh, as a new player's; one ahead of it
+// shows a smaller gap than any before, which the kept clock takes at once
+// (observe).
+//
+// A state on a kept clock is judged as on one connection: never after its
+// arrival nor before the last state judged on the old connection
+// (judgeAt), so a forged stamp buys no more across a reconnect than on one
+// connection.
+func (c *senderClock) resume(now time.Duration, stamp wire.Stamp, lag time.Duration) {
+	if !c.resumed {
+		return
+	}
+	c.resumed = false
+	off := c.offset()
+	if at := stamp.Near(now-off) + off; now-at > lag+behindAfter {
+		c.reset()
+	}
+}
 
 // stateTime returns the time the checks judge s's state stamped stamp,
 // arriving at now, at (see the comment above), and whether the room is
