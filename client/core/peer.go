@@ -80,6 +80,9 @@ type Peer struct {
 	pings  int
 	pingAt time.Duration
 	rtt    time.Duration // the latest round trip
+	// interim: the round trips so far were measured beneath the link
+	// (ObserveInterimRTT); the first pong replaces them.
+	interim bool
 }
 
 // NewPeer returns a Peer re-stamping with cfg (zero fields: defaults) and
@@ -100,7 +103,17 @@ func NewPeer(cfg *clock.RestampConfig, every time.Duration) (*Peer, error) {
 func (p *Peer) Open(now time.Duration) {
 	p.rs.Reset()
 	p.rs.SettleUntil(now + Settle)
-	p.pings, p.pingAt, p.rtt = 0, now, 0
+	p.pings, p.pingAt, p.rtt, p.interim = 0, now, 0, false
+}
+
+// ObserveInterimRTT feeds a round trip measured at now beneath the link
+// (ICE's checks): states are placed in time with it until the first pong,
+// which replaces it. It must not stay: a lag simulator on either side
+// delays pings and states but not ICE's checks, and the smallest round
+// trip would hold, taking the simulated latency for a clock offset.
+func (p *Peer) ObserveInterimRTT(rtt, now time.Duration) {
+	p.ObserveRTT(rtt, now)
+	p.interim = true
 }
 
 // RTT returns the latest round trip measured, 0 before the first.
@@ -157,6 +170,10 @@ func (p *Peer) ObserveRTT(rtt, now time.Duration) {
 // peer's lowest gap of our states.
 func (p *Peer) Pong(pong []byte, now time.Duration) {
 	if rtt, ok := RTTOf(pong, now); ok {
+		if p.interim {
+			p.interim = false
+			p.rs.ForgetRoundTrips()
+		}
 		p.ObserveRTT(rtt, now)
 	}
 	if len(pong) < PongLen {

@@ -489,14 +489,14 @@ func (m *Mesh) opened(slot int, gen uint64, dc *datachannel.DataChannel, pair pa
 	p.flood, p.bad = ratelimit.Full(now, m.cfg.MaxBurst), 0
 	p.core.Open(now) // a new link: its gaps and round trips start over
 	// ICE's checks measured a round trip on this very path: states are
-	// placed in time from the first one on, without waiting for a pong.
-	// Not under the lag simulator: ICE measured beneath it, and the
-	// smallest round trip wins, so the simulated latency would be taken
-	// for a clock offset and every state drawn that much too new (a
-	// character 100 ms behind at 6 m/s, TestGodotCharacter). The first
-	// pong, sent through the simulator, places them instead.
+	// placed in time from the first one on, until the first pong replaces
+	// it. ICE measures beneath the lag simulator, ours or the peer's: kept,
+	// the smallest round trip would take the simulated latency for a clock
+	// offset and draw every state that much too new (a character one
+	// latency behind, TestGodotCharacter). Under our own simulator the
+	// states wait for the pong.
 	if !m.lagCfg.On() {
-		p.core.ObserveRTT(pair.rtt, now)
+		p.core.ObserveInterimRTT(pair.rtt, now)
 	}
 	m.stats.Opened++
 	p.stats.Local, p.stats.Remote, p.stats.Since, p.stats.Took = pair.local, pair.remote, now, now-p.started

@@ -158,9 +158,9 @@ func TestLagUnderTheLink(t *testing.T) {
 // TestLagKeepsStatesAtTheirAge checks the clock mapping under the lag
 // simulator: states are mapped to when they were sent (both meshes share
 // this process's clock), not to when they arrived. ICE's round trip,
-// measured beneath the simulator, once made the mapping take the
-// simulated latency for a clock offset: every state 100 ms too new at
-// 50 ms on each side. A player who changes its lag while linked maps its
+// measured beneath the simulator (ours or the peer's), once made the
+// mapping take the simulated latency for a clock offset: every state
+// 100 ms too new at 50 ms on each side. A player who changes its lag while linked maps its
 // peer's states afresh (the round trips of the old setting would hold for
 // a minute).
 func TestLagKeepsStatesAtTheirAge(t *testing.T) {
@@ -207,6 +207,13 @@ func TestLagKeepsStatesAtTheirAge(t *testing.T) {
 		a, b := newMesh(t, nil, mod), newMesh(t, nil, mod)
 		link(t, a, b)
 		check(t, a, b, 100*time.Millisecond)
+	})
+	t.Run("the peer's lag", func(t *testing.T) {
+		// b has none: ICE's round trip placed a's states until b's first
+		// pong, and then for a minute, 50 ms too new.
+		a, b := newMesh(t, nil, func(c *Config) { c.Lag = lag }), newMesh(t, nil, nil)
+		link(t, a, b)
+		check(t, a, b, 50*time.Millisecond)
 	})
 	t.Run("set live", func(t *testing.T) {
 		// A short gap window: the old setting's gaps are gone within the

@@ -2,7 +2,9 @@
 # host and a lagged bot, two NetRooms in one window): a node processing
 # just before them (priority -1001) and one just after (-999) read
 # Time.get_ticks_usec() each frame. Once both are in the room and synced,
-# it skips 120 frames, measures FRAMES frames and writes
+# it skips 120 frames, measures FRAMES frames, and at least MIN_SECONDS
+# (an unthrottled window draws 600 frames in a few seconds: the editor's
+# tab must see the game play), and writes
 #   {"mean_us", "p50_us", "p95_us", "p99_us", "max_us", "frames", "debugger"}
 # to the file named by the NZ_COST_OUT environment variable (default
 # user://debug_cost.json), then quits. TestGodotDebuggerTab runs it from
@@ -12,6 +14,7 @@ extends Node
 
 const WARMUP := 120
 const FRAMES := 600
+const MIN_SECONDS := 20.0
 
 class Stamp extends Node:
 	var t := 0
@@ -23,6 +26,7 @@ var after: Stamp
 var game: Node
 var frames := 0
 var spans: Array[int] = []
+var started_ms := -1
 
 
 func _ready() -> void:
@@ -44,7 +48,9 @@ func _process(_delta: float) -> void:
 	if frames <= WARMUP:
 		return
 	spans.append(after.t - before.t)
-	if spans.size() < FRAMES:
+	if started_ms < 0:
+		started_ms = Time.get_ticks_msec()
+	if spans.size() < FRAMES or Time.get_ticks_msec() - started_ms < MIN_SECONDS * 1000.0:
 		return
 	set_process(false)
 	var sorted := spans.duplicate()

@@ -266,6 +266,16 @@ func (r *Restamper) HasRoundTrip() bool { return r.rttKnown }
 // offset slides toward; 0 before the first state.
 func (r *Restamper) Target() time.Duration { return r.off.to }
 
+// ForgetRoundTrips forgets the round trips observed so far: the next one
+// is taken as the first (the offset jumps to its estimate). For a round
+// trip measured on a different path than the states take (a direct link's
+// ICE checks, beneath any lag simulator on either side), good only until
+// one measured the states' way arrives.
+func (r *Restamper) ForgetRoundTrips() {
+	r.rtts.clear()
+	r.rttKnown = false
+}
+
 // Reset forgets every state, round trip and the applied offset, as for a
 // new sender. The configuration and the buffers are kept.
 func (r *Restamper) Reset() {

@@ -358,3 +358,23 @@ func TestRestampPeerGap(t *testing.T) {
 	assert.False(t, r.HasRoundTrip(), "Reset forgets the peer's gap too")
 	_ = got
 }
+
+// TestRestampForgetRoundTrips: a round trip measured beneath the path
+// (ICE's, under a lag simulator) is forgotten when one measured the
+// states' way comes; the mapping takes the new one at once, though it is
+// the larger.
+func TestRestampForgetRoundTrips(t *testing.T) {
+	const oneWay = 50 * time.Millisecond
+	r := newRestamper(t, nil)
+	r.ObserveRTT(time.Millisecond, 0) // beneath the simulator
+	sent := time.Second
+	got := r.Restamp(wire.StampOf(sent), sent+oneWay)
+	assert.InDelta(t, (sent + oneWay - 500*time.Microsecond).Seconds(), got.Seconds(), 1e-5, "the latency taken for an offset")
+	r.ForgetRoundTrips()
+	assert.False(t, r.HasRoundTrip())
+	r.ObserveRTT(2*oneWay, 2*time.Second)
+	sent = 3 * time.Second
+	got = r.Restamp(wire.StampOf(sent), sent+oneWay)
+	assert.InDelta(t, sent.Seconds(), got.Seconds(), 1e-5, "placed at its sample time, at once")
+	assert.True(t, r.HasRoundTrip())
+}

@@ -93,6 +93,7 @@ func TestGodotDebuggerTab(t *testing.T) {
 		CSV     float64  `json:"csv"`
 		Rooms   []string `json:"rooms"`
 		Live    bool     `json:"live"`
+		Paused  bool     `json:"paused"`
 		Size    []float64
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "shot.json"))
@@ -101,6 +102,9 @@ func TestGodotDebuggerTab(t *testing.T) {
 	t.Logf("the tab: %s", raw)
 	assert.GreaterOrEqual(t, shot.Samples, 60.0, "samples arrive, ten a second")
 	assert.True(t, shot.Live, "the screenshot shows a game in play: a room code and a remote entity")
+	// The slider's range moving under its value once paused the view at
+	// the first second (Range clamps and signals value_changed).
+	assert.False(t, shot.Paused, "the view follows the game: nobody paused it")
 	assert.ElementsMatch(t, []string{"Host/NetRoom", "Bot/NetRoom"}, shot.Rooms, "one list per NetRoom")
 	f, err := os.Open(filepath.Join(dir, "debugger.png"))
 	require.NoError(t, err)

@@ -29,6 +29,7 @@ var _window := 10.0
 var _view_end := 0.0 # the view's end while paused (seconds)
 var _dirty := false
 var _stopped := false
+var _refreshing := false # refresh() moves the slider's range: not the user scrubbing
 var _colors := {} # series key -> Color
 
 var _rooms: OptionButton
@@ -201,6 +202,8 @@ func set_paused(on: bool) -> void:
 
 
 func _on_scrub(v: float) -> void:
+	if _refreshing:
+		return # the range moved under the value (Range clamps and signals): the view stays live
 	if not _paused:
 		set_paused(true)
 	_view_end = v
@@ -228,8 +231,10 @@ func refresh() -> void:
 		return
 	var first: float = arr[0].time
 	var last: float = arr[-1].time
+	_refreshing = true
 	_scrub.min_value = first
 	_scrub.max_value = max(last, first + 0.1)
+	_refreshing = false
 	var end := last
 	if _paused:
 		end = clampf(_view_end, first, last)

@@ -67,6 +67,8 @@ func _process(delta: float) -> void:
 					_log("the room shown is live")
 			else:
 				live_since = -1.0
+			if int(t) != int(t - delta) and live_since < 0:
+				_log("waiting for a live room: %s" % _why())
 			if t > 120.0:
 				_log("the room shown never played while the game ran")
 				_finish({"samples": panel.sample_count(), "live": false})
@@ -77,7 +79,17 @@ func _process(delta: float) -> void:
 				var err: int = panel.export_csv(dir.path_join("samples.csv"))
 				_log("screenshot saved; csv %d; %d samples" % [err, panel.sample_count()])
 				_finish({"samples": panel.sample_count(), "csv": err, "rooms": panel._samples.keys(),
-					"size": [img.get_width(), img.get_height()], "live": true})
+					"size": [img.get_width(), img.get_height()], "live": true, "paused": panel._paused})
+
+
+# _why says what the room shown lacks (a log line while waiting).
+func _why() -> String:
+	var arr: Array = panel._samples.get(panel._room, [])
+	if arr.is_empty():
+		return "playing %s, room %s: no samples" % [EditorInterface.is_playing_scene(), panel._room]
+	var d: Dictionary = arr[-1]
+	return "playing %s, room %s: %d samples, code '%s', %d entities" % [EditorInterface.is_playing_scene(), panel._room,
+		arr.size(), str(d.get("room", {}).get("code", "")), (d.get("entities", []) as Array).size()]
 
 
 # _live reports whether the game still plays and the newest sample of the
