@@ -70,6 +70,7 @@ func TestSignalViews(t *testing.T) {
 		require.Len(t, joined, 1)
 		require.Len(t, left, 1)
 		assert.Equal(t, 2, joined[0].Slot, "room_joined sees its own slot, not the -1 of the kick after")
+		assert.Equal(t, 0, joined[0].Host, "and the host the join brought (the racer's is_host() in room_joined)")
 		assert.True(t, joined[0].InRoom)
 		assert.Equal(t, "ABCDEF", joined[0].Code)
 		for _, v := range pj {

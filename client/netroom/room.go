@@ -922,12 +922,21 @@ func (r *Room) applyMessage(m protocol.Message) {
 		rejoin := r.inRoom && m.Code == r.code && m.Slot == r.slot
 		r.code, r.invite, r.slot, r.inRoom = m.Code, m.Invite, m.Slot, true
 		r.setSeatICE(m.ICEServers)
+		joinedAt := -1
 		if !rejoin {
 			r.room = protocol.RoomState{Host: -1}
 			r.players = r.players[:0]
+			joinedAt = len(r.pending)
 			r.emit(Event{Kind: EventJoined, Text: m.Code, Slot: m.Slot})
 		}
 		r.applyRoom(&m.Room, !rejoin)
+		if joinedAt >= 0 {
+			// room_joined's handlers see the room the join brought: its
+			// host (is_host() of a room we created) and phase, the
+			// players arriving after on player_joined.
+			v := &r.pending[joinedAt].View
+			v.Host, v.Phase = r.room.Host, r.room.Phase
+		}
 	case *protocol.RoomState:
 		if r.inRoom && m.Code == r.code && m.Rev >= r.room.Rev {
 			r.applyRoom(m, false)

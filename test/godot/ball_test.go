@@ -128,6 +128,18 @@ func handoverJumps(fs []ballFrame) (jumps []float64, worstAt, elsewhere float64)
 	return jumps, worstAt, elsewhere
 }
 
+// noBallLines is out without its per-frame NZ_BALL lines.
+func noBallLines(out string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "NZ_BALL t=") {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
 // around returns the frames within 0.2 s of t, one line each.
 func around(fs []ballFrame, t float64) string {
 	var b strings.Builder
@@ -203,6 +215,9 @@ func TestGodotBallHandover(t *testing.T) {
 	require.NotEmpty(t, fb, "b logged the ball:\n%s", tail(b.out.String(), 30))
 	ha, hb := handovers(fa), handovers(fb)
 	t.Logf("handovers seen: a %d, b %d; owners told: a %v, b %v", len(ha), len(hb), head(ownersA, 12), head(ownersB, 12))
+	if len(ha) == 0 || len(hb) == 0 { // say why: the players' own lines
+		t.Logf("no handover; a:\n%s\nb:\n%s", tail(noBallLines(a.out.String()), 30), tail(noBallLines(b.out.String()), 30))
+	}
 	assert.GreaterOrEqual(t, len(ha), 10, "the ball changes hands again and again")
 	assert.GreaterOrEqual(t, len(hb), 10)
 
