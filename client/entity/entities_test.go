@@ -152,3 +152,42 @@ func TestBindLocalEntity(t *testing.T) {
 	assert.True(t, netroom.SceneAllowed([]string{"res://a.tscn", "res://b.tscn"}, "res://b.tscn"))
 	assert.False(t, netroom.SceneAllowed([]string{"res://a.tscn"}, "res://secret.tres"))
 }
+
+// TestClaimEveryFrameIsPaced: a game claims the ball every frame its
+// player touches it (the arena's bot does). Each claim was sent, 60 a
+// second, and the server disconnected the player for control_rate
+// (TestGodotBallHandover). A claim still unanswered is not sent again, and
+// answered ones go out at most netroom.ClaimRate a second after a burst.
+func TestClaimEveryFrameIsPaced(t *testing.T) {
+	h := joined(t, 1, 0) // Bob, not the host
+	p := sharedBall(t, h)
+	id := netroom.SharedID(3)
+	claims := func() int {
+		n := 0
+		for _, m := range h.link.TakeSent() {
+			if c, ok := m.(*protocol.Claim); ok && c.Entity == id {
+				n++
+			}
+		}
+		return n
+	}
+	h.link.TakeSent()
+	for range 10 {
+		require.NoError(t, p.Claim())
+	}
+	assert.Equal(t, 1, claims(), "one claim until it is answered")
+
+	// Two seconds at 60 frames a second, each claim refused at once.
+	sent := 1
+	for range 120 {
+		h.link.Msg(&protocol.Owner{Entity: id, Slot: 0, Epoch: 1, Reason: "its owner (slot 0) is at least as near"})
+		h.update()
+		h.clock.Add(time.Second / 60)
+		require.NoError(t, p.Claim())
+		sent += claims()
+	}
+	t.Logf("claims sent in 2 s of claiming every frame: %d", sent)
+	assert.LessOrEqual(t, float64(sent), netroom.ClaimBurst+2*netroom.ClaimRate+1, "paced")
+	assert.Less(t, float64(sent), 2*10.0+20, "within the server's default limit (10 a second, burst 20)")
+	assert.GreaterOrEqual(t, float64(sent), 2*netroom.ClaimRate, "and not starved")
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nearzero/nearzero/netcode/predict"
 	"github.com/nearzero/nearzero/netcode/protocol"
+	"github.com/nearzero/nearzero/netcode/ratelimit"
 	"github.com/nearzero/nearzero/netcode/wire"
 )
 
@@ -76,6 +77,8 @@ type entities struct {
 	remote  map[Key]protocol.Spawn // spawns announced by others, live
 	owners  map[int]owner          // shared objects by wire id
 	claims  map[int]bool           // claims sent, not answered
+	claimed ratelimit.Bucket       // claims sent (ClaimRate)
+	hasRate bool                   // claimed is set
 	lastID  int                    // the id FreeEntity gave last
 	scratch []Key
 }
@@ -203,12 +206,37 @@ func (r *Room) Despawn(id int) error {
 	return r.sendInRoom(&protocol.Despawn{Entity: id})
 }
 
+// ClaimRate and ClaimBurst pace the claims a Room sends, all objects
+// together, below the server's default limit (10 a second, burst 20): a
+// game that claims the ball every frame it touches it would otherwise be
+// disconnected for control_rate.
+const (
+	ClaimRate  = 8.0
+	ClaimBurst = 16.0
+)
+
 // Claim asks the server for shared object id (wire id, FirstShared..255).
 // The answer comes as EventOwner (to everyone when granted; to us alone
-// with a Reason when refused).
+// with a Reason when refused). A claim of id still unanswered is not sent
+// again, nor one over ClaimRate: call it as often as the game likes (every
+// frame the player touches the object); the next call past the pause
+// sends.
 func (r *Room) Claim(id int) error {
 	if err := protocol.CheckEntity(id, true); err != nil {
 		return fmt.Errorf("netroom: claim: %w", err)
+	}
+	if !r.InRoom() {
+		return r.sendInRoom(&protocol.Claim{Entity: id}) // its error says why
+	}
+	if r.ents.claims[id] {
+		return nil // asked already: the answer is on its way
+	}
+	now := r.Now()
+	if !r.ents.hasRate {
+		r.ents.claimed, r.ents.hasRate = ratelimit.Full(now, ClaimBurst), true
+	}
+	if !r.ents.claimed.Take(now, ClaimRate, ClaimBurst) {
+		return nil
 	}
 	if err := r.sendInRoom(&protocol.Claim{Entity: id}); err != nil {
 		return err

@@ -35,6 +35,7 @@ var rocket_wait := 3.0
 func _ready() -> void:
 	room.room_joined.connect(func(code, slot): _say("joined %s as slot %d" % [code, slot]))
 	room.room_error.connect(func(code, message): _say("error %d: %s" % [code, message]))
+	room.connection_error.connect(func(reason, message): _say("connection error %d: %s" % [reason, message]))
 	room.event_received.connect(_on_event)
 	room.chat_received.connect(func(slot, text): _say("%s: %s" % [_name(slot), text]))
 	room.hit_result.connect(_on_hit)
