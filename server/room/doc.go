@@ -99,8 +99,8 @@
 // at a time, decided by the room on protocol.Claim (first claim, free or
 // abandoned object, the host, or nearer within ClaimRadius after
 // ClaimHold, once the claimant's entity has been in the room for
-// ClaimAfterSpawn, and of an object it appeared within SpawnClearance
-// of only after it has been that far from it) and announced with protocol.Owner; only the owner's states
+// ClaimAfterSpawn, and, when set, of an object it appeared within
+// SpawnClearance of only after it has been that far from it) and announced with protocol.Owner; only the owner's states
 // pass, checked on the object's own track across owners, renumbered so
 // receivers see one sequence, and sent to everyone but the sender. An
 // owner that disconnects or leaves hands its objects to the connected host

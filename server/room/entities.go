@@ -100,13 +100,15 @@ type EntityLimits struct {
 	// room): a body that appears beside the ball is drawn and relayed like
 	// any other, but takes the ball by the radius rule only after it has
 	// been this far from it once, as if it had appeared there and walked
-	// in. (Refusing such a first state, as 0.5.0 did, refused every state
-	// of an honest paddle placed beside the ball.) Default ClaimRadius;
-	// negative means none. The host is exempt (it takes any object
-	// anyway).
+	// in. Default 0: none. Off by default because honest games place
+	// players beside the ball (a paddle; the arena's player, who appears
+	// at home where the ball came to rest, and plays it without leaving):
+	// they could never claim it. Games whose players appear anywhere set it,
+	// or better SpawnArea; ClaimAfterSpawn holds every new body's claims a
+	// while either way. The host is exempt (it takes any object anyway).
 	SpawnClearance float64
 	// SpawnClearance2D is SpawnClearance for 2D rooms, in pixels. Default
-	// ClaimRadius2D; negative means none.
+	// 0: none.
 	SpawnClearance2D float64
 	// SpawnArea, when set, is where a player's own entity may appear: its
 	// first state in the room must lie inside (3D). SpawnArea2D is the
@@ -147,8 +149,6 @@ func (l EntityLimits) withDefaults() EntityLimits {
 	setDefault(&l.ClaimHold, DefaultClaimHold)
 	setDefault(&l.ClaimAfterTeleport, DefaultClaimAfterTeleport)
 	setDefault(&l.ClaimAfterSpawn, DefaultClaimAfterSpawn)
-	setDefault(&l.SpawnClearance, l.ClaimRadius)
-	setDefault(&l.SpawnClearance2D, l.ClaimRadius2D)
 	setDefault(&l.StateShare, DefaultStateShare)
 	return l
 }

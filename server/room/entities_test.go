@@ -275,8 +275,11 @@ type claimRoom struct {
 	pa, pb, pos geom.Vec3
 }
 
-func newClaimRoom(t *testing.T) *claimRoom {
-	h := newHarness(t, testConfig())
+func newClaimRoom(t *testing.T) *claimRoom { return newClaimRoomCfg(t, testConfig()) }
+
+// newClaimRoomCfg is newClaimRoom with the room's config cfg.
+func newClaimRoomCfg(t *testing.T, cfg *Config) *claimRoom {
+	h := newHarness(t, cfg)
 	c := &claimRoom{h: h, seq: map[*MemPeer]int{}, clock: map[*MemPeer]time.Duration{}, obj: 200}
 	c.host, _ = h.join("host")
 	c.clock[c.host] = -time.Hour // the host's clock reads otherwise

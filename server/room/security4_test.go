@@ -182,14 +182,18 @@ func TestHeldEchoesCannotWidenTheClaim(t *testing.T) {
 // first state could lie anywhere, so it appeared on a shared object, took
 // it from its owner 1 m away and carried it off, while the owner's
 // reclaim was refused. Claims wait ClaimAfterSpawn after a body appears,
-// and a body that appears within the spawn clearance of an object another
-// player owns may claim it only once it has been that far from it (it is
-// drawn and relayed meanwhile: refusing its states refused honest paddles
-// placed beside a ball, TestGodotFriction).
+// and, with a spawn clearance set (off by default: honest games place
+// players beside the ball), a body that appears within it of an object
+// another player owns may claim it only once it has been that far from
+// it (it is drawn and relayed meanwhile: refusing its states refused
+// honest paddles placed beside a ball, TestGodotFriction).
 func TestFreshIdentityCannotSpawnOnTheBall(t *testing.T) {
-	// setup: a owns the ball at the origin from 1 m away; the host is 100 m away.
+	// setup: a owns the ball at the origin from 1 m away; the host is 100 m
+	// away; the spawn clearance is the claim radius.
 	setup := func(t *testing.T) *claimRoom {
-		c := newClaimRoom(t)
+		cfg := testConfig()
+		cfg.Entities.SpawnClearance = DefaultClaimRadius
+		c := newClaimRoomCfg(t, cfg)
 		c.move(c.a, geom.Vec3{X: 1})
 		c.objState(c.a, geom.Vec3{})
 		c.takeAll()
@@ -261,6 +265,27 @@ func TestFreshIdentityCannotSpawnOnTheBall(t *testing.T) {
 		got = claim("back from the clearance")
 		t.Logf("after walking %.1f m out and back: owner %d %s", 1.2*DefaultClaimRadius, got.Slot, got.Reason)
 		assert.Equal(t, 3, got.Slot, "nearer than the owner, past the wait and the clearance: taken")
+	})
+	t.Run("by default, a body beside the ball waits ClaimAfterSpawn only", func(t *testing.T) {
+		// The arena's joiner appears at home, where the ball came to rest,
+		// and plays it from there (TestGodotBallHandover).
+		c := newClaimRoom(t)
+		c.move(c.a, geom.Vec3{X: 1})
+		c.objState(c.a, geom.Vec3{})
+		c.takeAll()
+		h := c.h
+		x, _ := h.join("joiner")
+		x.Take()
+		seq := 0
+		for range 4 * 60 {
+			h.now += time.Second / 60
+			seq++
+			h.r.HandleFrame(h.now, x, stateFrame(t, seq, h.now, geom.Vec3{X: -0.2}, geom.Vec3{}, 0))
+		}
+		h.send(x, &protocol.Claim{Entity: int(c.obj)})
+		got := ofType[*protocol.Owner](msgs(x))
+		require.Len(t, got, 1)
+		assert.Equal(t, 3, got[0].Slot, "nearer than the owner after the wait: taken (%s)", got[0].Reason)
 	})
 	t.Run("appears nearby and walks on", func(t *testing.T) {
 		// Appearing outside the clearance and walking onto the ball at the
