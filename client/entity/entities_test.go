@@ -190,4 +190,16 @@ func TestClaimEveryFrameIsPaced(t *testing.T) {
 	assert.LessOrEqual(t, float64(sent), netroom.ClaimBurst+2*netroom.ClaimRate+1, "paced")
 	assert.Less(t, float64(sent), 2*10.0+20, "within the server's default limit (10 a second, burst 20)")
 	assert.GreaterOrEqual(t, float64(sent), 2*netroom.ClaimRate, "and not starved")
+
+	// A claim whose answer never comes (lost across a reconnect) does not
+	// block the object: a second later, the next call asks again.
+	h.clock.Add(time.Second)
+	require.NoError(t, p.Claim())
+	claims()
+	h.clock.Add(500 * time.Millisecond)
+	require.NoError(t, p.Claim())
+	assert.Zero(t, claims(), "still waiting for the answer")
+	h.clock.Add(600 * time.Millisecond)
+	require.NoError(t, p.Claim())
+	assert.Equal(t, 1, claims(), "unanswered for over a second: asked again")
 }

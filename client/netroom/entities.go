@@ -76,7 +76,7 @@ type entities struct {
 	spawned map[int]bool           // our spawned ids, live
 	remote  map[Key]protocol.Spawn // spawns announced by others, live
 	owners  map[int]owner          // shared objects by wire id
-	claims  map[int]bool           // claims sent, not answered
+	claims  map[int]time.Duration  // claims sent, not answered: when
 	claimed ratelimit.Bucket       // claims sent (ClaimRate)
 	hasRate bool                   // claimed is set
 	lastID  int                    // the id FreeEntity gave last
@@ -215,6 +215,10 @@ const (
 	ClaimBurst = 16.0
 )
 
+// claimAnswer is how long a claim waits for its answer before Claim sends
+// another (one lost across a reconnect must not block the object's claims).
+const claimAnswer = time.Second
+
 // Claim asks the server for shared object id (wire id, FirstShared..255).
 // The answer comes as EventOwner (to everyone when granted; to us alone
 // with a Reason when refused). A claim of id still unanswered is not sent
@@ -228,10 +232,10 @@ func (r *Room) Claim(id int) error {
 	if !r.InRoom() {
 		return r.sendInRoom(&protocol.Claim{Entity: id}) // its error says why
 	}
-	if r.ents.claims[id] {
+	now := r.Now()
+	if at, ok := r.ents.claims[id]; ok && now-at < claimAnswer {
 		return nil // asked already: the answer is on its way
 	}
-	now := r.Now()
 	if !r.ents.hasRate {
 		r.ents.claimed, r.ents.hasRate = ratelimit.Full(now, ClaimBurst), true
 	}
@@ -242,14 +246,17 @@ func (r *Room) Claim(id int) error {
 		return err
 	}
 	if r.ents.claims == nil {
-		r.ents.claims = map[int]bool{}
+		r.ents.claims = map[int]time.Duration{}
 	}
-	r.ents.claims[id] = true
+	r.ents.claims[id] = now
 	return nil
 }
 
 // Claiming reports whether a claim of id was sent and not answered yet.
-func (r *Room) Claiming(id int) bool { return r.ents.claims[id] }
+func (r *Room) Claiming(id int) bool {
+	_, ok := r.ents.claims[id]
+	return ok
+}
 
 // Owner returns the slot that owns shared object id and the handover's
 // epoch; ok is false when nobody does or nothing was heard.
