@@ -24,20 +24,23 @@ func sharedBall(t *testing.T, h *harness) *Predictor {
 	return p
 }
 
+// claimsOf counts the claims of object id among msgs.
+func claimsOf(msgs []protocol.Message, id int) int {
+	n := 0
+	for _, m := range msgs {
+		if c, ok := m.(*protocol.Claim); ok && c.Entity == id {
+			n++
+		}
+	}
+	return n
+}
+
 func TestHostClaimsUnownedSharedObject(t *testing.T) {
 	h := joined(t, 0, 0)
 	p := sharedBall(t, h)
 	id := netroom.SharedID(3)
 	assert.False(t, p.SyncOwner(h.clock.Now()), "no owner yet: nothing changed")
-	claims := func() int {
-		n := 0
-		for _, m := range h.link.Sent() {
-			if c, ok := m.(*protocol.Claim); ok && c.Entity == id {
-				n++
-			}
-		}
-		return n
-	}
+	claims := func() int { return claimsOf(h.link.Sent(), id) }
 	assert.Equal(t, 1, claims(), "the host claims an object nobody owns")
 	p.SyncOwner(h.clock.Now())
 	assert.Equal(t, 1, claims(), "one claim in flight at a time")
@@ -162,15 +165,7 @@ func TestClaimEveryFrameIsPaced(t *testing.T) {
 	h := joined(t, 1, 0) // Bob, not the host
 	p := sharedBall(t, h)
 	id := netroom.SharedID(3)
-	claims := func() int {
-		n := 0
-		for _, m := range h.link.TakeSent() {
-			if c, ok := m.(*protocol.Claim); ok && c.Entity == id {
-				n++
-			}
-		}
-		return n
-	}
+	claims := func() int { return claimsOf(h.link.TakeSent(), id) }
 	h.link.TakeSent()
 	for range 10 {
 		require.NoError(t, p.Claim())
