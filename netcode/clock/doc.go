@@ -22,6 +22,11 @@
 // it, since shifting the server clock by d while moving d of latency from one
 // direction to the other changes no reading.
 //
+// The intersection's width, unwidened (Trips), is a round trip made of the
+// fastest trip each way, which different pongs may have made: tighter
+// under jitter than any one pong's round trip. A client claims it to the
+// room, whose Restamper halves it.
+//
 // A sample whose interval misses the intersection of newer ones means the
 // server clock stepped (or drifted faster than MaxDrift); the contradicted
 // older samples are dropped, and a step larger than JumpAbove jumps the
@@ -38,7 +43,10 @@
 // StepAfter, at one level (the lowest gap of each third of StepAfter within
 // JumpAbove/2), mean the sender's clock went back, and the older gaps are
 // forgotten. High gaps that rise or fall are a queue filling or draining
-// (congestion, a slow catch-up after a stall) and never move the mapping. States that arrive before any round trip is known are mapped
+// (congestion, a slow catch-up after a stall) and never move the mapping.
+// For Settle from its first state (or SettleUntil), a Restamper applies
+// each estimate at once: they tighten by milliseconds in a sender's first
+// seconds. States that arrive before any round trip is known are mapped
 // with the gap alone (a one-way latency late); the first round trip is then
 // taken at once rather than slid (the bench saw 10 s of slide otherwise).
 //
@@ -56,7 +64,7 @@
 //   - Between two updates, the applied offset changes by at most SlewRate
 //     times the elapsed time; an update changes it only by jumping to the
 //     target, and only on the first sample, a change above JumpAbove, or
-//     (Restamper) the first round trip.
+//     (Restamper) the first round trip or a state while settling.
 //   - No goroutines, no wall clock, no allocation per call once warm.
 //   - Neither type is safe for concurrent use.
 package clock

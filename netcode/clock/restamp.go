@@ -39,6 +39,15 @@ type RestampConfig struct {
 	// (gaps shrink) is taken at the first state; a step back looks like a
 	// stall until it lasts. Default 1 s; must be shorter than GapWindow.
 	StepAfter time.Duration
+	// Settle is how long from the first state (of the Restamper, or since
+	// Reset) the applied offset takes the estimate at once instead of
+	// sliding to it (as SettleUntil). The estimate tightens fast in a
+	// sender's first seconds, by several ms (its fastest gap over the first
+	// states, the first round trips): slid at SlewRate, that early error
+	// stayed for seconds (the network lab's server path drew a new player's
+	// states 10-13 ms off for 3 s). Default 0: never (server/room sets it;
+	// a direct link settles from when it comes up, core.Peer).
+	Settle time.Duration
 }
 
 // withDefaults returns a copy with zero fields set to their defaults.
@@ -79,6 +88,8 @@ func (c *RestampConfig) Validate() error {
 		return fmt.Errorf("clock: JumpAbove %v is negative", d.JumpAbove)
 	case d.StepAfter < 0:
 		return fmt.Errorf("clock: StepAfter %v is negative", d.StepAfter)
+	case d.Settle < 0:
+		return fmt.Errorf("clock: Settle %v is negative", d.Settle)
 	case d.StepAfter >= d.GapWindow:
 		return fmt.Errorf("clock: StepAfter %v is not shorter than GapWindow %v; a step back would never be seen",
 			d.StepAfter, d.GapWindow)
@@ -185,6 +196,9 @@ func (r *Restamper) Restamp(stamp wire.Stamp, arrival time.Duration) time.Durati
 		sender = time.Duration(stamp) * wire.StampUnit
 	}
 	gap := arrival - sender
+	if !r.off.set && r.cfg.Settle > 0 {
+		r.SettleUntil(max(arrival+r.cfg.Settle, r.settleUntil))
+	}
 	now := arrival // the windows need a clock that never goes back
 	if r.off.set {
 		now = max(now, r.last)

@@ -378,3 +378,38 @@ func TestRestampForgetRoundTrips(t *testing.T) {
 	assert.InDelta(t, sent.Seconds(), got.Seconds(), 1e-5, "placed at its sample time, at once")
 	assert.True(t, r.HasRoundTrip())
 }
+
+// TestRestampSettleFromFirstState: with Settle, a better estimate within
+// Settle of the first state (and of the first after Reset) is taken at
+// once; later ones slide at SlewRate, as without it.
+func TestRestampSettleFromFirstState(t *testing.T) {
+	const oneWay, skew = 30 * time.Millisecond, 5 * time.Second
+	for _, settle := range []time.Duration{0, 2 * time.Second} {
+		r := newRestamper(t, &RestampConfig{Settle: settle})
+		r.ObserveRTT(2*oneWay+10*time.Millisecond, 0) // a first round trip 10 ms slow
+		for _, start := range []time.Duration{10 * time.Second, 40 * time.Second} {
+			sent := start
+			r.Restamp(wire.StampOf(sent), sent+skew+oneWay)
+			// A faster round trip a second later: the estimate moves 5 ms.
+			r.ObserveRTT(2*oneWay, start+time.Second)
+			sent += time.Second
+			got := r.Restamp(wire.StampOf(sent), sent+skew+oneWay)
+			if settle > 0 {
+				assert.InDelta(t, (sent + skew).Seconds(), got.Seconds(), 1e-5, "settle %v, start %v: exact at once", settle, start)
+			} else {
+				assert.InDelta(t, (sent + skew - 5*time.Millisecond).Seconds(), got.Seconds(), 1e-5, "settle %v, start %v: the slide starts", settle, start)
+			}
+			// Past Settle, a 5 ms better gap slides.
+			sent += 2 * time.Second
+			got = r.Restamp(wire.StampOf(sent), sent+skew+oneWay-5*time.Millisecond)
+			assert.Greater(t, got, sent+skew-5*time.Millisecond+time.Millisecond, "settle %v, start %v: past it, slid", settle, start)
+			r.Reset()
+			r.ObserveRTT(2*oneWay+10*time.Millisecond, start+30*time.Second)
+		}
+	}
+	var bad RestampConfig
+	bad.Settle = -time.Second
+	assert.Error(t, bad.Validate())
+	_, err := NewRestamper(&bad)
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+}

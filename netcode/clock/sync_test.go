@@ -373,3 +373,28 @@ func TestSyncConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, SyncConfig{Window: 8, WarmupSamples: 4}, *cfg, "the caller's config is not changed")
 }
+
+// TestSyncTrips: under jitter each way, the fastest trip up plus the
+// fastest trip down (made by different pongs) is far closer to the base
+// round trip than the fastest single round trip, and never above it.
+func TestSyncTrips(t *testing.T) {
+	const base = 30 * time.Millisecond // each way, before jitter
+	r := rand.New(rand.NewPCG(1, 1))
+	s, err := NewSync(nil)
+	require.NoError(t, err)
+	assert.Zero(t, s.Trips(), "before a sample")
+	now := time.Second
+	for range DefaultSyncWindow {
+		up := base + time.Duration(r.Int64N(int64(20*time.Millisecond)))
+		down := base + time.Duration(r.Int64N(int64(20*time.Millisecond)))
+		s.Sent(now)
+		s.Observe(now, now+up+7*time.Second, now+up+down)
+		assert.LessOrEqual(t, s.Trips(), s.RTT())
+		now += time.Second
+	}
+	t.Logf("fastest round trip %v, fastest trips %v, base %v", s.RTT(), s.Trips(), 2*base)
+	// Each way's fastest of 32 uniform draws over 20 ms is about 0.6 ms
+	// above the base.
+	assert.InDelta(t, (2 * base).Seconds(), s.Trips().Seconds(), 0.003, "the fastest trip each way")
+	assert.Less(t, s.Trips()-2*base, (s.RTT()-2*base)/2, "the fastest single round trip holds the jitter of both ways")
+}

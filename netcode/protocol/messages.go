@@ -322,8 +322,9 @@ type Vote struct {
 type Ping struct {
 	// TUS is the client's clock when sent, echoed in the Pong.
 	TUS int64 `json:"t_us"`
-	// RTTUS is the client's best round trip so far (0 if none); the server
-	// feeds it to the re-stamp estimator for this player.
+	// RTTUS is the client's best round trip so far (0 if none): the
+	// fastest trip each way (clock.Sync.Trips); the server feeds it to the
+	// re-stamp estimator for this player.
 	RTTUS int64 `json:"rtt_us,omitempty"`
 }
 
