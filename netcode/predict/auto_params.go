@@ -26,6 +26,16 @@ type AutoParams struct {
 	// (exponentially); MinLabels how many a predictor needs before it
 	// leaves its start (lag 0, Config.SmoothingTau, capped, full model).
 	Window, MinLabels int
+	// SkipLabels is how many of an entity's first labels (after Reset) are
+	// not scored: a sender's first states say it is still, then its
+	// derived acceleration ramps up from zero (sender.Config.AccSmoothing),
+	// and whatever extrapolates them errs by up to its speed times the data
+	// age. Scored, that start lifted the extrapolating candidates' 99th
+	// percentile error so far that it took tens of seconds to come down
+	// (it falls by a 2000th a label), and the drawing took a 50-75 ms lag
+	// (40 cm behind a mover at 9 m/s) for seconds after the mover appeared
+	// (the network lab's creator drawing a joining player).
+	SkipLabels int
 	// Slew is how fast the drawn lag follows its target (s per s): a
 	// retune plays the entity at 0.9x to 1.1x, never a jolt.
 	Slew float64
@@ -109,6 +119,7 @@ var defaultAutoParams = AutoParams{
 	Taus:              [...]time.Duration{time.Millisecond, 15 * time.Millisecond, 40 * time.Millisecond},
 	Window:            120, // about 2 s at 60 Hz
 	MinLabels:         30,
+	SkipLabels:        30,
 	Slew:              0.1,
 	TailWeight:        1,
 	SwitchMargin:      0.15,
@@ -149,6 +160,9 @@ func (a *AutoParams) validate() error {
 		if t <= 0 {
 			return fmt.Errorf("Taus %v: must be positive", a.Taus)
 		}
+	}
+	if a.SkipLabels < 0 {
+		return fmt.Errorf("SkipLabels %d is negative", a.SkipLabels)
 	}
 	if a.Window < 1 || a.MinLabels < 1 || a.PopWindow < 1 {
 		return fmt.Errorf("Window %d, MinLabels %d and PopWindow %d must be at least 1", a.Window, a.MinLabels, a.PopWindow)

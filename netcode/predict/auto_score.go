@@ -68,6 +68,14 @@ func (a *tuner) labelPending(p *Predictor) {
 // scoreLabel scores the shadows against s, drawn between frames lo and hi, and
 // picks the drawing's settings.
 func (a *tuner) scoreLabel(p *Predictor, lo, hi *histFrame, s *Sample) {
+	if a.skipped < a.par.SkipLabels {
+		// The mover's start (AutoParams.SkipLabels): not scored, and the
+		// pops drawn meanwhile count for nothing.
+		a.skipped++
+		a.lastLabel = s.Time
+		a.pops = [numShadows]int{}
+		return
+	}
 	f := 0.0
 	if hi.t > lo.t {
 		f = float64(s.Time-lo.t) / float64(hi.t-lo.t)

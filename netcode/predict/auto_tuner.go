@@ -71,6 +71,8 @@ type tuner struct {
 	hist   [autoHist]histFrame
 	hn, hi int // frames in hist; index of the newest
 	labels int
+	// skipped counts the first labels, not scored (AutoParams.SkipLabels).
+	skipped int
 	// pend are labels newer than every frame when they arrived (states
 	// placed ahead by an input delay), npend how many.
 	pend      [autoPend]pendingLabel
