@@ -83,7 +83,12 @@ func (s *ServerPath) Ping(now time.Duration) protocol.Ping {
 		// claims nothing.
 		rtt = max(s.sync.Trips(), time.Microsecond)
 	}
-	return protocol.Ping{TUS: protocol.US(now), RTTUS: protocol.US(rtt)}
+	p := protocol.Ping{TUS: protocol.US(now), RTTUS: protocol.US(rtt)}
+	if g, ok := s.sync.ReturnGap(); ok {
+		us := protocol.US(g)
+		p.GapUS = &us
+	}
+	return p
 }
 
 // Pong takes the server's answer to a ping, arrived at at, and reports

@@ -151,9 +151,10 @@ func (r *Restamper) ObserveRTT(rtt, now time.Duration) {
 
 // ObservePeerGap records, at receiver time now, the sender's own lowest
 // gap of our stamps: the fastest of our states to reach it, its arrival on
-// its clock minus our sample time on ours. Only where both ends stream
-// states to each other (a direct link), and only a sender measuring as
-// this Restamper does, can say it.
+// its clock minus our sample time on ours: on a direct link, where both
+// ends stream states to each other, the peer's Restamper.LowGap; at the
+// room server, the lowest gap from a pong's server time to its receipt
+// that the player reports in its pings (clock.Sync.ReturnGap).
 //
 // Added to our own lowest gap of its stamps, the two clocks' offsets
 // cancel and what remains is a round trip made of the fastest one-way

@@ -383,6 +383,8 @@ func TestSyncTrips(t *testing.T) {
 	s, err := NewSync(nil)
 	require.NoError(t, err)
 	assert.Zero(t, s.Trips(), "before a sample")
+	_, ok := s.ReturnGap()
+	assert.False(t, ok, "no return gap before a sample")
 	now := time.Second
 	for range DefaultSyncWindow {
 		up := base + time.Duration(r.Int64N(int64(20*time.Millisecond)))
@@ -397,4 +399,7 @@ func TestSyncTrips(t *testing.T) {
 	// above the base.
 	assert.InDelta(t, (2 * base).Seconds(), s.Trips().Seconds(), 0.003, "the fastest trip each way")
 	assert.Less(t, s.Trips()-2*base, (s.RTT()-2*base)/2, "the fastest single round trip holds the jitter of both ways")
+	gap, ok := s.ReturnGap()
+	require.True(t, ok)
+	assert.InDelta(t, (base - 7*time.Second).Seconds(), gap.Seconds(), 0.002, "the fastest pong down less the offset")
 }

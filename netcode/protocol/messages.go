@@ -326,6 +326,12 @@ type Ping struct {
 	// fastest trip each way (clock.Sync.Trips); the server feeds it to the
 	// re-stamp estimator for this player.
 	RTTUS int64 `json:"rtt_us,omitempty"`
+	// GapUS is the client's lowest gap from a pong's ServerUS to its
+	// receipt, on the client's clock (clock.Sync.ReturnGap), µs; nil
+	// before the first pong. The server adds its own lowest gap of the
+	// client's states to it: a round trip of the fastest trip each way,
+	// which maps the client's stamps more closely than RTTUS.
+	GapUS *int64 `json:"gap_us,omitempty"`
 }
 
 // Pong answers Ping.

@@ -359,3 +359,45 @@ func TestDirectLinkReportAboutAPlayerWhoLeft(t *testing.T) {
 	h.send(a, &protocol.DirectLink{Slot: slotA, Up: true})
 	assert.Len(t, errorsIn(msgs(a)), 1, "a link to yourself is still a bad request")
 }
+
+// TestPingGapTightensRestamping: a player's ping says its fastest pong
+// down (GapUS, on its clock, less the server's reading); the room adds the
+// fastest of the player's states up and maps its stamps by that round
+// trip where it is below the claimed one. A claimed round trip 10 ms above
+// the fastest trips (a jittery ping's) alone maps every state 5 ms early.
+func TestPingGapTightensRestamping(t *testing.T) {
+	const latency = 20 * time.Millisecond
+	for _, withGap := range []bool{true, false} {
+		h := newHarness(t, testConfig())
+		a, _ := h.join("a")
+		b, _ := h.join("b")
+		h.settle()
+		senderOrigin := h.now - 5*time.Second // the sender's clock: ours less 5 s and its origin
+		ping := &protocol.Ping{TUS: 1, RTTUS: protocol.US(2*latency + 10*time.Millisecond)}
+		if withGap {
+			// A pong read at server time s arrives at s + latency, which the
+			// sender's clock reads as s + latency - senderOrigin.
+			gap := protocol.US(latency - senderOrigin)
+			ping.GapUS = &gap
+		}
+		h.send(a, ping)
+		a.Take()
+		b.Take()
+		var off time.Duration
+		for i := range 30 {
+			sample := h.now
+			frame := stateFrame(t, i, sample-senderOrigin, geom.Vec3{X: float64(i) * 0.3}, geom.Vec3{X: 18}, 0)
+			h.now += latency
+			h.r.HandleFrame(h.now, a, frame)
+			for _, st := range States(b.Take()) {
+				off = st.Stamp.Near(sample) - sample
+			}
+			h.now += time.Second/60 - latency
+		}
+		if withGap {
+			assert.InDelta(t, 0, float64(off), float64(20*time.Microsecond), "with the gap: stamped at the sample time")
+		} else {
+			assert.InDelta(t, float64(-5*time.Millisecond), float64(off), float64(20*time.Microsecond), "the claim alone: 5 ms early")
+		}
+	}
+}

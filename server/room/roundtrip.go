@@ -167,6 +167,14 @@ func (r *Room) pong(now time.Duration, s *seat, m *protocol.Ping) {
 	// The ping's time is the player's clock, as its states' stamps are:
 	// the room learns the clock before the first state (timeline.go).
 	s.clk.observe(now, wire.StampOf(protocol.DurationUS(m.TUS)), r.serverDelay())
+	if m.GapUS != nil {
+		// The player's fastest pong down (less the clock offset): with the
+		// re-stamper's fastest state up, a round trip of the fastest trip
+		// each way, taken where it is below the claimed one. A player can
+		// make it small, as it can its claim: its states then look newer
+		// by up to half a round trip, and no check trusts either more.
+		s.rs.ObservePeerGap(protocol.DurationUS(*m.GapUS), now)
+	}
 	claim := m.RTTUS > 0
 	if claim {
 		s.rt.claimed = protocol.DurationUS(m.RTTUS)
