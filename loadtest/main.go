@@ -58,6 +58,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -588,7 +589,7 @@ func (r *botRoom) setup(ctx context.Context, urls []string) {
 			Sync: botSync, Log: log, ClientName: "loadtest", NoReconnect: r.cfg.noRecon, StateQueue: 4096,
 			NoDatagrams: r.cfg.transport != "quic"})
 		if err != nil {
-			r.errs.add("dial")
+			r.errs.add("dial: " + dialReason(err))
 			return
 		}
 		r.bots[i] = b
@@ -974,4 +975,22 @@ func byLabel(m map[string]float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, m[k]))
 	}
 	return "  (" + strings.Join(parts, ", ") + ")"
+}
+
+// dialReason names why a bot could not connect, in few enough words to
+// count: the server's code when it refused, a timeout, or the error.
+func dialReason(err error) string {
+	switch code := protocol.CodeOf(err); {
+	case code >= 0:
+		return code.String()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:] // the innermost cause: addresses and ports stay out
+	}
+	return msg
 }

@@ -2,13 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/nearzero/nearzero/netcode/protocol"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -80,4 +87,13 @@ func TestBothTransports(t *testing.T) {
 		assert.Positive(t, r.Samples, r.Transport)
 		assert.Empty(t, r.Errors, r.Transport)
 	}
+}
+
+// TestDialReason: a bot's failed dial is counted by why: the server's
+// code, a timeout, a refused connection, or the innermost cause.
+func TestDialReason(t *testing.T) {
+	assert.Equal(t, protocol.CodeGoingAway.String(), dialReason(fmt.Errorf("dial: %w", &protocol.CloseError{Code: protocol.CodeGoingAway})))
+	assert.Equal(t, "timeout", dialReason(fmt.Errorf("dial ws://127.0.0.1:1/ws: %w", context.DeadlineExceeded)))
+	assert.Equal(t, "connection refused", dialReason(fmt.Errorf("dial: %w", &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED})))
+	assert.Equal(t, "handshake failed", dialReason(errors.New("dial ws://127.0.0.1:4242/ws: handshake failed")))
 }
