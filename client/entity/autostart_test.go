@@ -94,7 +94,7 @@ func laggedStart(t *testing.T, seed uint64, par *predict.AutoParams) (lagged, p9
 // first second on. Scored (SkipLabels 0), the start lifted the
 // extrapolating candidates' 99th percentile error for tens of seconds and
 // Auto drew with a lag of 30 ms or more for a third to all of the frames
-// in 8 of 24 seeds here (p95 up to 46 cm), as it did in the network lab.
+// in 6 of 24 seeds here (p95 up to 61 cm), as it did in the network lab.
 func TestAutoSenderStartLeavesNoLag(t *testing.T) {
 	scored := predict.DefaultAutoParams()
 	scored.SkipLabels = 0

@@ -23,7 +23,7 @@ import (
 func (a *tuner) label(p *Predictor, s *Sample) {
 	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
 	a.seenI = (a.seenI + 1) % autoSeen
-	if (a.labels > 0 || a.npend > 0) && s.Time <= a.lastLabel {
+	if (a.labels > 0 || a.skipped > 0 || a.npend > 0) && s.Time <= a.lastLabel {
 		return // a late sample, or the other path's copy: no label, and its speed was seen
 	}
 	// The top speed, horizontal (a character's jump is not running speed),
