@@ -26,8 +26,9 @@ type AutoParams struct {
 	// (exponentially); MinLabels how many a predictor needs before it
 	// leaves its start (lag 0, Config.SmoothingTau, capped, full model).
 	Window, MinLabels int
-	// SkipLabels is how many of an entity's first labels (after Reset) are
-	// not scored: a sender's first states say it is still, then its
+	// SkipLabels is how many of an entity's first labels are not scored
+	// (once: not again after Reset, which a shared object's every handover
+	// goes through): a sender's first states say it is still, then its
 	// derived acceleration ramps up from zero (sender.Config.AccSmoothing),
 	// and whatever extrapolates them errs by up to its speed times the data
 	// age. Scored, that start lifted the extrapolating candidates' 99th
@@ -38,8 +39,7 @@ type AutoParams struct {
 	// very first was enough in TestAutoSenderStartLeavesNoLag; 5 cover the
 	// still state, the jump and most of the acceleration's ramp (83 ms,
 	// 1.7 of its filter's time constants) and add a twelfth of a second to
-	// the start (MinLabels count after them), which a shared object goes
-	// through again at every handover. The bench moved within 2.4 % either
+	// the start (MinLabels count after them). The bench moved within 2.4 % either
 	// way (`harsh-150` vehicle p95 0.3306 -> 0.3295 m on seeds 1-3; with 10
 	// to 30 skipped, 0.3305-0.3356).
 	SkipLabels int

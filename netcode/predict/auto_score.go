@@ -23,7 +23,7 @@ import (
 func (a *tuner) label(p *Predictor, s *Sample) {
 	a.seen[a.seenI], a.seenT[a.seenI] = s.Vel, s.Time
 	a.seenI = (a.seenI + 1) % autoSeen
-	if (a.labels > 0 || a.skipped > 0 || a.npend > 0) && s.Time <= a.lastLabel {
+	if (a.labels > 0 || a.skipSeen || a.npend > 0) && s.Time <= a.lastLabel {
 		return // a late sample, or the other path's copy: no label, and its speed was seen
 	}
 	// The top speed, horizontal (a character's jump is not running speed),
@@ -72,7 +72,7 @@ func (a *tuner) scoreLabel(p *Predictor, lo, hi *histFrame, s *Sample) {
 		// The mover's start (AutoParams.SkipLabels): not scored, and the
 		// pops drawn meanwhile count for nothing.
 		a.skipped++
-		a.lastLabel = s.Time
+		a.lastLabel, a.skipSeen = s.Time, true
 		a.pops = [numShadows]int{}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nearzero/nearzero/netcode/geom"
+	"github.com/nearzero/nearzero/netcode/wire"
 )
 
 func TestAutoStraightIsExact(t *testing.T) {
@@ -370,4 +371,30 @@ func TestAutoFastFade(t *testing.T) {
 		drive(runner, newZigzag(7, 10, 6*unit(dim2D)), oneWay, 10)
 		assert.Equal(t, time.Millisecond, runner.auto.taus[0], "a runner keeps 1 ms (2D %v)", dim2D)
 	}
+}
+
+// TestAutoSkipsTheStartOnce: an entity's first SkipLabels labels are not
+// scored, and a Reset (a shared object's handover: the same entity) does
+// not skip again.
+func TestAutoSkipsTheStartOnce(t *testing.T) {
+	p, err := New(Config{Auto: true})
+	require.NoError(t, err)
+	skip := p.auto.par.SkipLabels
+	require.Positive(t, skip)
+	step := time.Second / 60
+	feed := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			now := time.Duration(i) * step
+			p.Add(PathServer, Sample{Time: now - 50*time.Millisecond, Seq: wire.Seq(i), Pos: geom.Vec3{X: float64(i) * 0.1}, Vel: geom.Vec3{X: 6}, Rot: geom.Identity}, now)
+			p.PoseAt(now)
+		}
+	}
+	feed(10, 20)
+	assert.Equal(t, skip, p.auto.skipped, "the first labels skipped")
+	labels := p.auto.labels
+	assert.Positive(t, labels, "then scored")
+	p.Reset()
+	feed(40, 20)
+	assert.Equal(t, skip, p.auto.skipped, "no skipping after a reset")
+	assert.Greater(t, p.auto.labels, labels, "every label after the reset scored")
 }

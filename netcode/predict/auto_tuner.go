@@ -71,8 +71,11 @@ type tuner struct {
 	hist   [autoHist]histFrame
 	hn, hi int // frames in hist; index of the newest
 	labels int
-	// skipped counts the first labels, not scored (AutoParams.SkipLabels).
-	skipped int
+	// skipped counts the first labels, not scored (AutoParams.SkipLabels),
+	// once in the tuner's life: reset keeps it. skipSeen: lastLabel is a
+	// skipped label's (since the last reset).
+	skipped  int
+	skipSeen bool
 	// pend are labels newer than every frame when they arrived (states
 	// placed ahead by an input delay), npend how many.
 	pend      [autoPend]pendingLabel
@@ -119,8 +122,12 @@ type histFrame struct {
 
 func newTuner(par *AutoParams) *tuner { return &tuner{par: *par} }
 
-// reset forgets everything learnt; the parameters stay.
-func (a *tuner) reset() { *a = tuner{par: a.par} }
+// reset forgets everything learnt; the parameters stay, and so do the
+// skipped labels of the entity's first appearance (AutoParams.SkipLabels):
+// a reset follows the same entity (a shared object's new owner), and its
+// handovers were drawn with larger jumps when their first labels went
+// unscored (TestGodotBallHandover: up to 37 px against 15).
+func (a *tuner) reset() { *a = tuner{par: a.par, skipped: a.skipped} }
 
 // frame is the tuner's part of PoseAt: it steps every shadow through f
 // and returns the settings to draw f with (the best shadow's, the lag
