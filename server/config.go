@@ -227,7 +227,7 @@ type Config struct {
 	// request, the WebSocket handshake; then it is closed. Default 3 s.
 	HeaderTimeout time.Duration
 	// IdleTimeout closes a connection from which no message arrived for
-	// this long (CodeTimeout). Clients ping every 2 s. Default 30 s.
+	// this long (CodeTimeout). Clients ping every second. Default 30 s.
 	IdleTimeout time.Duration
 	// TrustedProxies lists reverse proxies (addresses or CIDR prefixes,
 	// e.g. "10.0.0.0/8") whose X-Forwarded-For names the client for the

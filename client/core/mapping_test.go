@@ -210,16 +210,17 @@ func absDur(d time.Duration) time.Duration { return max(d, -d) }
 // were sampled. The player's pings claim the fastest trip each way
 // (clock.Sync.Trips) as its round trip and say its fastest pong down
 // (Ping.GapUS), which the room's re-stamper adds to the fastest of the
-// player's states up (60 a second, against a ping every 2 s) for a
+// player's states up (60 a second, against a ping a second) for a
 // tighter round trip, and halves. With the fastest single round trip of
 // its pings the mapping ran 2-7 ms early in the network lab (every state
 // drawn as that much older than it was), and 0.4-6.0 ms here (2.7 ms on
-// average); with the fastest trips alone, 0-2.2 ms (0.7); with the gap
-// too, 0-0.9 ms (0.4). In a player's
-// first seconds the re-stamper takes its tightening estimate at once
-// (room.DefaultRestampSettle): slid at 4 ms/s, the early error stayed
-// (here, summed over the seeds, the 90th percentile of its size 1-3 s in
-// fell from 86 to 47 ms).
+// average, pings every 2 s then); with the fastest trips alone, 0.1-1.2
+// ms (0.5); with the gap too, 0-0.7 ms (0.3; 0-0.9 and 0.4 with the
+// pings of clock.Sync's earlier defaults, every 250 ms for 16 samples then
+// every 2 s). In a player's first seconds the re-stamper takes its
+// tightening estimate at once (room.DefaultRestampSettle): slid at 4 ms/s,
+// the early error stayed (here, summed over the seeds, the 90th
+// percentile of its size 1-3 s in is 19 ms settled, 36 ms slid).
 func TestServerMappingUnderJitter(t *testing.T) {
 	var sum, tripsSum, settled, slidSum time.Duration
 	const seeds = 10

@@ -31,7 +31,7 @@ func ExampleSync() {
 	fmt.Println("server time at local 10 s:", s.ServerTime(10*time.Second))
 	fmt.Println("local time at server 100 s:", s.LocalTime(100*time.Second))
 	// Output:
-	// synced after 1.25s round trip 70ms
+	// synced after 1.2s round trip 70ms
 	// server time at local 10 s: 1m40s
 	// local time at server 100 s: 10s
 }

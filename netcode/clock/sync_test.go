@@ -267,15 +267,15 @@ func TestSyncSchedule(t *testing.T) {
 		lose   map[int]bool // pings whose pong is lost
 		warmup int          // pings at the warm-up interval
 	}{
-		{"no loss", nil, 16},
-		{"two pongs lost", map[int]bool{3: true, 9: true}, 18},
+		{"no loss", nil, DefaultWarmupSamples},
+		{"two pongs lost", map[int]bool{3: true, 9: true}, DefaultWarmupSamples + 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSync(t, nil)
 			assert.Equal(t, time.Duration(0), s.NextPing(), "due at once before the first ping")
 			now := 5 * time.Second
 			var gaps []time.Duration
-			for i := range 24 {
+			for i := range DefaultWarmupSamples + 8 {
 				if i > 0 {
 					next := s.NextPing()
 					gaps = append(gaps, next-now)
@@ -345,7 +345,7 @@ func TestSyncConfig(t *testing.T) {
 	}{
 		{"nil is the defaults", nil, ""},
 		{"zero is the defaults", &SyncConfig{}, ""},
-		{"warm-up slower than steady", &SyncConfig{WarmupInterval: 3 * time.Second}, "WarmupInterval 3s exceeds Interval 2s"},
+		{"warm-up slower than steady", &SyncConfig{WarmupInterval: 3 * time.Second}, "WarmupInterval 3s exceeds Interval 1s"},
 		{"warm-up longer than the window", &SyncConfig{WarmupSamples: 40}, "WarmupSamples 40 exceeds Window 32"},
 		{"slew rate of one", &SyncConfig{SlewRate: 1}, "SlewRate 1 is outside (0, 1)"},
 		{"negative slew rate", &SyncConfig{SlewRate: -0.1}, "SlewRate -0.1"},

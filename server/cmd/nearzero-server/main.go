@@ -246,7 +246,7 @@ func parse(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.recipient.RecipientRate, "recipient-rate", room.DefaultRecipientRate, "events, chat lines and synced properties relayed to one player per second, shared evenly by the players sending to it; over a sender's share, the sender is refused (rate_limited) and closed if it keeps on")
 	fs.Float64Var(&o.recipient.RecipientBytes, "recipient-bytes", room.DefaultRecipientBytes, "the same budget in bytes per second")
 	fs.IntVar(&o.recipient.BacklogBytes, "reliable-backlog", room.DefaultBacklogBytes, "bytes of reliable messages waiting for a player past which events, chat and properties to it are refused the same way")
-	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every 2 s)")
+	fs.DurationVar(&o.limits.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close connections that send no message for this long (clients ping every second)")
 	fs.Var(&o.proxies, "trusted-proxy", "reverse proxy (address or CIDR prefix) whose X-Forwarded-For names the client for the per-address limits (repeatable; default none: behind a proxy, set it, or every client shares the proxy's limits)")
 	fs.StringVar(&o.turn.Addr, "turn-addr", "", "UDP listen address of an embedded TURN relay for direct links, e.g. :3478 (default: none)")
 	fs.StringVar(&o.turn.Realm, "turn-realm", server.DefaultTURNRealm, "realm of the embedded TURN relay")
