@@ -32,6 +32,12 @@
 //
 //	go run ./loadtest -transport both -rooms 20 -players 8 -duration 20s
 //
+// -loss runs it all (in-process server and bots) in a network namespace of
+// its own whose loopback loses that percent of the packets each way
+// (loss.go; root, ip and nft):
+//
+//	go run ./loadtest -loss 2 -transport both -relay room -rooms 8   # as root
+//
 // It refuses any address that is not loopback, and bounds rooms, players
 // and duration. Relay latency is measured from the sender's SendState to
 // the receiver's arrival on one shared clock (all bots share a process).
@@ -99,6 +105,7 @@ type config struct {
 	transport  string // of the run under way
 	relay      string // "both", "room" or "bare"
 	coalesce   time.Duration
+	loss       float64 // percent of packets lost each way (loss.go)
 }
 
 func parse(args []string, stderr io.Writer) (*config, error) {
@@ -118,10 +125,15 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.cpuProf, "cpuprofile", "", "write a CPU profile of the whole process (bots and, by default, the server) to this file")
 	fs.DurationVar(&c.coalesce, "coalesce", 0, "how long each relay's writers wait for a tick's states before a write (server.Config.WriteCoalesce; 0 for none, the server's default), the in-process room server's and the bare relay's alike")
 	fs.StringVar(&c.relay, "relay", "both", "what the bots play against: room (the room server), bare (the baseline: a bare fan-out relay in this process, with the server's WebSocket library, framing and batching and nothing else), or both, one after the other, with the room server's figures as a share of the bare relay's")
+	fs.Float64Var(&c.loss, "loss", 0, fmt.Sprintf("percent of the packets lost each way, TCP and UDP alike (0 to %d): the server and bots run in a network namespace of their own whose loopback drops them (needs root, ip and nft; not with -url)", maxLoss))
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	switch {
+	case math.IsNaN(c.loss) || c.loss < 0 || c.loss > maxLoss:
+		return nil, fmt.Errorf("-loss %v outside 0..%d (percent)", c.loss, maxLoss)
+	case c.loss > 0 && urls != "":
+		return nil, errors.New("-loss runs the server in this process, inside a network namespace of its own: it cannot reach a server at -url")
 	case c.rooms < 1 || c.rooms > maxRooms:
 		return nil, fmt.Errorf("-rooms %d outside 1..%d", c.rooms, maxRooms)
 	case c.players < 1 || c.players > maxPlayers:
@@ -173,7 +185,9 @@ func loopbackOnly(raw string) error {
 // Report is the outcome of a run.
 type Report struct {
 	// Transport is how the states travelled: "ws" or "quic".
-	Transport       string
+	Transport string
+	// Loss is the percent of packets lost each way (-loss; 0: none).
+	Loss            float64 `json:",omitempty"`
 	Rooms, Players  int
 	Duration        time.Duration
 	Rate            float64
@@ -272,6 +286,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "loadtest:", err)
 		return 2
 	}
+	if c.loss > 0 && os.Getenv(envNetns) == "" {
+		return runLossy(c, args, stdout, stderr)
+	}
 	if c.cpuProf != "" {
 		f, err := os.Create(c.cpuProf)
 		if err != nil {
@@ -327,6 +344,13 @@ func printComparison(w io.Writer, a, b *Report) {
 	fmt.Fprintf(w, "\n%-22s %12s %12s\n", "comparison", a.Transport, b.Transport)
 	fmt.Fprintf(w, "%-22s %12.0f %12.0f\n", "relayed/s (server)", a.ServerRelayedPS, b.ServerRelayedPS)
 	fmt.Fprintf(w, "%-22s %12.0f %12.0f\n", "received/s (bots)", a.ReceivedPerSec, b.ReceivedPerSec)
+	share := func(r *Report) float64 {
+		if r.ExpectedPerSec <= 0 {
+			return 0
+		}
+		return r.ReceivedPerSec / r.ExpectedPerSec
+	}
+	fmt.Fprintf(w, "%-22s %12.3f %12.3f\n", "received / ideal", share(a), share(b))
 	for _, l := range []struct {
 		what string
 		a, b time.Duration
@@ -496,7 +520,7 @@ loop:
 	after, missAfter := scrapeAll(metricsURLs)
 	closeAll(rooms)
 
-	rep := &Report{Transport: c.transport, Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
+	rep := &Report{Transport: c.transport, Loss: c.loss, Rooms: ready, Players: c.players, Duration: elapsed, Rate: c.rate,
 		ExpectedPerSec: float64(ready*c.players*(c.players-1)) * c.rate, Errors: e.m, Nodes: len(urls), Relay: relay,
 		LoadAvg: load}
 	var jd, jr, cd, cr, rec []time.Duration
@@ -906,6 +930,9 @@ func printOne(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "relay                  %s\n", relay)
 	fmt.Fprintf(w, "transport              %s (%.1f%% of states sent as datagrams)\n", r.Transport, 100*r.DatagramShare)
 	fmt.Fprintf(w, "rooms x players        %d x %d at %.0f Hz for %.1f s\n", r.Rooms, r.Players, r.Rate, r.Duration.Seconds())
+	if r.Loss > 0 {
+		fmt.Fprintf(w, "network loss           %.2f%% of the packets each way (loopback in a namespace of its own)\n", r.Loss)
+	}
 	fmt.Fprintf(w, "states sent/s          %.0f\n", r.SentPerSec)
 	if len(r.MetricsMissing) == 0 {
 		fmt.Fprintf(w, "relayed/s (server)     %.0f   (ideal %.0f)\n", r.ServerRelayedPS, r.ExpectedPerSec)
