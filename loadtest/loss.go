@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -102,6 +103,22 @@ func runLossy(c *config, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// inLossyNetns checks that this process runs in the namespace envNetns
+// names, so that a report never claims a loss that was not there.
+func inLossyNetns() error {
+	want := os.Getenv(envNetns)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "identify", strconv.Itoa(os.Getpid())).Output()
+	if err != nil {
+		return fmt.Errorf("-loss: which network namespace is this: %w", err)
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		return fmt.Errorf("-loss: %s=%s, but this process runs in namespace %q", envNetns, want, got)
+	}
+	return nil
 }
 
 // makeLossyNetns adds namespace ns with its loopback up and losing pct

@@ -286,8 +286,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "loadtest:", err)
 		return 2
 	}
-	if c.loss > 0 && os.Getenv(envNetns) == "" {
-		return runLossy(c, args, stdout, stderr)
+	if c.loss > 0 {
+		if os.Getenv(envNetns) == "" {
+			return runLossy(c, args, stdout, stderr)
+		}
+		if err := inLossyNetns(); err != nil {
+			fmt.Fprintln(stderr, "loadtest:", err)
+			return 2
+		}
 	}
 	if c.cpuProf != "" {
 		f, err := os.Create(c.cpuProf)

@@ -148,3 +148,16 @@ func TestLossyRun(t *testing.T) {
 		}
 	}
 }
+
+// TestLossNeedsItsNamespace: a run told it is in a lossy namespace that
+// it is not in refuses to start, rather than report a loss that was not
+// there.
+func TestLossNeedsItsNamespace(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("loadtest: no ip command here")
+	}
+	t.Setenv(envNetns, "nearzero-loadtest-nonexistent")
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 2, run([]string{"-loss", "2", "-rooms", "1", "-players", "2", "-duration", "1s"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "but this process runs in namespace")
+}
