@@ -81,7 +81,7 @@ func runLossy(c *config, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer func() {
-		if err := command("ip", "netns", "del", ns); err != nil {
+		if err := command(nil, "ip", "netns", "del", ns); err != nil {
 			fmt.Fprintf(stderr, "loadtest: -loss: remove the namespace yourself (ip netns del %s): %v\n", ns, err)
 		}
 	}()
@@ -124,29 +124,27 @@ func inLossyNetns() error {
 // makeLossyNetns adds namespace ns with its loopback up and losing pct
 // percent of what arrives on it.
 func makeLossyNetns(ns string, pct float64) error {
-	if err := command("ip", "netns", "add", ns); err != nil {
+	if err := command(nil, "ip", "netns", "add", ns); err != nil {
 		return err
 	}
-	if err := command("ip", "-n", ns, "link", "set", "lo", "up"); err != nil {
-		_ = command("ip", "netns", "del", ns)
-		return err
+	err := command(nil, "ip", "-n", ns, "link", "set", "lo", "up")
+	if err == nil {
+		err = command(strings.NewReader(lossRules(pct)), "ip", "netns", "exec", ns, "nft", "-f", "-")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	nft := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "nft", "-f", "-")
-	nft.Stdin = strings.NewReader(lossRules(pct))
-	if out, err := nft.CombinedOutput(); err != nil {
-		_ = command("ip", "netns", "del", ns)
-		return fmt.Errorf("nft in %s: %w: %s", ns, err, strings.TrimSpace(string(out)))
+	if err != nil {
+		_ = command(nil, "ip", "netns", "del", ns)
 	}
-	return nil
+	return err
 }
 
-// command runs name with args, its output in the error when it fails.
-func command(name string, args ...string) error {
+// command runs name with args and stdin (nil: none), its output in the
+// error when it fails.
+func command(stdin io.Reader, name string, args ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, name, args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = stdin
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
