@@ -187,13 +187,37 @@ func (p *proc) tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// freePort returns a loopback port free a moment ago.
+// handedOut holds every port freePort has returned: the kernel may offer a
+// closed port again before the process it was meant for binds it (two nodes
+// once got the same one, and the second failed to bind its UDP socket).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort returns a loopback port, free for TCP and UDP a moment ago and not
+// returned before in this test process.
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := ln.Addr().(*net.TCPAddr).Port
+		udp, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		ln.Close()
+		if err != nil {
+			continue // the node serves datagrams and STUN on the same port
+		}
+		udp.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
+	}
+	t.Fatal("no free loopback port in 100 tries")
+	return 0
 }
 
 // node is one nearzero-server process.
