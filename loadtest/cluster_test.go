@@ -81,7 +81,7 @@ func startNodes(t *testing.T, n, rooms, players int, ttl time.Duration) []*loadN
 		m, h, err := prom.New(reg)
 		require.NoError(t, err)
 		s, err := server.New(&server.Config{MaxRooms: rooms + 1, MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1,
-			MaxRoomsPerPrefix: -1, PlayingReserve: -1, NewIdentityRate: -1, JoinFailRate: -1, OverloadAfter: -1,
+			MaxRoomsPerPrefix: -1, PlayingReserve: -1, SmallNetReserve: -1, NewIdentityRate: -1, JoinFailRate: -1, OverloadAfter: -1,
 			Room: room.Config{MaxPlayers: max(players, 2)}},
 			server.Deps{Cluster: cl, Secret: secret, Metrics: m, MetricsHandler: h})
 		require.NoError(t, err)

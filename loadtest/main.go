@@ -113,7 +113,7 @@ func parse(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var urls string
-	fs.StringVar(&urls, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws, or several separated by commas (the nodes of a cluster) (default: start a server in this process); every bot is one address, so start servers with -max-conns-per-addr -1 -max-rooms-per-addr -1 -max-rooms-per-prefix -1 -playing-reserve -1 -new-identity-rate -1")
+	fs.StringVar(&urls, "url", "", "server WebSocket URL on loopback, e.g. ws://127.0.0.1:8787/ws, or several separated by commas (the nodes of a cluster) (default: start a server in this process); every bot is one address, so start servers with -max-conns-per-addr -1 -max-rooms-per-addr -1 -max-rooms-per-prefix -1 -playing-reserve -1 -small-net-reserve -1 -new-identity-rate -1")
 	fs.IntVar(&c.rooms, "rooms", 50, fmt.Sprintf("rooms to fill (at most %d)", maxRooms))
 	fs.IntVar(&c.players, "players", 8, fmt.Sprintf("bots per room (at most %d)", maxPlayers))
 	fs.DurationVar(&c.duration, "duration", 60*time.Second, fmt.Sprintf("how long the bots play (at most %v)", maxDuration))
@@ -805,6 +805,7 @@ func startServer(c *config) (stop func(), wsURL string, err error) {
 	s, err := server.New(&server.Config{MaxRooms: c.rooms + 1,
 		MaxConnsPerAddr: -1, MaxRoomsPerAddr: -1, NewIdentityRate: -1, JoinFailRate: -1,
 		MaxRoomsPerPrefix: -1, PlayingReserve: -1, // every room is created before any plays
+		SmallNetReserve: -1, // every bot is on loopback's network
 		// Rooms are created however busy the machine is: the run measures
 		// the relay (the progress line shows the server's delay).
 		OverloadAfter: -1, WriteCoalesce: c.coalesce,

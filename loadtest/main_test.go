@@ -83,6 +83,20 @@ func TestSmallRun(t *testing.T) {
 	assert.Positive(t, rep.Ratio.CPU)
 }
 
+// TestEveryRoomIsCreated runs enough rooms that the in-process server's
+// lobby reserves would refuse one (all bots share loopback's network, which
+// SmallNetReserve holds to most of the lobbies): the run must measure every
+// room it was asked for.
+func TestEveryRoomIsCreated(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-rooms", "8", "-players", "8", "-duration", "500ms", "-json", "-relay", "room"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	var rep Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
+	assert.Equal(t, 8, rep.Rooms)
+	assert.Empty(t, rep.Errors)
+}
+
 func TestBothTransports(t *testing.T) {
 	var out, errOut bytes.Buffer
 	code := run([]string{"-rooms", "2", "-players", "3", "-duration", "1s", "-json", "-transport", "both"}, &out, &errOut)
