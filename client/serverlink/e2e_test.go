@@ -74,7 +74,7 @@ func TestLagSimulator(t *testing.T) {
 	time.Sleep(3 * latency) // the rename came after the states, on the same streams
 	got := plain.PollStates(nil)
 	// The server's own rate limit may refuse a few of a burst released by
-	// a long stall (a retransmission lost again), as it would over TCP;
+	// a long stall (a loss, or two in a row), as it would over TCP;
 	// the simulator loses none.
 	assert.GreaterOrEqual(t, len(got), 90, "every state arrives, but for the server's rate limit")
 	// In sequence order: a state sent over the WebSocket before the

@@ -165,6 +165,17 @@ func TestStreamLineLosesNothingAndHoldsTheLine(t *testing.T) {
 	assert.InDelta(t, 0.02*n, float64(l.Retransmitted()), 0.01*n, "about 2 %% of transmissions lost and made again")
 	assert.Greater(t, late+held, 3*int(l.Retransmitted()), "each loss holds several messages behind it")
 
+	// A retransmission lost again is found as the first was (RACK: a
+	// later segment arrives), not by the retransmission timer: at Loss 1
+	// the message leaves after MaxRetransmits waits of one Retransmit.
+	all, err := lagsim.NewStreamLine(lagsim.Config{Latency: 30 * ms, Loss: 1}, 5)
+	require.NoError(t, err)
+	require.True(t, all.Push(0, []byte{1}, false))
+	due, ok := all.Next()
+	require.True(t, ok)
+	assert.Equal(t, 30*ms+lagsim.MaxRetransmits*lagsim.Config{Latency: 30 * ms}.Retransmit(), due)
+	assert.EqualValues(t, lagsim.MaxRetransmits, all.Retransmitted())
+
 	d, err := lagsim.NewLine(cfg, 5)
 	require.NoError(t, err)
 	assert.False(t, d.Stream(), "a datagram line")

@@ -445,9 +445,9 @@ func TestNetworks(t *testing.T) {
 // put the datagram path's 42 % apart (3.1 against 1.8 cm), and two runs
 // each (the default) spread more; the max is one frame (on the WebSocket,
 // the one behind the longest retransmission). Over twenty runs of each
-// the p95 and p99 agreed within 21 % on both paths; the WebSocket's max
-// was 54 % apart, while the lab's own first and last ten runs were 24 %
-// apart and the simulator's 2.2 times. Before those fixes a run of
+// the p95 and p99 agreed within 18 % on both paths; the WebSocket's max
+// was 34 % apart, while the lab's own first and last ten runs were 24 %
+// apart (README "Networks"). Before those fixes a run of
 // either kind could be drawn 40 cm behind for seconds.
 func simulatorAgrees(t *testing.T, real, sim Row) {
 	t.Logf("state age p50 / p95 / max: lab %d / %d / %d ms, simulator %d / %d / %d ms",
